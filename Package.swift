@@ -1,0 +1,37 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+  name: "MockServer",
+  platforms: [.macOS(.v15)],
+  products: [
+    .executable(name: "mockserver", targets: ["mockserver"]),
+    .library(name: "MockServer", targets: ["MockServer"]),
+    .library(name: "MockServerTesting", targets: ["MockServerTesting"]),
+    .library(name: "ClientKit", targets: ["ClientKit"]),
+    .library(name: "HTTPCore", targets: ["HTTPCore"]),
+  ],
+  targets: [
+    .systemLibrary(name: "CLinuxShims", path: "Sources/CLinuxShims"),
+    .systemLibrary(
+      name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
+      providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+    .systemLibrary(
+      name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
+      providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+    .target(name: "HTTPCore"),
+    .target(
+      name: "MockServer",
+      dependencies: ["HTTPCore", "CLinuxShims", "CZlib", "COpenSSL"]),
+    .executableTarget(name: "mockserver", dependencies: ["MockServer"]),
+    .target(name: "ClientKit", dependencies: ["HTTPCore", "COpenSSL", "CZlib"]),
+    .target(name: "MockServerTesting", dependencies: ["MockServer", "HTTPCore"]),
+    .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
+    .testTarget(name: "MockServerTests", dependencies: ["MockServer", "HTTPCore"]),
+    .testTarget(name: "ClientKitTests", dependencies: ["ClientKit", "HTTPCore"]),
+    .testTarget(
+      name: "ContractTests",
+      dependencies: ["ClientKit", "MockServerTesting", "MockServer", "HTTPCore"]),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,2 @@
+/// ClientKit: typed API requests.
+public enum ClientKitInfo {}

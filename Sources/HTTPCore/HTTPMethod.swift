@@ -1,0 +1,31 @@
+/// A request method token (RFC 9110 §9). Methods are case-sensitive: `get` is not `GET`.
+public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConvertible,
+  ExpressibleByStringLiteral
+{
+  /// The method token as sent on the request line.
+  public let rawValue: String
+  /// Creates a method from its token.
+  public init(rawValue: String) { self.rawValue = rawValue }
+  /// Creates a method from a string literal.
+  public init(stringLiteral value: String) { self.rawValue = value }
+  /// The token.
+  public var description: String { rawValue }
+
+  public static let get = HTTPMethod(rawValue: "GET")
+  public static let head = HTTPMethod(rawValue: "HEAD")
+  public static let post = HTTPMethod(rawValue: "POST")
+  public static let put = HTTPMethod(rawValue: "PUT")
+  public static let delete = HTTPMethod(rawValue: "DELETE")
+  public static let connect = HTTPMethod(rawValue: "CONNECT")
+  public static let options = HTTPMethod(rawValue: "OPTIONS")
+  public static let trace = HTTPMethod(rawValue: "TRACE")
+  public static let patch = HTTPMethod(rawValue: "PATCH")
+
+  /// True for methods defined as idempotent (RFC 9110 §9.2.2): safe ones, PUT and DELETE.
+  public var isIdempotent: Bool {
+    switch rawValue {
+    case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE": return true
+    default: return false
+    }
+  }
+}

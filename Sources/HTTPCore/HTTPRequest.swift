@@ -1,0 +1,115 @@
+/// The head of a request message: request line and header section (RFC 9112 §3, §5).
+public struct HTTPRequestHead: Sendable, Hashable {
+  /// Request method.
+  public var method: HTTPMethod
+  /// The request-target exactly as received: origin-form (`/a?b`), absolute-form (`http://h/a`),
+  /// authority-form or asterisk-form (`*`) (RFC 9112 §3.2).
+  public var target: String
+  /// Protocol version from the request line.
+  public var version: HTTPVersion
+  /// Header fields in order.
+  public var headers: HTTPHeaders
+
+  /// Creates a request head.
+  public init(
+    method: HTTPMethod, target: String, version: HTTPVersion = .http1_1, headers: HTTPHeaders = [:]
+  ) {
+    self.method = method
+    self.target = target
+    self.version = version
+    self.headers = headers
+  }
+
+  /// The path component of the target, still percent-encoded, without query; `*` for asterisk-form and
+  /// the path of an absolute-form target (`/` when it has none).
+  public var rawPath: String {
+    var t = Substring(target)
+    if !t.hasPrefix("/"), let colon = t.firstIndex(of: ":"), t[colon...].hasPrefix("://") {
+      t = t[t.index(colon, offsetBy: 3)...]
+      if let slash = t.firstIndex(where: { $0 == "/" || $0 == "?" }) {
+        t = t[slash...]
+      } else {
+        return "/"
+      }
+      if t.hasPrefix("?") { return "/" }
+    }
+    if let q = t.firstIndex(of: "?") { t = t[..<q] }
+    if let h = t.firstIndex(of: "#") { t = t[..<h] }
+    return String(t)
+  }
+
+  /// The raw query after `?` (still percent-encoded), or nil when the target has no `?`.
+  public var rawQuery: String? {
+    guard let q = target.firstIndex(of: "?") else { return nil }
+    var query = target[target.index(after: q)...]
+    if let h = query.firstIndex(of: "#") { query = query[..<h] }
+    return String(query)
+  }
+
+  /// The target in origin-form (path and query), also for an absolute-form target.
+  public var originForm: String {
+    if let q = rawQuery { return rawPath + "?" + q }
+    return rawPath
+  }
+
+  /// Whether the connection stays open after this exchange by the request's own terms:
+  /// HTTP/1.1 unless `Connection: close`, HTTP/1.0 only with `Connection: keep-alive` (RFC 9112 §9.3).
+  public var wantsKeepAlive: Bool {
+    if headers.hasToken("close", in: "Connection") { return false }
+    if version == .http1_0 { return headers.hasToken("keep-alive", in: "Connection") }
+    return version.major == 1 && version.minor >= 1
+  }
+}
+
+/// A complete request: head, decoded content (chunked coding removed) and trailer fields.
+public struct HTTPRequest: Sendable, Hashable {
+  /// Request line and header fields as received.
+  public var head: HTTPRequestHead
+  /// Content after removing the transfer coding (RFC 9112 §6, §7).
+  public var body: [UInt8]
+  /// Trailer fields of a chunked message, empty otherwise (RFC 9112 §7.1.2).
+  public var trailers: HTTPHeaders
+
+  /// Creates a request.
+  public init(head: HTTPRequestHead, body: [UInt8] = [], trailers: HTTPHeaders = [:]) {
+    self.head = head
+    self.body = body
+    self.trailers = trailers
+  }
+
+  public var method: HTTPMethod { head.method }
+  public var headers: HTTPHeaders { head.headers }
+}
+
+/// The head of a response message: status line and header section (RFC 9112 §4).
+public struct HTTPResponseHead: Sendable, Hashable {
+  /// Protocol version of the status line.
+  public var version: HTTPVersion
+  /// Status code and reason phrase.
+  public var status: HTTPStatus
+  /// Header fields in order.
+  public var headers: HTTPHeaders
+  /// Creates a response head.
+  public init(version: HTTPVersion = .http1_1, status: HTTPStatus, headers: HTTPHeaders = [:]) {
+    self.version = version
+    self.status = status
+    self.headers = headers
+  }
+}
+
+/// A complete response: head, content, trailers.
+public struct HTTPResponse: Sendable, Hashable {
+  public var head: HTTPResponseHead
+  /// Content after removing the transfer coding.
+  public var body: [UInt8]
+  /// Trailer fields of a chunked message.
+  public var trailers: HTTPHeaders
+  /// Creates a response.
+  public init(head: HTTPResponseHead, body: [UInt8] = [], trailers: HTTPHeaders = [:]) {
+    self.head = head
+    self.body = body
+    self.trailers = trailers
+  }
+  public var status: HTTPStatus { head.status }
+  public var headers: HTTPHeaders { head.headers }
+}

@@ -1,0 +1,2 @@
+import MockServer
+print("mockserver \(MockServerInfo.version)")
