@@ -1,6 +1,6 @@
-import HTTPCore
 import Dispatch
 import Foundation
+import HTTPCore
 
 #if canImport(Glibc)
   import Glibc

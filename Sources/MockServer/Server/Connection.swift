@@ -173,7 +173,8 @@ final class Connection: EventHandler {
     let expectations = h.headers.values("Expect")
     guard !expectations.isEmpty else { return false }
     let hasContent =
-      h.headers.contains("Transfer-Encoding") || (h.headers.first("Content-Length").map { $0 != "0" } ?? false)
+      h.headers.contains("Transfer-Encoding")
+      || (h.headers.first("Content-Length").map { $0 != "0" } ?? false)
     if expectations.count == 1, expectations[0].equalsIgnoringASCIICase("100-continue") {
       guard hasContent, h.version == .http1_1 else { return false }
       if let plan = owner.responder.respondBeforeContent(to: h, context: context()) {
@@ -220,7 +221,8 @@ final class Connection: EventHandler {
     stepIndex = 0
     requestMethod = h.method
     onComplete = plan.onComplete
-    planKeepAlive = plan.keepAlive && !forceClose && h.wantsKeepAlive && !owner.isShuttingDown
+    planKeepAlive =
+      plan.keepAlive && !forceClose && h.wantsKeepAlive && !owner.isShuttingDown
       && !peerClosed
     http10KeepAlive = h.version == .http1_0
     runSteps()
