@@ -80,7 +80,7 @@ public enum MockServerMain {
       return source
     }
     done.wait()
-    sources.forEach { $0.cancel() }
+    for source in sources { source.cancel() }
   }
 }
 
