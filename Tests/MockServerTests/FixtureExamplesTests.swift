@@ -37,14 +37,28 @@ struct FixtureExamplesTests {
       (request(.get, "/api/v1/friends", headers: bearer), 200, "friends-list"),
       (request(.get, "/api/v1/friends?page=999", headers: bearer), 200, "friends-page-out-of-range"),
       (request(.get, "/api/v1/friends"), 401, "friends-unauthorized"),
-      (request(.post, "/api/v1/friends/requests", headers: ["Authorization": "Bearer t"], body: #"{"userId":7}"#), 201, "friend-request-sent"),
-      (request(.post, "/api/v1/friends/requests", headers: ["Authorization": "Bearer t", "X-Demo-Rate": "burst"]), 400, "friend-request-too-frequent"),
+      (
+        request(
+          .post, "/api/v1/friends/requests", headers: ["Authorization": "Bearer t"], body: #"{"userId":7}"#),
+        201, "friend-request-sent"
+      ),
+      (
+        request(
+          .post, "/api/v1/friends/requests", headers: ["Authorization": "Bearer t", "X-Demo-Rate": "burst"]),
+        400, "friend-request-too-frequent"
+      ),
       (request(.get, "/api/v1/friends/suggestions", headers: bearer), 429, "friend-suggestions-rate-limited"),
       (request(.get, "/api/v2/users/42", headers: admin), 200, "user-by-id"),
       (request(.get, "/api/v2/users/0", headers: admin), 404, "user-not-found"),
       (request(.get, "/api/v2/users/42", headers: wrong), 401, "user-unauthorized"),
       (request(.get, "/api/v2/users/42"), 401, "user-unauthorized"),
-      (request(.put, "/api/v2/users/42", headers: ["Authorization": "Basic YWRtaW46czNjcmV0", "Content-Type": "application/json; charset=utf-8"], body: #"{"name":"Aiko Tanaka","email":"a@b.c"}"#), 200, "user-update"),
+      (
+        request(
+          .put, "/api/v2/users/42",
+          headers: [
+            "Authorization": "Basic YWRtaW46czNjcmV0", "Content-Type": "application/json; charset=utf-8",
+          ], body: #"{"name":"Aiko Tanaka","email":"a@b.c"}"#), 200, "user-update"
+      ),
       (request(.get, "/api/v2/avatars/42.png", headers: admin), 200, "user-avatar"),
       (request(.get, "/api/v1/reports/daily"), 500, "server-error"),
       (request(.post, "/api/v1/payments/charge"), 503, "maintenance"),
@@ -73,14 +87,17 @@ struct FixtureExamplesTests {
     )
     #expect(
       serve(t, request(.get, "/api/v2/users/42", headers: FixtureExamplesTests.admin)).body
-        == #"{"code":0,"data":{"id":42,"name":"Aiko Tanaka","email":"aiko@example.com","balance":1250.00},"info":null}"#)
+        == #"{"code":0,"data":{"id":42,"name":"Aiko Tanaka","email":"aiko@example.com","balance":1250.00},"info":null}"#
+    )
     #expect(
-      serve(t, request(.get, "/api/v1/friends")).body == #"{"status":"NG","message":"authentication required"}"#)
+      serve(t, request(.get, "/api/v1/friends")).body
+        == #"{"status":"NG","message":"authentication required"}"#)
   }
 
   @Test("timing, size and fault examples")
   func specials() throws {
-    let byName = Dictionary(FixtureExamplesTests.set.stubs.map { ($0.name ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+    let byName = Dictionary(
+      FixtureExamplesTests.set.stubs.map { ($0.name ?? "", $0) }, uniquingKeysWith: { a, _ in a })
     #expect((byName["slow-timeline"]?.response.fixedDelayMilliseconds ?? 0) > 20_000)
     #expect((byName["large-catalog"]?.response.body.count ?? 0) > 300_000)
     #expect(byName["connection-reset"]?.response.fault == .connectionResetByPeer)
@@ -213,14 +230,26 @@ struct FixtureWireMockCompatTests {
     #expect(serve(t, request(.get, "/todo/items")).body == "<items><item>Buy milk</item></items>")
     let post = serve(t, request(.post, "/todo/items", body: "Cancel newspaper subscription"))
     #expect(post.status == 201 && post.stub?.newScenarioState == "Cancel newspaper item added")
-    #expect(serve(t, request(.get, "/todo/items"), state: { _ in "Cancel newspaper item added" }).body.contains("Cancel newspaper"))
+    #expect(
+      serve(t, request(.get, "/todo/items"), state: { _ in "Cancel newspaper item added" }).body.contains(
+        "Cancel newspaper"))
 
     let everything: HTTPHeaders = [
       "Accept": "text/xml", "Cookie": "session=abc-12345-xyz",
       "Authorization": "Basic " + Base64.encode(Array("jeff@example.com:jeffteenjefftyjeff".utf8)),
     ]
-    #expect(serve(t, request(.delete, "/everything?search_term=WireMock", headers: everything, body: #"{"total_results":4.0}"#)).status == 200)
-    #expect(serve(t, request(.delete, "/everything?search_term=wiremock", headers: everything, body: #"{"total_results":4}"#)).status == 404)
+    #expect(
+      serve(
+        t,
+        request(
+          .delete, "/everything?search_term=WireMock", headers: everything, body: #"{"total_results":4.0}"#)
+      ).status == 200)
+    #expect(
+      serve(
+        t,
+        request(
+          .delete, "/everything?search_term=wiremock", headers: everything, body: #"{"total_results":4}"#)
+      ).status == 404)
 
     #expect(serve(t, request(.get, "/contacts/12345/addresses/55555")).status == 200)
     #expect(serve(t, request(.get, "/contacts/12345/addresses/1")).status == 404)
@@ -232,7 +261,9 @@ struct FixtureWireMockCompatTests {
 
     #expect(serve(t, request(.get, "/fault")).stub?.response.fault == .malformedResponseChunk)
     #expect(serve(t, request(.get, "/delayed")).stub?.response.fixedDelayMilliseconds == 2000)
-    #expect(serve(t, request(.get, "/random")).stub?.response.delayDistribution == .lognormal(median: 80, sigma: 0.4, maxValue: nil))
+    #expect(
+      serve(t, request(.get, "/random")).stub?.response.delayDistribution
+        == .lognormal(median: 80, sigma: 0.4, maxValue: nil))
     #expect(serve(t, request(.get, "/dribble")).stub?.response.chunkedDribbleDelay?.numberOfChunks == 5)
   }
 }

@@ -9,7 +9,8 @@ struct JSONValueTests {
     arguments: [
       ("1", "1.0", true), ("1", "1e0", true), ("275.0", "275", true), ("2.75e2", "275", true),
       ("1.2", "1.2000", true), ("10e-1", "1", true), ("-0", "0", true), ("0.0", "0e5", true),
-      ("9007199254740993", "9007199254740992", false), ("1", "-1", false), ("0.1", "0.10000000000000001", false),
+      ("9007199254740993", "9007199254740992", false), ("1", "-1", false),
+      ("0.1", "0.10000000000000001", false),
       ("123.0", "123", true), ("1e400", "10e399", true), ("1e400", "1e401", false),
     ])
   func numberEquality(a: String, b: String, equal: Bool) throws {
@@ -21,7 +22,10 @@ struct JSONValueTests {
 
   @Test(
     "number ordering",
-    arguments: [("1", "2"), ("-2", "-1"), ("-1", "0"), ("0.5", "1"), ("9007199254740992", "9007199254740993"), ("1e2", "101")])
+    arguments: [
+      ("1", "2"), ("-2", "-1"), ("-1", "0"), ("0.5", "1"), ("9007199254740992", "9007199254740993"),
+      ("1e2", "101"),
+    ])
   func numberOrdering(a: String, b: String) throws {
     let x = try #require(JSONNumber(text: a))
     let y = try #require(JSONNumber(text: b))
@@ -40,9 +44,13 @@ struct JSONValueTests {
 
   @Test("serialization keeps number spelling and member order")
   func roundTrip() throws {
-    let text = #"{"amount":275.0,"id":9007199254740993,"rate":1.2000,"e":2.75e2,"s":"a\"b\n\u0001é","z":[true,false,null]}"#
+    let text =
+      #"{"amount":275.0,"id":9007199254740993,"rate":1.2000,"e":2.75e2,"s":"a\"b\n\u0001é","z":[true,false,null]}"#
     let v = try JSONValue.parse(text)
-    #expect(v.serialized() == #"{"amount":275.0,"id":9007199254740993,"rate":1.2000,"e":2.75e2,"s":"a\"b\n\u0001é","z":[true,false,null]}"#)
+    #expect(
+      v.serialized()
+        == #"{"amount":275.0,"id":9007199254740993,"rate":1.2000,"e":2.75e2,"s":"a\"b\n\u0001é","z":[true,false,null]}"#
+    )
     #expect(try JSONValue.parse(v.serialized(pretty: true)) == v)
   }
 
@@ -133,7 +141,9 @@ struct JSONPathTests {
     }
   }
 
-  @Test("invalid expressions are rejected", arguments: ["store", "$.", "$[", "$[?(@.a ~ 1)]", "$.a[?(@.b == )]", "$..", "$x"])
+  @Test(
+    "invalid expressions are rejected",
+    arguments: ["store", "$.", "$[", "$[?(@.a ~ 1)]", "$.a[?(@.b == )]", "$..", "$x"])
   func invalid(expression: String) {
     #expect(throws: JSONPathError.self) { try JSONPath(expression) }
   }

@@ -37,8 +37,10 @@ struct MatcherTests {
       (#"{"equalToJson":{"a":1},"ignoreExtraElements":true}"#, #"{"a":1,"b":2}"#, true),
       (#"{"equalToJson":[1,2]}"#, "[2,1]", false),
       (#"{"equalToJson":[1,2],"ignoreArrayOrder":true}"#, "[2,1]", true),
-      (#"{"equalToJson":{"a":[{"x":1},{"y":2}]},"ignoreArrayOrder":true,"ignoreExtraElements":true}"#,
-        #"{"a":[{"y":2,"z":0},{"x":1}],"b":3}"#, true),
+      (
+        #"{"equalToJson":{"a":[{"x":1},{"y":2}]},"ignoreArrayOrder":true,"ignoreExtraElements":true}"#,
+        #"{"a":[{"y":2,"z":0},{"x":1}],"b":3}"#, true
+      ),
       (#"{"equalToJson":{"a":1}}"#, "not json", false),
       (#"{"matchesJsonPath":"$.name"}"#, #"{"name":"Tom"}"#, true),
       (#"{"matchesJsonPath":"$.name"}"#, #"{"name":null}"#, false),
@@ -49,7 +51,10 @@ struct MatcherTests {
       (#"{"matchesJsonPath":{"expression":"$.name","equalTo":"Tom"}}"#, #"{"name":"Bob"}"#, false),
       (#"{"matchesJsonPath":{"expression":"$.qty","equalTo":"2.0"}}"#, #"{"qty":2.0}"#, true),
       (#"{"matchesJsonPath":{"expression":"$.tags[*]","contains":"ur"}}"#, #"{"tags":["a","urgent"]}"#, true),
-      (#"{"matchesJsonPath":{"expression":"$.o","equalToJson":{"b":2,"a":1}}}"#, #"{"o":{"a":1,"b":2}}"#, true),
+      (
+        #"{"matchesJsonPath":{"expression":"$.o","equalToJson":{"b":2,"a":1}}}"#, #"{"o":{"a":1,"b":2}}"#,
+        true
+      ),
       (#"{"matchesJsonPath":{"expression":"$.x","absent":true}}"#, #"{"y":1}"#, true),
     ])
   func singleValue(json: String, value: String, expected: Bool) throws {
@@ -101,6 +106,8 @@ struct MatcherTests {
     let m = try matcher(#"{"equalToJson":\#(fixture)\#(ignoreOrder ? ",\"ignoreArrayOrder\":true" : "")}"#)
     #expect(m.match(body) == expected)
     // The fixture keeps its spelling for the admin round-trip.
-    #expect(m.json["equalToJson"]?.serialized() == #"{"amount":275.0,"rate":1.2,"qty":1,"id":9007199254740993,"tags":["a","b"]}"#)
+    #expect(
+      m.json["equalToJson"]?.serialized()
+        == #"{"amount":275.0,"rate":1.2,"qty":1,"id":9007199254740993,"tags":["a","b"]}"#)
   }
 }

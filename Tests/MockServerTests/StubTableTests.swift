@@ -70,7 +70,9 @@ func request(
 }
 
 /// The id (or name) of the winning stub, "404", or "400".
-func winner(_ table: StubTable, _ req: HTTPRequest, state: @escaping (String) -> String = { _ in "Started" }) -> String {
+func winner(_ table: StubTable, _ req: HTTPRequest, state: @escaping (String) -> String = { _ in "Started" })
+  -> String
+{
   switch table.match(req, scenarioState: state) {
   case .matched(let s, _): return s.name ?? s.id
   case .unmatched: return "404"
@@ -89,7 +91,8 @@ struct StubTableTests {
   @Test(
     "BR-13 exact and anchored paths",
     arguments: [
-      ("/fixedpath", "fixed"), ("/fixedpathEmptyBody", "404"), ("/fixedpath/", "404"), ("/fixedpath?x=1", "fixed"),
+      ("/fixedpath", "fixed"), ("/fixedpathEmptyBody", "404"), ("/fixedpath/", "404"),
+      ("/fixedpath?x=1", "fixed"),
       ("/users/12", "users"), ("/users/12/orders", "404"), ("/v2/users/12", "404"), ("/users/12?x", "users"),
     ])
   func br13(target: String, expected: String) throws {
@@ -123,7 +126,8 @@ struct StubTableTests {
   func br16(target: String, expected: String) throws {
     let table = StubTable([
       try makeStub(
-        #"{"name":"search","request":{"urlPath":"/search","queryParameters":{"q":{"equalTo":"中文"}}},"response":{}}"#),
+        #"{"name":"search","request":{"urlPath":"/search","queryParameters":{"q":{"equalTo":"中文"}}},"response":{}}"#
+      ),
       try makeStub(#"{"name":"cafe","request":{"urlPath":"/café/menu"},"response":{}}"#),
     ])
     #expect(winner(table, request(.get, target)) == expected)
@@ -132,7 +136,9 @@ struct StubTableTests {
   @Test("invalid percent-encoding diagnostic names the escape")
   func invalidDiagnostic() {
     let table = StubTable([])
-    guard case .invalidRequest(let e) = table.match(request(.get, "/search?q=%ZZ"), scenarioState: { _ in "Started" })
+    guard
+      case .invalidRequest(let e) = table.match(
+        request(.get, "/search?q=%ZZ"), scenarioState: { _ in "Started" })
     else {
       Issue.record("expected invalidRequest")
       return
@@ -149,8 +155,10 @@ struct StubTableTests {
       (#"{"url":"/a b?q=%41"}"#, "/a%20b?q=A", true), (#"{"url":"/s?q=a%26b"}"#, "/s?q=a&b", false),
       (#"{"urlPath":"/a/b"}"#, "/a/b?x=1", true), (#"{"urlPath":"/a%2Fb"}"#, "/a/b", false),
       (#"{"urlPath":"/a%2fb"}"#, "/a%2Fb", true),
-      (#"{"urlPattern":"/a/.*\\?x=[0-9]"}"#, "/a/zz?x=1", true), (#"{"urlPattern":"/a/.*"}"#, "/b/a/c", false),
-      (#"{"urlPathPattern":"/a/[a-z]+"}"#, "/a/bc?x=1", true), (#"{"urlPathPattern":"/a/[a-z]+"}"#, "/a/b1", false),
+      (#"{"urlPattern":"/a/.*\\?x=[0-9]"}"#, "/a/zz?x=1", true),
+      (#"{"urlPattern":"/a/.*"}"#, "/b/a/c", false),
+      (#"{"urlPathPattern":"/a/[a-z]+"}"#, "/a/bc?x=1", true),
+      (#"{"urlPathPattern":"/a/[a-z]+"}"#, "/a/b1", false),
       (#"{"urlPathTemplate":"/contacts/{id}"}"#, "/contacts/12", true),
       (#"{"urlPathTemplate":"/contacts/{id}"}"#, "/contacts/12/x", false),
       (#"{"urlPathTemplate":"/contacts/{id}"}"#, "/contacts/", false),
@@ -168,7 +176,9 @@ struct StubTableTests {
       #"{"request":{"urlPathTemplate":"/contacts/{contactId}/addresses/{addressId}","pathParameters":{"contactId":{"equalTo":"12 3"},"addressId":{"matches":"[0-9]+"}}},"response":{}}"#
     )
     let table = StubTable([stub])
-    guard case .matched(_, let params) = table.match(request(.get, "/contacts/12%203/addresses/99"), scenarioState: { _ in "Started" })
+    guard
+      case .matched(_, let params) = table.match(
+        request(.get, "/contacts/12%203/addresses/99"), scenarioState: { _ in "Started" })
     else {
       Issue.record("no match")
       return
@@ -180,15 +190,69 @@ struct StubTableTests {
   @Test(
     "method, headers, query, cookies, basic auth, body",
     arguments: [
-      (request(.get, "/r?page=2&tag=a&tag=b", headers: ["accept": "application/json", "Cookie": "sid=abc; theme=dark", "Authorization": "Basic dXNlcjpwYXNz"], body: #"{"n":1}"#), true),
-      (request(.post, "/r?page=2&tag=a&tag=b", headers: ["accept": "application/json", "Cookie": "sid=abc", "Authorization": "Basic dXNlcjpwYXNz"], body: #"{"n":1}"#), false),
-      (request(.get, "/r?page=3&tag=a&tag=b", headers: ["Accept": "application/json", "Cookie": "sid=abc", "Authorization": "Basic dXNlcjpwYXNz"], body: #"{"n":1}"#), false),
-      (request(.get, "/r?page=2&tag=a", headers: ["Accept": "application/json", "Cookie": "sid=abc", "Authorization": "Basic dXNlcjpwYXNz"], body: #"{"n":1}"#), false),
-      (request(.get, "/r?page=2&tag=a&tag=b", headers: ["Accept": "text/html", "Cookie": "sid=abc", "Authorization": "Basic dXNlcjpwYXNz"], body: #"{"n":1}"#), false),
-      (request(.get, "/r?page=2&tag=a&tag=b", headers: ["Accept": "application/json", "Authorization": "Basic dXNlcjpwYXNz"], body: #"{"n":1}"#), false),
-      (request(.get, "/r?page=2&tag=a&tag=b", headers: ["Accept": "application/json", "Cookie": "sid=abc", "Authorization": "Basic dXNlcjp3cm9uZw=="], body: #"{"n":1}"#), false),
-      (request(.get, "/r?page=2&tag=a&tag=b", headers: ["Accept": "application/json", "Cookie": "sid=abc", "Authorization": "Basic dXNlcjpwYXNz"], body: #"{"n":2}"#), false),
-      (request(.get, "/r?page=2&tag=a&tag=b", headers: ["Accept": "application/json", "Cookie": "sid=abc", "Authorization": "Basic dXNlcjpwYXNz", "X-Debug": "1"], body: #"{"n":1.0}"#), false),
+      (
+        request(
+          .get, "/r?page=2&tag=a&tag=b",
+          headers: [
+            "accept": "application/json", "Cookie": "sid=abc; theme=dark",
+            "Authorization": "Basic dXNlcjpwYXNz",
+          ], body: #"{"n":1}"#), true
+      ),
+      (
+        request(
+          .post, "/r?page=2&tag=a&tag=b",
+          headers: [
+            "accept": "application/json", "Cookie": "sid=abc", "Authorization": "Basic dXNlcjpwYXNz",
+          ], body: #"{"n":1}"#), false
+      ),
+      (
+        request(
+          .get, "/r?page=3&tag=a&tag=b",
+          headers: [
+            "Accept": "application/json", "Cookie": "sid=abc", "Authorization": "Basic dXNlcjpwYXNz",
+          ], body: #"{"n":1}"#), false
+      ),
+      (
+        request(
+          .get, "/r?page=2&tag=a",
+          headers: [
+            "Accept": "application/json", "Cookie": "sid=abc", "Authorization": "Basic dXNlcjpwYXNz",
+          ], body: #"{"n":1}"#), false
+      ),
+      (
+        request(
+          .get, "/r?page=2&tag=a&tag=b",
+          headers: ["Accept": "text/html", "Cookie": "sid=abc", "Authorization": "Basic dXNlcjpwYXNz"],
+          body: #"{"n":1}"#), false
+      ),
+      (
+        request(
+          .get, "/r?page=2&tag=a&tag=b",
+          headers: ["Accept": "application/json", "Authorization": "Basic dXNlcjpwYXNz"], body: #"{"n":1}"#),
+        false
+      ),
+      (
+        request(
+          .get, "/r?page=2&tag=a&tag=b",
+          headers: [
+            "Accept": "application/json", "Cookie": "sid=abc", "Authorization": "Basic dXNlcjp3cm9uZw==",
+          ], body: #"{"n":1}"#), false
+      ),
+      (
+        request(
+          .get, "/r?page=2&tag=a&tag=b",
+          headers: [
+            "Accept": "application/json", "Cookie": "sid=abc", "Authorization": "Basic dXNlcjpwYXNz",
+          ], body: #"{"n":2}"#), false
+      ),
+      (
+        request(
+          .get, "/r?page=2&tag=a&tag=b",
+          headers: [
+            "Accept": "application/json", "Cookie": "sid=abc", "Authorization": "Basic dXNlcjpwYXNz",
+            "X-Debug": "1",
+          ], body: #"{"n":1.0}"#), false
+      ),
     ])
   func requestFields(req: HTTPRequest, expected: Bool) throws {
     let stub = try makeStub(
@@ -241,8 +305,12 @@ struct StubTableTests {
   @Test("scenario state gates a stub")
   func scenarios() throws {
     let table = StubTable([
-      try makeStub(#"{"name":"first","scenarioName":"todo","requiredScenarioState":"Started","newScenarioState":"added","request":{"urlPath":"/t"},"response":{}}"#),
-      try makeStub(#"{"name":"second","scenarioName":"todo","requiredScenarioState":"added","request":{"urlPath":"/t"},"response":{}}"#),
+      try makeStub(
+        #"{"name":"first","scenarioName":"todo","requiredScenarioState":"Started","newScenarioState":"added","request":{"urlPath":"/t"},"response":{}}"#
+      ),
+      try makeStub(
+        #"{"name":"second","scenarioName":"todo","requiredScenarioState":"added","request":{"urlPath":"/t"},"response":{}}"#
+      ),
     ])
     #expect(winner(table, request(.get, "/t"), state: { _ in "Started" }) == "first")
     #expect(winner(table, request(.get, "/t"), state: { _ in "added" }) == "second")
@@ -254,9 +322,15 @@ struct StubTableTests {
   @Test("BR-11 per-request selection does not leak")
   func br11() async throws {
     let table = StubTable([
-      try makeStub(#"{"name":"default","request":{"urlPath":"/client-api/v2/test"},"response":{"jsonBody":{"status":"OK","result":"default"}}}"#),
-      try makeStub(#"{"name":"elon","priority":1,"request":{"urlPath":"/client-api/v2/test","headers":{"Prefer":{"contains":"example=elon"}}},"response":{"jsonBody":{"status":"OK","result":"elon"}}}"#),
-      try makeStub(#"{"name":"400","priority":1,"request":{"urlPath":"/client-api/v2/test","headers":{"Prefer":{"contains":"code=400"}}},"response":{"status":400,"jsonBody":{"status":"NG","error":{"code":"E400"}}}}"#),
+      try makeStub(
+        #"{"name":"default","request":{"urlPath":"/client-api/v2/test"},"response":{"jsonBody":{"status":"OK","result":"default"}}}"#
+      ),
+      try makeStub(
+        #"{"name":"elon","priority":1,"request":{"urlPath":"/client-api/v2/test","headers":{"Prefer":{"contains":"example=elon"}}},"response":{"jsonBody":{"status":"OK","result":"elon"}}}"#
+      ),
+      try makeStub(
+        #"{"name":"400","priority":1,"request":{"urlPath":"/client-api/v2/test","headers":{"Prefer":{"contains":"code=400"}}},"response":{"status":400,"jsonBody":{"status":"NG","error":{"code":"E400"}}}}"#
+      ),
     ])
     let requests = [
       (request(.get, "/client-api/v2/test", headers: ["Prefer": "example=elon"]), "elon"),
@@ -277,10 +351,14 @@ struct StubTableTests {
   func nearMisses() throws {
     let table = StubTable([
       try makeStub(#"{"name":"orders","request":{"method":"POST","urlPath":"/orders"},"response":{}}"#),
-      try makeStub(#"{"name":"me","request":{"method":"GET","urlPath":"/users/me","headers":{"Authorization":{"equalTo":"Bearer t"}},"queryParameters":{"v":{"equalTo":"2"}}},"response":{}}"#),
+      try makeStub(
+        #"{"name":"me","request":{"method":"GET","urlPath":"/users/me","headers":{"Authorization":{"equalTo":"Bearer t"}},"queryParameters":{"v":{"equalTo":"2"}}},"response":{}}"#
+      ),
       try makeStub(#"{"name":"other","request":{"method":"PUT","urlPath":"/elsewhere"},"response":{}}"#),
     ])
-    guard case .unmatched(let report) = table.match(request(.get, "/users/me?v=1"), scenarioState: { _ in "Started" })
+    guard
+      case .unmatched(let report) = table.match(
+        request(.get, "/users/me?v=1"), scenarioState: { _ in "Started" })
     else {
       Issue.record("expected no match")
       return
@@ -301,7 +379,8 @@ struct StubTableTests {
     #expect(json["nearMisses"]?.arrayValue?.first?["stub"]?["name"] == .string("me"))
     #expect(
       json["nearMisses"]?.arrayValue?.first?["mismatches"]?.arrayValue?.last
-        == (try JSONValue.parse(#"{"part":"header Authorization","expected":"{\"equalTo\":\"Bearer t\"}","actual":"(absent)"}"#)))
+        == (try JSONValue.parse(
+          #"{"part":"header Authorization","expected":"{\"equalTo\":\"Bearer t\"}","actual":"(absent)"}"#)))
     let text = report.text()
     #expect(text.hasPrefix("No stub mapping matched GET /users/me?v=1"))
     #expect(text.contains("header Authorization: expected {\"equalTo\":\"Bearer t\"}, got (absent)"))
@@ -310,7 +389,9 @@ struct StubTableTests {
   @Test("near miss reports a scenario in the wrong state")
   func nearMissScenario() throws {
     let table = StubTable([
-      try makeStub(#"{"name":"s","scenarioName":"cart","requiredScenarioState":"full","request":{"urlPath":"/c"},"response":{}}"#)
+      try makeStub(
+        #"{"name":"s","scenarioName":"cart","requiredScenarioState":"full","request":{"urlPath":"/c"},"response":{}}"#
+      )
     ])
     guard case .unmatched(let r) = table.match(request(.get, "/c"), scenarioState: { _ in "Started" }) else {
       Issue.record("expected no match")
@@ -326,7 +407,8 @@ struct StubTableTests {
     var stubs: [StubMapping] = []
     for k in 0..<10_000 {
       let (s, _) = StubParser.parse(
-        try JSONValue.parse(#"{"request":{"method":"GET","urlPath":"/items/\#(k)"},"response":{"body":"\#(k)"}}"#),
+        try JSONValue.parse(
+          #"{"request":{"method":"GET","urlPath":"/items/\#(k)"},"response":{"body":"\#(k)"}}"#),
         file: "x.json", context: ctx)
       stubs.append(try #require(s))
     }

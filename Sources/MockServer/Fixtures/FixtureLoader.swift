@@ -33,7 +33,9 @@ public enum FixtureLoader {
     var isDir: ObjCBool = false
     guard fm.fileExists(atPath: root.path, isDirectory: &isDir), isDir.boolValue else {
       problems.append(
-        .error(file: directory, path: "$", expected: "a fixtures directory holding mappings/", found: "no such directory"))
+        .error(
+          file: directory, path: "$", expected: "a fixtures directory holding mappings/",
+          found: "no such directory"))
       return FixtureSet(stubs: [], envelopes: EnvelopeSet(), problems: problems)
     }
 
@@ -54,7 +56,8 @@ public enum FixtureLoader {
     guard fm.fileExists(atPath: mappingsURL.path, isDirectory: &isDir), isDir.boolValue else {
       problems.append(
         FixtureProblem(
-          severity: .warning, file: "mappings", path: "$", message: "no mappings/ directory, so no stubs are loaded"))
+          severity: .warning, file: "mappings", path: "$",
+          message: "no mappings/ directory, so no stubs are loaded"))
       return FixtureSet(stubs: [], envelopes: envelopes, problems: problems)
     }
     var files: [String] = []
@@ -82,7 +85,8 @@ public enum FixtureLoader {
         if let first = seenIDs[s.id] {
           d.error(
             JSONPathText.child(location, stub["uuid"] != nil && stub["id"] == nil ? "uuid" : "id"),
-            expected: "an id used by no other stub", found: "\(JSONValue.quoted(s.id)), already used in \(first)")
+            expected: "an id used by no other stub",
+            found: "\(JSONValue.quoted(s.id)), already used in \(first)")
           continue
         }
         seenIDs[s.id] = "\(file) \(location)"
@@ -94,7 +98,9 @@ public enum FixtureLoader {
   }
 
   /// Validates `directory` without serving it: every problem `load` would report.
-  public static func lint(directory: String = "Fixtures") -> [FixtureProblem] { load(directory: directory).problems }
+  public static func lint(directory: String = "Fixtures") -> [FixtureProblem] {
+    load(directory: directory).problems
+  }
 
   /// `mockserver lint [DIR]`: the report text and the exit status (1 when any error, else 0).
   public static func runLint(directory: String = "Fixtures") -> (output: String, exitCode: Int32) {
@@ -145,7 +151,9 @@ public enum FixtureLoader {
   }
 
   /// Reads `relative` under `filesRoot`, refusing anything whose resolved path (links followed) leaves it.
-  static func readBodyFile(_ relative: String, filesRoot: URL) -> Result<[UInt8], StubParsingContext.BodyFileError> {
+  static func readBodyFile(_ relative: String, filesRoot: URL) -> Result<
+    [UInt8], StubParsingContext.BodyFileError
+  > {
     let rootPath = filesRoot.resolvingSymlinksInPath().standardizedFileURL.path
     let target = filesRoot.appendingPathComponent(relative).resolvingSymlinksInPath().standardizedFileURL.path
     guard target.hasPrefix(rootPath + "/") else { return .failure(.escapes) }

@@ -20,7 +20,8 @@ public struct StubParsingContext: Sendable {
   /// Creates a context.
   public init(
     envelopes: EnvelopeSet = EnvelopeSet(),
-    readBodyFile: @escaping @Sendable (String) -> Result<[UInt8], BodyFileError> = { _ in .failure(.notFound) },
+    readBodyFile: @escaping @Sendable (String) -> Result<[UInt8], BodyFileError> = { _ in .failure(.notFound)
+    },
     makeID: @escaping @Sendable () -> String
   ) {
     self.envelopes = envelopes
@@ -90,7 +91,8 @@ public enum StubParser {
     let id = string(o, "id", location, &d)
     let uuid = string(o, "uuid", location, &d)
     if let id, let uuid, id != uuid {
-      d.error(JSONPathText.child(location, "uuid"), expected: "the same value as id", found: JSONValue.quoted(uuid))
+      d.error(
+        JSONPathText.child(location, "uuid"), expected: "the same value as id", found: JSONValue.quoted(uuid))
     }
     let name = string(o, "name", location, &d)
     var priority = 5
@@ -98,7 +100,9 @@ public enum StubParser {
       if let n = p.numberValue?.intValue, n >= 1 {
         priority = n
       } else {
-        d.error(JSONPathText.child(location, "priority"), expected: "an integer of 1 or more (1 is highest)", found: p)
+        d.error(
+          JSONPathText.child(location, "priority"), expected: "an integer of 1 or more (1 is highest)",
+          found: p)
       }
     }
     let scenarioName = string(o, "scenarioName", location, &d)
@@ -107,7 +111,8 @@ public enum StubParser {
     if scenarioName == nil {
       for key in ["requiredScenarioState", "newScenarioState"] where o[key] != nil {
         d.error(
-          JSONPathText.child(location, key), expected: "scenarioName alongside \(key)", found: "no scenarioName")
+          JSONPathText.child(location, key), expected: "scenarioName alongside \(key)",
+          found: "no scenarioName")
       }
     }
     if let p = o["persistent"], p.boolValue == nil {
@@ -157,7 +162,9 @@ public enum StubParser {
     return s
   }
 
-  static func object(_ v: JSONValue, _ path: String, _ expected: String, _ d: inout Diagnostics) -> JSONObject? {
+  static func object(_ v: JSONValue, _ path: String, _ expected: String, _ d: inout Diagnostics)
+    -> JSONObject?
+  {
     guard let o = v.objectValue else {
       d.error(path, expected: expected, found: v)
       return nil
@@ -178,7 +185,8 @@ public enum StubParser {
           found: "\(m.key), which WireMock supports but MockServer does not yet")
       } else {
         d.error(
-          p, expected: "a request field (method, url, urlPath, urlPattern, urlPathPattern, urlPathTemplate, "
+          p,
+          expected: "a request field (method, url, urlPath, urlPattern, urlPathPattern, urlPathTemplate, "
             + "pathParameters, queryParameters, headers, cookies, basicAuthCredentials, bodyPatterns)",
           found: "unknown field \(JSONValue.quoted(m.key))")
       }
@@ -187,20 +195,26 @@ public enum StubParser {
       if m == "ANY" {
         r.method = nil
       } else if m.isEmpty || !m.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != 0x3A }) {
-        d.error(JSONPathText.child(path, "method"), expected: "a method token such as GET or ANY", found: JSONValue.quoted(m))
+        d.error(
+          JSONPathText.child(path, "method"), expected: "a method token such as GET or ANY",
+          found: JSONValue.quoted(m))
       } else {
         if m != m.uppercased() {
           d.warning(
             JSONPathText.child(path, "method"),
-            "methods are case-sensitive: \(JSONValue.quoted(m)) matches only requests sent with exactly that token")
+            "methods are case-sensitive: \(JSONValue.quoted(m)) matches only requests sent with exactly that token"
+          )
         }
         r.method = HTTPMethod(rawValue: m)
       }
     }
-    let urlKeys = ["url", "urlPath", "urlPattern", "urlPathPattern", "urlPathTemplate"].filter { o[$0] != nil }
+    let urlKeys = ["url", "urlPath", "urlPattern", "urlPathPattern", "urlPathTemplate"].filter {
+      o[$0] != nil
+    }
     if urlKeys.count > 1 {
       d.error(
-        JSONPathText.child(path, urlKeys[1]), expected: "at most one of url, urlPath, urlPattern, urlPathPattern, "
+        JSONPathText.child(path, urlKeys[1]),
+        expected: "at most one of url, urlPath, urlPattern, urlPathPattern, "
           + "urlPathTemplate", found: urlKeys.joined(separator: " and "))
     }
     if let key = urlKeys.first, let s = string(o, key, path, &d) {
@@ -281,7 +295,8 @@ public enum StubParser {
         let r = try CompiledRegex(s)
         return key == "urlPattern" ? .urlPattern(r) : .urlPathPattern(r)
       } catch {
-        d.error(path, expected: "a valid regular expression", found: "\(JSONValue.quoted(s)) (\(error.message))")
+        d.error(
+          path, expected: "a valid regular expression", found: "\(JSONValue.quoted(s)) (\(error.message))")
         return .any
       }
     default:
@@ -290,7 +305,9 @@ public enum StubParser {
         return .any
       }
       if s.contains("#") {
-        d.error(path, expected: "a path without '#' (a fragment is never sent to the server)", found: JSONValue.quoted(s))
+        d.error(
+          path, expected: "a path without '#' (a fragment is never sent to the server)",
+          found: JSONValue.quoted(s))
         return .any
       }
       if key != "url" && s.contains("?") {
@@ -307,7 +324,8 @@ public enum StubParser {
       }
       if rawPath.contains("//") {
         d.warning(
-          path, "the path contains '//'; an empty path segment is significant, so \(JSONValue.quoted(s)) "
+          path,
+          "the path contains '//'; an empty path segment is significant, so \(JSONValue.quoted(s)) "
             + "does not match the same path with a single '/'")
       }
       do {
@@ -333,7 +351,8 @@ public enum StubParser {
 
   // MARK: - Matchers
 
-  static func parseMultiMatcher(_ v: JSONValue, _ path: String, _ d: inout Diagnostics) -> MultiValuePattern? {
+  static func parseMultiMatcher(_ v: JSONValue, _ path: String, _ d: inout Diagnostics) -> MultiValuePattern?
+  {
     if let o = v.objectValue, o.members.count == 1, let key = o.members.first?.key,
       key == "hasExactly" || key == "includes"
     {
@@ -365,7 +384,8 @@ public enum StubParser {
       if unsupportedMatchers.contains(key) {
         let why =
           key == "hasExactly" || key == "includes"
-          ? "\(key) is only allowed for headers and query parameters" : "\(key), which MockServer does not support"
+          ? "\(key) is only allowed for headers and query parameters"
+          : "\(key), which MockServer does not support"
         d.error(p, expected: "a supported matcher (\(matcherOperators.joined(separator: ", ")))", found: why)
       } else {
         d.error(
@@ -375,7 +395,9 @@ public enum StubParser {
     }
     guard operators.count == 1, let op = operators.first, let value = o[op] else {
       if operators.count > 1 {
-        d.error(path, expected: "exactly one matcher per object (use and/or to combine)", found: operators.joined(separator: " and "))
+        d.error(
+          path, expected: "exactly one matcher per object (use and/or to combine)",
+          found: operators.joined(separator: " and "))
       } else if o.members.isEmpty {
         d.error(path, expected: "a matcher such as {\"equalTo\": …}", found: "an empty object")
       }
@@ -386,7 +408,9 @@ public enum StubParser {
       guard let f = o[name] else { return false }
       let fp = JSONPathText.child(path, name)
       if !allowed {
-        d.error(fp, expected: "\(name) only with \(name == "caseInsensitive" ? "equalTo" : "equalToJson")", found: "it with \(op)")
+        d.error(
+          fp, expected: "\(name) only with \(name == "caseInsensitive" ? "equalTo" : "equalToJson")",
+          found: "it with \(op)")
         return false
       }
       guard let b = f.boolValue else {
@@ -441,7 +465,9 @@ public enum StubParser {
         do {
           expected = try JSONValue.parse(s)
         } catch {
-          d.error(p, expected: "JSON (inline, or as a string holding JSON text)", found: "a string that is not JSON (\(error))")
+          d.error(
+            p, expected: "JSON (inline, or as a string holding JSON text)",
+            found: "a string that is not JSON (\(error))")
           return nil
         }
       }
@@ -467,7 +493,8 @@ public enum StubParser {
       do {
         path = try JSONPath(es)
       } catch {
-        d.error(JSONPathText.child(p, "expression"), expected: "a JSONPath expression", found: error.description)
+        d.error(
+          JSONPathText.child(p, "expression"), expected: "a JSONPath expression", found: error.description)
         return nil
       }
       sub.members.removeAll { $0.key == "expression" }
@@ -493,22 +520,30 @@ public enum StubParser {
   static func parseSequence(
     _ json: JSONValue, _ path: String, _ context: StubParsingContext, _ d: inout Diagnostics
   ) -> ResponseSequence? {
-    guard let o = object(json, path, "an object {\"responses\": [ … ], \"onEnd\": \"stickOnLast\" | \"loop\"}", &d)
+    guard
+      let o = object(
+        json, path, "an object {\"responses\": [ … ], \"onEnd\": \"stickOnLast\" | \"loop\"}", &d)
     else { return nil }
     for key in o.keys where key != "responses" && key != "onEnd" {
-      d.error(JSONPathText.child(path, key), expected: "responses or onEnd", found: "unknown field \(JSONValue.quoted(key))")
+      d.error(
+        JSONPathText.child(path, key), expected: "responses or onEnd",
+        found: "unknown field \(JSONValue.quoted(key))")
     }
     var onEnd = ResponseSequence.EndBehavior.stickOnLast
     if let e = o["onEnd"] {
       if let s = e.stringValue, let b = ResponseSequence.EndBehavior(rawValue: s) {
         onEnd = b
       } else {
-        d.error(JSONPathText.child(path, "onEnd"), expected: "\"stickOnLast\" or \"loop\"", found: e.stringValue.map { JSONValue.quoted($0) } ?? e.kindDescription)
+        d.error(
+          JSONPathText.child(path, "onEnd"), expected: "\"stickOnLast\" or \"loop\"",
+          found: e.stringValue.map { JSONValue.quoted($0) } ?? e.kindDescription)
       }
     }
     let rp = JSONPathText.child(path, "responses")
     guard let list = o["responses"]?.arrayValue, !list.isEmpty else {
-      d.error(rp, expected: "a non-empty array of response objects", found: o["responses"]?.kindDescription ?? "nothing")
+      d.error(
+        rp, expected: "a non-empty array of response objects",
+        found: o["responses"]?.kindDescription ?? "nothing")
       return nil
     }
     let responses = list.enumerated().map { parseResponse($1, JSONPathText.index(rp, $0), context, &d) }
@@ -524,7 +559,9 @@ public enum StubParser {
     return n
   }
 
-  static func nonNegativeNumber(_ o: JSONObject, _ key: String, _ path: String, _ d: inout Diagnostics) -> Double? {
+  static func nonNegativeNumber(_ o: JSONObject, _ key: String, _ path: String, _ d: inout Diagnostics)
+    -> Double?
+  {
     guard let v = o[key] else {
       d.error(JSONPathText.child(path, key), expected: "a number of milliseconds", found: "nothing")
       return nil
@@ -544,10 +581,13 @@ public enum StubParser {
     for key in o.keys where !responseFields.contains(key) {
       let p = JSONPathText.child(path, key)
       if key == "proxyBaseUrl" || key.hasPrefix("proxy") || key.hasSuffix("ProxyRequestHeaders") {
-        d.error(p, expected: "a response field this server supports", found: "\(key) (proxying is not supported)")
+        d.error(
+          p, expected: "a response field this server supports", found: "\(key) (proxying is not supported)")
       } else {
         d.error(
-          p, expected: "a response field (status, statusMessage, headers, body, jsonBody, base64Body, bodyFileName, "
+          p,
+          expected:
+            "a response field (status, statusMessage, headers, body, jsonBody, base64Body, bodyFileName, "
             + "fixedDelayMilliseconds, delayDistribution, chunkedDribbleDelay, fault, x-envelope)",
           found: "unknown field \(JSONValue.quoted(key))")
       }
@@ -571,14 +611,18 @@ public enum StubParser {
           let values: [String]
           switch m.value {
           case .string(let s): values = [s]
-          case .array(let a) where a.allSatisfy({ $0.stringValue != nil }): values = a.compactMap(\.stringValue)
+          case .array(let a) where a.allSatisfy({ $0.stringValue != nil }):
+            values = a.compactMap(\.stringValue)
           default:
             d.error(p, expected: "a string or an array of strings", found: m.value)
             continue
           }
-          if m.key.equalsIgnoringASCIICase("Content-Length") || m.key.equalsIgnoringASCIICase("Transfer-Encoding") {
+          if m.key.equalsIgnoringASCIICase("Content-Length")
+            || m.key.equalsIgnoringASCIICase("Transfer-Encoding")
+          {
             d.warning(
-              p, "\(m.key) is a framing header: the server drops it and sends the true framing for the body "
+              p,
+              "\(m.key) is a framing header: the server drops it and sends the true framing for the body "
                 + "it actually sends")
             continue
           }
@@ -589,7 +633,8 @@ public enum StubParser {
     let bodyKeys = ["body", "jsonBody", "base64Body", "bodyFileName", "x-envelope"].filter { o[$0] != nil }
     if bodyKeys.count > 1 {
       d.error(
-        JSONPathText.child(path, bodyKeys[1]), expected: "one body field (body, jsonBody, base64Body, bodyFileName "
+        JSONPathText.child(path, bodyKeys[1]),
+        expected: "one body field (body, jsonBody, base64Body, bodyFileName "
           + "or x-envelope)", found: bodyKeys.joined(separator: " and "))
     } else if let key = bodyKeys.first, let v = o[key] {
       let p = JSONPathText.child(path, key)
@@ -609,7 +654,9 @@ public enum StubParser {
           r.body = bytes
           r.bodySource = .base64
         } else {
-          d.error(p, expected: "base64 text", found: v.stringValue.map { _ in "text that is not base64" } ?? v.kindDescription)
+          d.error(
+            p, expected: "base64 text",
+            found: v.stringValue.map { _ in "text that is not base64" } ?? v.kindDescription)
         }
       case "bodyFileName":
         guard let s = v.stringValue else {
@@ -625,15 +672,20 @@ public enum StubParser {
           r.body = bytes
           r.bodySource = .file(s)
         case .failure(.escapes):
-          d.error(p, expected: "a path inside __files/", found: "\(JSONValue.quoted(s)), which leads outside it")
+          d.error(
+            p, expected: "a path inside __files/", found: "\(JSONValue.quoted(s)), which leads outside it")
         case .failure(.notFound):
-          d.error(p, expected: "an existing file under __files/", found: "no file \(JSONValue.quoted("__files/" + s))")
+          d.error(
+            p, expected: "an existing file under __files/",
+            found: "no file \(JSONValue.quoted("__files/" + s))")
         }
       default:
         if let body = parseEnvelope(v, p, context.envelopes, &d) {
           r.body = body.serializedBytes()
           if let name = v["name"]?.stringValue { r.bodySource = .envelope(name) }
-          if !r.headers.contains("Content-Type") { r.headers.add(name: "Content-Type", value: "application/json") }
+          if !r.headers.contains("Content-Type") {
+            r.headers.add(name: "Content-Type", value: "application/json")
+          }
         }
       }
     }
@@ -652,7 +704,9 @@ public enum StubParser {
         if let n, let t, n >= 1 {
           r.chunkedDribbleDelay = ChunkedDribbleDelay(numberOfChunks: n, totalDuration: t)
         } else if c["numberOfChunks"] == nil || c["totalDuration"] == nil {
-          d.error(p, expected: "both numberOfChunks and totalDuration", found: "only \(c.keys.joined(separator: ", "))")
+          d.error(
+            p, expected: "both numberOfChunks and totalDuration",
+            found: "only \(c.keys.joined(separator: ", "))")
         } else if n == 0 {
           d.error(JSONPathText.child(p, "numberOfChunks"), expected: "at least 1", found: "0")
         }
@@ -663,7 +717,8 @@ public enum StubParser {
         r.fault = f
       } else {
         d.error(
-          JSONPathText.child(path, "fault"), expected: "one of \(Fault.allCases.map(\.rawValue).joined(separator: ", "))",
+          JSONPathText.child(path, "fault"),
+          expected: "one of \(Fault.allCases.map(\.rawValue).joined(separator: ", "))",
           found: v.stringValue.map { JSONValue.quoted($0) } ?? v.kindDescription)
       }
     }
@@ -674,7 +729,9 @@ public enum StubParser {
   /// resolved path, symbolic links included).
   static func escapingReason(_ path: String) -> String? {
     if path.isEmpty { return "an empty path" }
-    if path.hasPrefix("/") || path.hasPrefix("\\") || path.dropFirst().hasPrefix(":") { return "an absolute path" }
+    if path.hasPrefix("/") || path.hasPrefix("\\") || path.dropFirst().hasPrefix(":") {
+      return "an absolute path"
+    }
     var depth = 0
     for part in path.split(whereSeparator: { $0 == "/" || $0 == "\\" }) {
       if part == ".." {
@@ -687,8 +744,11 @@ public enum StubParser {
     return nil
   }
 
-  static func parseDistribution(_ v: JSONValue, _ path: String, _ d: inout Diagnostics) -> DelayDistribution? {
-    guard let o = object(v, path, "an object with \"type\": fixed, uniform or lognormal", &d) else { return nil }
+  static func parseDistribution(_ v: JSONValue, _ path: String, _ d: inout Diagnostics) -> DelayDistribution?
+  {
+    guard let o = object(v, path, "an object with \"type\": fixed, uniform or lognormal", &d) else {
+      return nil
+    }
     let type = o["type"]?.stringValue
     let allowed: Set<String>
     var result: DelayDistribution?
@@ -704,7 +764,9 @@ public enum StubParser {
         if lower <= upper {
           result = .uniform(lower: lower, upper: upper)
         } else {
-          d.error(JSONPathText.child(path, "upper"), expected: "upper ≥ lower (\(o["lower"]?.description ?? ""))", found: o["upper"]?.description ?? "")
+          d.error(
+            JSONPathText.child(path, "upper"), expected: "upper ≥ lower (\(o["lower"]?.description ?? ""))",
+            found: o["upper"]?.description ?? "")
         }
       }
     case "lognormal":
@@ -719,26 +781,35 @@ public enum StubParser {
     default:
       d.error(
         JSONPathText.child(path, "type"), expected: "\"fixed\", \"uniform\" or \"lognormal\"",
-        found: o["type"].map { $0.stringValue.map { JSONValue.quoted($0) } ?? $0.kindDescription } ?? "nothing")
+        found: o["type"].map { $0.stringValue.map { JSONValue.quoted($0) } ?? $0.kindDescription }
+          ?? "nothing")
       return nil
     }
     for key in o.keys where !allowed.contains(key) {
-      d.error(JSONPathText.child(path, key), expected: "one of \(allowed.sorted().joined(separator: ", "))", found: "unknown field \(JSONValue.quoted(key))")
+      d.error(
+        JSONPathText.child(path, key), expected: "one of \(allowed.sorted().joined(separator: ", "))",
+        found: "unknown field \(JSONValue.quoted(key))")
     }
     return result
   }
 
-  static func parseEnvelope(_ v: JSONValue, _ path: String, _ envelopes: EnvelopeSet, _ d: inout Diagnostics) -> JSONValue? {
+  static func parseEnvelope(_ v: JSONValue, _ path: String, _ envelopes: EnvelopeSet, _ d: inout Diagnostics)
+    -> JSONValue?
+  {
     guard let o = object(v, path, "an object {\"name\": \"ok\", <slot>: <value>, …}", &d) else { return nil }
     guard let name = o["name"]?.stringValue else {
-      d.error(JSONPathText.child(path, "name"), expected: "the name of an envelope template (a string)", found: o["name"]?.kindDescription ?? "nothing")
+      d.error(
+        JSONPathText.child(path, "name"), expected: "the name of an envelope template (a string)",
+        found: o["name"]?.kindDescription ?? "nothing")
       return nil
     }
     guard let slots = envelopes.slots(of: name) else {
       let known = envelopes.templates.keys.sorted()
       d.error(
         JSONPathText.child(path, "name"),
-        expected: known.isEmpty ? "an envelope template, but envelopes.json defines none" : "an envelope template from envelopes.json (\(known.joined(separator: ", ")))",
+        expected: known.isEmpty
+          ? "an envelope template, but envelopes.json defines none"
+          : "an envelope template from envelopes.json (\(known.joined(separator: ", ")))",
         found: JSONValue.quoted(name))
       return nil
     }
@@ -749,12 +820,18 @@ public enum StubParser {
         values[m.key] = m.value
       } else {
         ok = false
-        d.error(JSONPathText.child(path, m.key), expected: "a slot of envelope \(JSONValue.quoted(name)) (\(slots.joined(separator: ", ")))", found: JSONValue.quoted(m.key))
+        d.error(
+          JSONPathText.child(path, m.key),
+          expected: "a slot of envelope \(JSONValue.quoted(name)) (\(slots.joined(separator: ", ")))",
+          found: JSONValue.quoted(m.key))
       }
     }
     for s in slots where values[s] == nil {
       ok = false
-      d.error(JSONPathText.child(path, s), expected: "a value for slot \(JSONValue.quoted(s)) of envelope \(JSONValue.quoted(name))", found: "nothing")
+      d.error(
+        JSONPathText.child(path, s),
+        expected: "a value for slot \(JSONValue.quoted(s)) of envelope \(JSONValue.quoted(name))",
+        found: "nothing")
     }
     return ok ? envelopes.fill(name, values: values) : nil
   }

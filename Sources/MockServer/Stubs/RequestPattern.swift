@@ -104,7 +104,8 @@ public struct RequestPattern: Sendable, Hashable {
     if let method {
       weight += 1
       if method != request.method {
-        failures.append(.init(part: "method", expected: method.rawValue, actual: request.method.rawValue, weight: 1))
+        failures.append(
+          .init(part: "method", expected: method.rawValue, actual: request.method.rawValue, weight: 1))
       }
     }
     var params: [String: String] = [:]
@@ -118,7 +119,8 @@ public struct RequestPattern: Sendable, Hashable {
       weight += 1
       if !p.pattern.match(params[p.name]) {
         failures.append(
-          .init(part: "path parameter \(p.name)", expected: p.pattern.description,
+          .init(
+            part: "path parameter \(p.name)", expected: p.pattern.description,
             actual: params[p.name] ?? "(absent)", weight: 1))
       }
     }
@@ -127,7 +129,9 @@ public struct RequestPattern: Sendable, Hashable {
       let values = request.queryValues(q.name)
       if !q.pattern.match(values) {
         failures.append(
-          .init(part: "query \(q.name)", expected: q.pattern.description, actual: NearMiss.show(values), weight: 1))
+          .init(
+            part: "query \(q.name)", expected: q.pattern.description, actual: NearMiss.show(values), weight: 1
+          ))
       }
     }
     for h in headers {
@@ -135,7 +139,9 @@ public struct RequestPattern: Sendable, Hashable {
       let values = request.headers.values(h.name)
       if !h.pattern.match(values) {
         failures.append(
-          .init(part: "header \(h.name)", expected: h.pattern.description, actual: NearMiss.show(values), weight: 1))
+          .init(
+            part: "header \(h.name)", expected: h.pattern.description, actual: NearMiss.show(values),
+            weight: 1))
       }
     }
     for c in cookies {
@@ -144,7 +150,9 @@ public struct RequestPattern: Sendable, Hashable {
       let ok = values.isEmpty ? c.pattern.match(nil) : values.contains { c.pattern.match($0) }
       if !ok {
         failures.append(
-          .init(part: "cookie \(c.name)", expected: c.pattern.description, actual: NearMiss.show(values), weight: 1))
+          .init(
+            part: "cookie \(c.name)", expected: c.pattern.description, actual: NearMiss.show(values),
+            weight: 1))
       }
     }
     if let basicAuth {
@@ -153,15 +161,19 @@ public struct RequestPattern: Sendable, Hashable {
       if got?.username != basicAuth.username || got?.password != basicAuth.password {
         failures.append(
           .init(
-            part: "basicAuthCredentials", expected: "username \(JSONValue.quoted(basicAuth.username)) and its password",
-            actual: got.map { "username \(JSONValue.quoted($0.username))" } ?? "(no Basic credentials)", weight: 1))
+            part: "basicAuthCredentials",
+            expected: "username \(JSONValue.quoted(basicAuth.username)) and its password",
+            actual: got.map { "username \(JSONValue.quoted($0.username))" } ?? "(no Basic credentials)",
+            weight: 1))
       }
     }
     for (k, b) in bodyPatterns.enumerated() {
       weight += 1
       if !b.matchBody(request) {
         failures.append(
-          .init(part: "body pattern \(k)", expected: b.description, actual: NearMiss.excerpt(request.bodyText), weight: 1))
+          .init(
+            part: "body pattern \(k)", expected: b.description, actual: NearMiss.excerpt(request.bodyText),
+            weight: 1))
       }
     }
     return (weight, failures)

@@ -131,7 +131,8 @@ public indirect enum StringValuePattern: Sendable, Hashable, CustomStringConvert
       }
       o.members.insert(JSONObject.Member(key: "expression", value: .string(p.expression)), at: 0)
       return .object(JSONObject(pairs: [("matchesJsonPath", .object(o))]))
-    case .binaryEqualTo(let b): return .object(JSONObject(pairs: [("binaryEqualTo", .string(Base64.encode(b)))]))
+    case .binaryEqualTo(let b):
+      return .object(JSONObject(pairs: [("binaryEqualTo", .string(Base64.encode(b)))]))
     case .and(let all): return .object(JSONObject(pairs: [("and", .array(all.map(\.json)))]))
     case .or(let any): return .object(JSONObject(pairs: [("or", .array(any.map(\.json)))]))
     case .not(let p): return .object(JSONObject(pairs: [("not", p.json)]))
@@ -209,7 +210,8 @@ public enum JSONComparison {
       let aa = a.effective
       if !ignoreExtraElements && ea.count != aa.count { return false }
       for (k, v) in ea {
-        guard let w = aa[k], equal(v, w, ignoreArrayOrder: ignoreArrayOrder, ignoreExtraElements: ignoreExtraElements)
+        guard let w = aa[k],
+          equal(v, w, ignoreArrayOrder: ignoreArrayOrder, ignoreExtraElements: ignoreExtraElements)
         else { return false }
       }
       return true

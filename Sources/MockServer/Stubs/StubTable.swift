@@ -121,7 +121,8 @@ public struct StubTable: Sendable {
         let state = scenarioState(name)
         if state != required {
           failures.append(
-            .init(part: "scenario \(name)", expected: "state \(JSONValue.quoted(required))",
+            .init(
+              part: "scenario \(name)", expected: "state \(JSONValue.quoted(required))",
               actual: "state \(JSONValue.quoted(state))", weight: 1))
         }
       }

@@ -250,8 +250,10 @@ struct JSONPathScanner {
       skipSpaces()
       guard i < b.count, b[i] == UInt8(ascii: "@") else { throw fail("expected '@' in filter") }
       i += 1
-      let path = try parseSegments(stopAt: [0x20, UInt8(ascii: ")"), UInt8(ascii: "="),
-        UInt8(ascii: "!"), UInt8(ascii: "<"), UInt8(ascii: ">")])
+      let path = try parseSegments(stopAt: [
+        0x20, UInt8(ascii: ")"), UInt8(ascii: "="),
+        UInt8(ascii: "!"), UInt8(ascii: "<"), UInt8(ascii: ">"),
+      ])
       skipSpaces()
       var op: String?
       var literal: JSONValue?
