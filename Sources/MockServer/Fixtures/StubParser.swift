@@ -47,7 +47,7 @@ public enum StubParser {
   static let responseFields: Set<String> = [
     "status", "statusMessage", "headers", "body", "jsonBody", "base64Body", "bodyFileName",
     "fixedDelayMilliseconds", "delayDistribution", "chunkedDribbleDelay", "fault", "x-envelope",
-    "transformers", "transformerParameters",
+    "transformers", "transformerParameters", "x-compression", "x-conditional", "x-respondBeforeBody",
   ]
   static let matcherOperators = [
     "equalTo", "contains", "doesNotContain", "matches", "doesNotMatch", "absent", "equalToJson",
@@ -721,6 +721,23 @@ public enum StubParser {
           expected: "one of \(Fault.allCases.map(\.rawValue).joined(separator: ", "))",
           found: v.stringValue.map { JSONValue.quoted($0) } ?? v.kindDescription)
       }
+    }
+    if let v = o["x-compression"] {
+      if let s = v.stringValue, let mode = CompressionMode(rawValue: s) {
+        r.compression = mode
+      } else {
+        d.error(
+          JSONPathText.child(path, "x-compression"), expected: "one of auto, always, never",
+          found: v.stringValue.map { JSONValue.quoted($0) } ?? v.kindDescription)
+      }
+    }
+    for key in ["x-conditional", "x-respondBeforeBody"] {
+      guard let v = o[key] else { continue }
+      guard case .bool(let flag) = v else {
+        d.error(JSONPathText.child(path, key), expected: "true or false", found: v.kindDescription)
+        continue
+      }
+      if key == "x-conditional" { r.conditional = flag } else { r.respondBeforeContent = flag }
     }
     return r
   }

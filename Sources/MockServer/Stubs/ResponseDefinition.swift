@@ -38,6 +38,15 @@ public struct ResponseDefinition: Sendable, Hashable {
   public var chunkedDribbleDelay: ChunkedDribbleDelay?
   /// `fault`: instead of a proper response.
   public var fault: Fault?
+  /// `x-compression` (our extension): `auto` (gzip/deflate when `Accept-Encoding` allows and the body
+  /// is at least 256 bytes), `always` (gzip whatever the request says), `never`.
+  public var compression: CompressionMode = .auto
+  /// `x-conditional` (our extension): answer `If-None-Match` / `If-Modified-Since` with 304, adding a
+  /// strong `ETag` when the stub has none.
+  public var conditional = false
+  /// `x-respondBeforeBody` (our extension): on `Expect: 100-continue`, answer with this response before
+  /// the request content is sent (no `100 Continue`), then close.
+  public var respondBeforeContent = false
 
   /// Creates a response definition.
   public init(
@@ -76,6 +85,16 @@ public struct ResponseDefinition: Sendable, Hashable {
   public func sampleDelayMilliseconds(random: () -> Double) -> Double {
     Double(fixedDelayMilliseconds ?? 0) + (delayDistribution?.sample(random: random) ?? 0)
   }
+}
+
+/// How a stub's response body may be compressed (`x-compression`).
+public enum CompressionMode: String, Sendable, Hashable {
+  /// Compress when the client accepts it and the body is large enough.
+  case auto
+  /// Always gzip.
+  case always
+  /// Never compress.
+  case never
 }
 
 /// WireMock's `delayDistribution`.
