@@ -9,6 +9,15 @@ public struct FixtureSet: Sendable {
   /// Every problem, errors and warnings, in file order.
   public var problems: [FixtureProblem]
 
+  /// Creates a set, e.g. an empty one for a server that starts without fixtures.
+  public init(
+    stubs: [StubMapping] = [], envelopes: EnvelopeSet = EnvelopeSet(), problems: [FixtureProblem] = []
+  ) {
+    self.stubs = stubs
+    self.envelopes = envelopes
+    self.problems = problems
+  }
+
   /// True when any problem is an error (`serve` refuses to start unless `--skip-invalid`).
   public var hasErrors: Bool { problems.contains(where: \.isError) }
   /// Only the errors.

@@ -1,0 +1,160 @@
+import Foundation
+import HTTPCore
+import MockServer
+
+/// A mock server running inside the test process on a free loopback port: start it with a fixtures
+/// folder and/or stubs written in Swift, point the client at ``baseURL``, verify what the client sent
+/// through the journal, ``reset()`` between tests, ``stop()`` at the end.
+///
+/// Every instance is independent (its own port, stubs, journal and scenarios), so parallel tests can each
+/// start their own. Works from Swift Testing and XCTest alike.
+///
+/// ```swift
+/// let server = try TestMockServer.start()
+/// defer { server.stop() }
+/// try server.stub(.get("/api/v1/me").willReturn(status: 200, json: #"{"status":"OK","result":{"id":1}}"#))
+/// // … exercise the client against server.baseURL …
+/// try server.verify(count: 1, .get("/api/v1/me"))
+/// ```
+public final class TestMockServer: Sendable {
+  /// The mock application (stubs, journal, scenarios).
+  public let service: MockService
+  private let server: HTTPServer
+
+  private init(service: MockService, server: HTTPServer) {
+    self.service = service
+    self.server = server
+  }
+
+  /// Starts a server on `127.0.0.1` and a free port.
+  /// - Parameters:
+  ///   - fixtures: a fixtures folder (`mappings/`, `__files/`, `envelopes.json`) to load, or nil for none.
+  ///   - configure: adjusts the service configuration (seed, journal size, global delay…).
+  ///   - configureServer: adjusts the HTTP configuration (timeouts, limits).
+  /// - Throws: ``TestMockServerError/invalidFixtures(_:)`` with the lint report when the folder has
+  ///   errors; `IOError` when the socket cannot be bound.
+  public static func start(
+    fixtures: String? = nil, configure: (inout MockServiceConfiguration) -> Void = { _ in },
+    configureServer: (inout ServerConfiguration) -> Void = { _ in }
+  ) throws -> TestMockServer {
+    var fixtureSet = FixtureSet(stubs: [], envelopes: EnvelopeSet(), problems: [])
+    if let fixtures {
+      fixtureSet = FixtureLoader.load(directory: fixtures)
+      if fixtureSet.hasErrors { throw TestMockServerError.invalidFixtures(fixtureSet.report()) }
+    }
+    var configuration = MockServiceConfiguration()
+    configuration.fixturesDirectory = fixtures
+    configuration.logLevel = .quiet
+    configure(&configuration)
+    let service = MockService(configuration: configuration, fixtures: fixtureSet)
+    var serverConfiguration = ServerConfiguration()
+    serverConfiguration.port = 0
+    serverConfiguration.shutdownGraceMilliseconds = 1000
+    serverConfiguration.maxHoldMilliseconds = configuration.maxHoldMilliseconds
+    configureServer(&serverConfiguration)
+    let server = HTTPServer(configuration: serverConfiguration, responder: service)
+    try server.start()
+    return TestMockServer(service: service, server: server)
+  }
+
+  /// The port the server listens on.
+  public var port: Int { server.port }
+
+  /// `http://127.0.0.1:PORT` (no trailing slash).
+  public var baseURL: URL {
+    URL(string: server.baseURL) ?? URL(fileURLWithPath: "/")
+  }
+
+  /// Adds a stub (it outranks earlier stubs of equal priority) and returns its id.
+  /// - Throws: ``TestMockServerError/invalidStub(_:)`` with the lint-format problems.
+  @discardableResult
+  public func stub(_ stub: StubBuilder) throws -> String {
+    try self.stub(json: stub.json)
+  }
+
+  /// Adds a stub written as WireMock stub mapping JSON and returns its id.
+  /// - Throws: ``TestMockServerError/invalidStub(_:)`` when the JSON is malformed or not a valid stub.
+  @discardableResult
+  public func stub(json: String) throws -> String {
+    let value: JSONValue
+    do {
+      value = try JSONValue.parse(json)
+    } catch {
+      throw TestMockServerError.invalidStub("stub JSON: \(error)")
+    }
+    let context = StubParsingContext(envelopes: service.envelopes, makeID: { UUID().uuidString.lowercased() })
+    let (parsed, problems) = StubParser.parse(value, file: "stub", context: context)
+    guard let parsed, !problems.contains(where: \.isError) else {
+      throw TestMockServerError.invalidStub(FixtureLoader.report(problems))
+    }
+    service.addStub(parsed)
+    return parsed.id
+  }
+
+  /// Removes the stub `id`; returns false when there is none.
+  @discardableResult
+  public func removeStub(id: String) -> Bool { service.removeStub(id: id) }
+
+  /// Requests received, oldest first (bounded by the journal size, default 10,000).
+  public var requests: [JournalEntry] { service.journal.snapshot() }
+
+  /// Requests no stub matched, oldest first.
+  public var unmatchedRequests: [JournalEntry] { requests.filter { !$0.wasMatched } }
+
+  /// Number of received requests that match `pattern`.
+  /// - Throws: ``TestMockServerError/invalidStub(_:)`` when the pattern is not a valid request pattern.
+  public func count(_ pattern: RequestPatternBuilder) throws -> Int {
+    let matcher = try pattern.compiled()
+    return requests.filter { entry in
+      guard let view = try? RequestView(entry.request) else { return false }
+      return matcher.matches(view).0
+    }.count
+  }
+
+  /// Checks that exactly `count` received requests match `pattern`.
+  /// - Throws: ``TestMockServerError/verificationFailed(_:)`` describing the requests received, when the
+  ///   count differs.
+  public func verify(count expected: Int, _ pattern: RequestPatternBuilder) throws {
+    let actual = try count(pattern)
+    guard actual == expected else {
+      let seen = requests.map { "\($0.request.method.rawValue) \($0.request.head.target)" }
+      throw TestMockServerError.verificationFailed(
+        "expected \(expected) request(s) matching \(pattern.json), found \(actual); received: "
+          + (seen.isEmpty ? "none" : seen.joined(separator: ", ")))
+    }
+  }
+
+  /// Clears the journal, runtime stubs, scenario states and response sequences; file stubs stay.
+  public func reset() {
+    for stub in service.runtimeStubs { service.removeStub(id: stub.id) }
+    service.resetRequestsAndScenarios()
+  }
+
+  /// Stops the server (responses in flight finish, up to 1 s). Safe to call twice.
+  public func stop() {
+    server.shutdown(graceful: true)
+  }
+
+  deinit { server.shutdown(graceful: false) }
+}
+
+/// Why a ``TestMockServer`` call failed.
+public enum TestMockServerError: Error, CustomStringConvertible, Equatable {
+  /// The fixtures folder has errors; the lint report.
+  case invalidFixtures(String)
+  /// A stub or pattern is not valid; the problems.
+  case invalidStub(String)
+  /// `verify` found a different count; what was received.
+  case verificationFailed(String)
+  /// The `mockserver` binary could not be launched or did not print its `listening on` line.
+  case launchFailed(String)
+
+  public var description: String {
+    switch self {
+    case .invalidFixtures(let s): return "invalid fixtures:\n\(s)"
+    case .invalidStub(let s): return "invalid stub: \(s)"
+    case .verificationFailed(let s): return "verification failed: \(s)"
+    case .launchFailed(let s): return "mockserver did not start: \(s)"
+    }
+  }
+}
