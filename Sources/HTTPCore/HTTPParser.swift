@@ -1,0 +1,628 @@
+/// One step of a parsed message.
+public enum HTTPParserEvent: Sendable, Hashable {
+  /// A complete request head (request mode).
+  case requestHead(HTTPRequestHead)
+  /// A complete response head (response mode). A 1xx head is followed directly by `.end`.
+  case responseHead(HTTPResponseHead)
+  /// Content bytes with the transfer coding removed; may arrive in several pieces.
+  case body([UInt8])
+  /// The message is complete; trailer fields of a chunked message, or empty.
+  case end(trailers: HTTPHeaders)
+}
+
+/// An incremental HTTP/1.1 message parser (RFC 9112), fed bytes in pieces of any size.
+///
+/// Feed bytes with ``append(_:)-(UnsafeRawBufferPointer)``, then call ``next()`` until it returns nil
+/// (more bytes needed). In request mode the parser handles pipelined requests one after another; in
+/// response mode call ``expectResponse(to:)`` before each response so that a response to HEAD is known to
+/// carry no content. Leading empty lines before a request-line are ignored (RFC 9112 §2.2); bare LF is
+/// accepted as a line terminator (RFC 9112 §2.2 allows it). Errors are sticky.
+public struct HTTPParser: Sendable {
+  /// Which kind of message the stream carries.
+  public enum Mode: Sendable, Hashable {
+    /// Requests, as a server reads them.
+    case request
+    /// Responses, as a client reads them.
+    case response
+  }
+
+  private enum State: Sendable, Hashable {
+    case head
+    case fixedBody(remaining: Int)
+    case chunkSize
+    case chunkData(remaining: Int)
+    case chunkDataEnd
+    case trailers
+    case untilClose
+    case failed(HTTPParserError)
+  }
+
+  /// The mode this parser was created with.
+  public let mode: Mode
+  /// The limits enforced.
+  public var limits: ParserLimits
+
+  private var buffer: [UInt8] = []
+  private var readIndex = 0
+  /// Where the search for the end of the current head or line resumes (avoids rescanning).
+  private var scanIndex = 0
+  private var state: State = .head
+  private var bodyReceived = 0
+  private var announcedLength: Int?
+  private var pendingMethods: [HTTPMethod] = []
+  /// A message without (more) content is complete; `.end` is the next event.
+  private var pendingEnd = false
+
+  /// Creates a parser.
+  /// - Parameters:
+  ///   - mode: request (server side) or response (client side).
+  ///   - limits: bounds enforced on every message.
+  public init(mode: Mode, limits: ParserLimits = ParserLimits()) {
+    self.mode = mode
+    self.limits = limits
+  }
+
+  /// Bytes received but not yet consumed by ``next()``.
+  public var bufferedByteCount: Int { buffer.count - readIndex }
+
+  /// True between messages: no partial message is buffered and no message is in progress.
+  public var isIdle: Bool {
+    if case .head = state { return !pendingEnd && readIndex == buffer.count }
+    return false
+  }
+
+  /// True while the parser waits for (or is inside) a message head.
+  public var isReadingHead: Bool {
+    if case .head = state { return true }
+    return false
+  }
+
+  /// Appends received bytes.
+  public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+    compactIfUseful()
+    buffer.append(contentsOf: bytes)
+  }
+
+  /// Appends received bytes.
+  public mutating func append(_ bytes: [UInt8]) {
+    compactIfUseful()
+    buffer.append(contentsOf: bytes)
+  }
+
+  /// Response mode: records the method of the request the next unanswered response belongs to, so that a
+  /// response to HEAD is read without content (RFC 9112 §6.3 rule 1). Call once per request sent.
+  public mutating func expectResponse(to method: HTTPMethod) {
+    pendingMethods.append(method)
+  }
+
+  /// Returns the next event, or nil when more bytes are needed.
+  /// - Throws: ``HTTPParserError``; once thrown, every later call throws the same error.
+  public mutating func next() throws(HTTPParserError) -> HTTPParserEvent? {
+    do {
+      return try step()
+    } catch {
+      state = .failed(error)
+      throw error
+    }
+  }
+
+  /// Signals the end of the stream. Returns `.end` when a read-until-close response body completes;
+  /// nil when the stream ended cleanly between messages.
+  /// - Throws: ``HTTPParserError/incompleteMessage(expectedBytes:receivedBytes:)`` when the stream ended
+  ///   inside a message (a partial head, or fewer content bytes than announced).
+  public mutating func finish() throws(HTTPParserError) -> HTTPParserEvent? {
+    switch state {
+    case .failed(let error):
+      throw error
+    case .untilClose:
+      state = .head
+      return .end(trailers: HTTPHeaders())
+    case .head:
+      if pendingEnd {
+        pendingEnd = false
+        return .end(trailers: HTTPHeaders())
+      }
+      var i = readIndex
+      while i < buffer.count, buffer[i] == 13 || buffer[i] == 10 { i += 1 }
+      if i == buffer.count { return nil }
+      let error = HTTPParserError.incompleteMessage(expectedBytes: nil, receivedBytes: 0)
+      state = .failed(error)
+      throw error
+    default:
+      let error = HTTPParserError.incompleteMessage(
+        expectedBytes: announcedLength, receivedBytes: bodyReceived)
+      state = .failed(error)
+      throw error
+    }
+  }
+
+  // MARK: - State machine
+
+  private mutating func step() throws(HTTPParserError) -> HTTPParserEvent? {
+    switch state {
+    case .failed(let error):
+      throw error
+    case .head:
+      return try parseHeadIfComplete()
+    case .fixedBody(let remaining):
+      let available = buffer.count - readIndex
+      if available == 0 { return nil }
+      let n = min(available, remaining)
+      let piece = Array(buffer[readIndex..<readIndex + n])
+      readIndex += n
+      bodyReceived += n
+      if n == remaining {
+        state = .head
+        scanIndex = readIndex
+        // Deliver the content now and the end on the next call.
+        pendingEnd = true
+      } else {
+        state = .fixedBody(remaining: remaining - n)
+      }
+      return .body(piece)
+    case .chunkSize:
+      guard let lineEnd = try findLineEnd(maxLength: 4096) else { return nil }
+      let size = try parseChunkSize(buffer[readIndex..<lineEnd.contentEnd])
+      readIndex = lineEnd.next
+      scanIndex = readIndex
+      if size == 0 {
+        state = .trailers
+        return try step()
+      }
+      if bodyReceived + size > limits.maxBodyBytes {
+        throw .bodyTooLarge(limit: limits.maxBodyBytes)
+      }
+      state = .chunkData(remaining: size)
+      return try step()
+    case .chunkData(let remaining):
+      let available = buffer.count - readIndex
+      if available == 0 { return nil }
+      let n = min(available, remaining)
+      let piece = Array(buffer[readIndex..<readIndex + n])
+      readIndex += n
+      bodyReceived += n
+      state = n == remaining ? .chunkDataEnd : .chunkData(remaining: remaining - n)
+      return .body(piece)
+    case .chunkDataEnd:
+      let available = buffer.count - readIndex
+      if available == 0 { return nil }
+      if buffer[readIndex] == 10 {
+        readIndex += 1
+      } else if buffer[readIndex] == 13 {
+        if available < 2 { return nil }
+        guard buffer[readIndex + 1] == 10 else { throw .invalidChunk }
+        readIndex += 2
+      } else {
+        throw .invalidChunk
+      }
+      scanIndex = readIndex
+      state = .chunkSize
+      return try step()
+    case .trailers:
+      return try parseTrailersIfComplete()
+    case .untilClose:
+      let available = buffer.count - readIndex
+      if available == 0 { return nil }
+      let piece = Array(buffer[readIndex...])
+      readIndex = buffer.count
+      bodyReceived += available
+      if bodyReceived > limits.maxBodyBytes { throw .bodyTooLarge(limit: limits.maxBodyBytes) }
+      return .body(piece)
+    }
+  }
+
+  private mutating func compactIfUseful() {
+    if readIndex > 0, readIndex == buffer.count {
+      buffer.removeAll(keepingCapacity: true)
+      scanIndex = max(0, scanIndex - readIndex)
+      readIndex = 0
+    } else if readIndex > 4096, readIndex * 2 > buffer.count {
+      buffer.removeSubrange(0..<readIndex)
+      scanIndex = max(0, scanIndex - readIndex)
+      readIndex = 0
+    }
+  }
+
+  /// Finds the end of the line starting at `readIndex`. Returns the index where the line's content ends
+  /// (before CR LF or LF) and the index after the terminator.
+  private mutating func findLineEnd(maxLength: Int) throws(HTTPParserError) -> (
+    contentEnd: Int, next: Int
+  )? {
+    var i = max(scanIndex, readIndex)
+    while i < buffer.count {
+      if buffer[i] == 10 {
+        let contentEnd = (i > readIndex && buffer[i - 1] == 13) ? i - 1 : i
+        return (contentEnd, i + 1)
+      }
+      i += 1
+    }
+    scanIndex = i
+    if i - readIndex > maxLength { throw .invalidChunk }
+    return nil
+  }
+
+  private func parseChunkSize(_ line: ArraySlice<UInt8>) throws(HTTPParserError) -> Int {
+    var size = 0
+    var digits = 0
+    var i = line.startIndex
+    while i < line.endIndex, let v = hexValue(line[i]) {
+      if size > (Int.max >> 4) - 16 { throw .invalidChunk }
+      size = size << 4 | v
+      digits += 1
+      i += 1
+    }
+    guard digits > 0 else { throw .invalidChunk }
+    // chunk-ext = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] ); ignored (§7.1.1)
+    while i < line.endIndex, line[i] == 32 || line[i] == 9 { i += 1 }
+    if i < line.endIndex {
+      guard line[i] == 59 else { throw .invalidChunk }
+      for byte in line[i...] where byte < 32 && byte != 9 || byte == 127 { throw .invalidChunk }
+    }
+    return size
+  }
+
+  private func hexValue(_ b: UInt8) -> Int? {
+    switch b {
+    case 48...57: return Int(b - 48)
+    case 65...70: return Int(b - 55)
+    case 97...102: return Int(b - 87)
+    default: return nil
+    }
+  }
+
+  /// Finds the empty line ending a header section starting at `from`; returns (end of fields, next).
+  private mutating func findSectionEnd(from start: Int) -> (fieldsEnd: Int, next: Int)? {
+    var i = max(scanIndex, start)
+    let count = buffer.count
+    while i < count {
+      if buffer[i] == 10 {
+        // An empty line follows this LF if the next byte is LF, or CR LF.
+        if i + 1 < count, buffer[i + 1] == 10 { return (i + 1, i + 2) }
+        if i + 2 < count, buffer[i + 1] == 13, buffer[i + 2] == 10 { return (i + 1, i + 3) }
+        if i + 1 >= count || (i + 2 >= count && buffer[i + 1] == 13) {
+          scanIndex = i
+          return nil
+        }
+        // The head is a single empty line only if it starts with one (handled by caller).
+      }
+      i += 1
+    }
+    scanIndex = count
+    return nil
+  }
+
+  private mutating func parseHeadIfComplete() throws(HTTPParserError) -> HTTPParserEvent? {
+    if pendingEnd {
+      pendingEnd = false
+      return .end(trailers: HTTPHeaders())
+    }
+    // Ignore empty lines before the request-line or status-line (RFC 9112 §2.2).
+    while readIndex < buffer.count, buffer[readIndex] == 13 || buffer[readIndex] == 10 {
+      if buffer[readIndex] == 13 {
+        if readIndex + 1 >= buffer.count { return nil }
+        guard buffer[readIndex + 1] == 10 else {
+          throw mode == .request ? .invalidRequestLine : .invalidStatusLine
+        }
+      }
+      readIndex += 1
+    }
+    if readIndex == buffer.count { return nil }
+    guard let end = findSectionEnd(from: readIndex) else {
+      try checkPartialHeadLimits()
+      return nil
+    }
+    if end.next - readIndex > limits.maxHeaderSectionBytes {
+      try checkRequestLineLimit(upTo: end.next)
+      throw .headerSectionTooLarge(limit: limits.maxHeaderSectionBytes)
+    }
+    let headStart = readIndex
+    readIndex = end.next
+    scanIndex = readIndex
+    bodyReceived = 0
+    announcedLength = nil
+    let event: HTTPParserEvent
+    switch mode {
+    case .request:
+      let head = try parseRequestHead(buffer[headStart..<end.fieldsEnd])
+      event = .requestHead(head)
+    case .response:
+      let head = try parseResponseHead(buffer[headStart..<end.fieldsEnd])
+      event = .responseHead(head)
+    }
+    return event
+  }
+
+  private func checkPartialHeadLimits() throws(HTTPParserError) {
+    let buffered = buffer.count - readIndex
+    if buffered > limits.maxRequestTargetBytes { try checkRequestLineLimit(upTo: buffer.count) }
+    if buffered > limits.maxHeaderSectionBytes {
+      throw .headerSectionTooLarge(limit: limits.maxHeaderSectionBytes)
+    }
+  }
+
+  /// Throws 414 when the request-target (possibly still incomplete) is longer than allowed.
+  private func checkRequestLineLimit(upTo limit: Int) throws(HTTPParserError) {
+    guard mode == .request else { return }
+    var i = readIndex
+    while i < limit, buffer[i] != 32, buffer[i] != 10 { i += 1 }
+    guard i < limit, buffer[i] == 32 else { return }
+    let targetStart = i + 1
+    var j = targetStart
+    while j < limit, buffer[j] != 32, buffer[j] != 10, buffer[j] != 13 { j += 1 }
+    if j - targetStart > limits.maxRequestTargetBytes {
+      throw .requestTargetTooLong(limit: limits.maxRequestTargetBytes)
+    }
+  }
+
+  // MARK: - Heads
+
+  private func splitLines(_ bytes: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
+    var lines: [ArraySlice<UInt8>] = []
+    var start = bytes.startIndex
+    var i = start
+    while i < bytes.endIndex {
+      if bytes[i] == 10 {
+        var end = i
+        if end > start, bytes[end - 1] == 13 { end -= 1 }
+        lines.append(bytes[start..<end])
+        start = i + 1
+      }
+      i += 1
+    }
+    if start < bytes.endIndex {
+      var end = bytes.endIndex
+      if bytes[end - 1] == 13 { end -= 1 }
+      lines.append(bytes[start..<end])
+    }
+    return lines
+  }
+
+  private mutating func parseRequestHead(_ bytes: ArraySlice<UInt8>) throws(HTTPParserError)
+    -> HTTPRequestHead
+  {
+    let lines = splitLines(bytes)
+    guard let requestLine = lines.first else { throw .invalidRequestLine }
+    // method SP request-target SP HTTP-version
+    guard let sp1 = requestLine.firstIndex(of: 32) else { throw .invalidRequestLine }
+    let methodBytes = requestLine[requestLine.startIndex..<sp1]
+    guard !methodBytes.isEmpty, methodBytes.allSatisfy(isTokenChar) else { throw .invalidRequestLine }
+    let rest = requestLine[(sp1 + 1)...]
+    guard let sp2 = rest.firstIndex(of: 32) else { throw .invalidRequestLine }
+    let targetBytes = rest[rest.startIndex..<sp2]
+    if targetBytes.count > limits.maxRequestTargetBytes {
+      throw .requestTargetTooLong(limit: limits.maxRequestTargetBytes)
+    }
+    guard !targetBytes.isEmpty, targetBytes.allSatisfy({ $0 > 32 && $0 < 127 }) else {
+      throw .invalidRequestLine
+    }
+    let version = try parseVersion(rest[(sp2 + 1)...], invalid: .invalidRequestLine)
+    let headers = try parseFields(lines.dropFirst())
+    let method = HTTPMethod(rawValue: String(decoding: methodBytes, as: UTF8.self))
+    let target = String(decoding: targetBytes, as: UTF8.self)
+    // request-target forms (RFC 9112 §3.2)
+    let first = targetBytes[targetBytes.startIndex]
+    if first == 42 {  // "*"
+      guard targetBytes.count == 1, method == .options else { throw .invalidRequestLine }
+    } else if first != 47 {  // not origin-form
+      if method == .connect {
+        guard !target.contains("/") else { throw .invalidRequestLine }
+      } else {
+        guard isAbsoluteForm(targetBytes) else { throw .invalidRequestLine }
+      }
+    }
+    if version.minor >= 1 || version.major > 1 {
+      let hosts = headers.values("Host")
+      if hosts.isEmpty { throw .invalidHost("HTTP/1.1 request without Host") }
+      if hosts.count > 1 { throw .invalidHost("more than one Host field") }
+    } else if headers.values("Host").count > 1 {
+      throw .invalidHost("more than one Host field")
+    }
+    let head = HTTPRequestHead(method: method, target: target, version: version, headers: headers)
+    try setUpRequestBody(head)
+    return head
+  }
+
+  private func isAbsoluteForm(_ bytes: ArraySlice<UInt8>) -> Bool {
+    // scheme ":" "//" ... ; scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
+    var i = bytes.startIndex
+    guard i < bytes.endIndex, isAlpha(bytes[i]) else { return false }
+    while i < bytes.endIndex,
+      isAlpha(bytes[i]) || (48...57).contains(bytes[i]) || bytes[i] == 43
+        || bytes[i] == 45 || bytes[i] == 46
+    {
+      i += 1
+    }
+    return bytes[i...].starts(with: [58, 47, 47])
+  }
+
+  private func isAlpha(_ b: UInt8) -> Bool { (65...90).contains(b) || (97...122).contains(b) }
+
+  private func parseVersion(_ bytes: ArraySlice<UInt8>, invalid: HTTPParserError) throws(HTTPParserError)
+    -> HTTPVersion
+  {
+    // HTTP-version = "HTTP" "/" DIGIT "." DIGIT
+    guard bytes.count == 8, bytes.starts(with: [72, 84, 84, 80, 47]) else {
+      if bytes.starts(with: [72, 84, 84, 80, 47]) { throw .invalidVersion }
+      throw invalid
+    }
+    let s = bytes.startIndex
+    let major = bytes[s + 5]
+    let dot = bytes[s + 6]
+    let minor = bytes[s + 7]
+    guard (48...57).contains(major), dot == 46, (48...57).contains(minor) else { throw .invalidVersion }
+    let version = HTTPVersion(major: Int(major - 48), minor: Int(minor - 48))
+    guard version.major == 1 else { throw .unsupportedVersion(version) }
+    return version
+  }
+
+  private func parseFields(_ lines: ArraySlice<ArraySlice<UInt8>>) throws(HTTPParserError) -> HTTPHeaders {
+    if lines.count > limits.maxHeaderCount { throw .tooManyHeaderFields(limit: limits.maxHeaderCount) }
+    var headers = HTTPHeaders()
+    for line in lines {
+      guard let first = line.first else { continue }
+      if first == 32 || first == 9 { throw .invalidHeaderField("obsolete line folding") }
+      guard let colon = line.firstIndex(of: 58) else { throw .invalidHeaderField("line without a colon") }
+      let name = line[line.startIndex..<colon]
+      if name.isEmpty { throw .invalidHeaderField("empty field name") }
+      if let last = name.last, last == 32 || last == 9 {
+        throw .invalidHeaderField("whitespace before the colon")
+      }
+      guard name.allSatisfy(isTokenChar) else { throw .invalidHeaderField("invalid character in name") }
+      var vs = colon + 1
+      var ve = line.endIndex
+      while vs < ve, line[vs] == 32 || line[vs] == 9 { vs += 1 }
+      while ve > vs, line[ve - 1] == 32 || line[ve - 1] == 9 { ve -= 1 }
+      let value = line[vs..<ve]
+      for b in value where (b < 32 && b != 9) || b == 127 {
+        throw .invalidHeaderField(
+          b == 0 ? "NUL in value" : b == 13 ? "CR in value" : "control character in value")
+      }
+      headers.add(
+        name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
+    }
+    return headers
+  }
+
+  private func isTokenChar(_ b: UInt8) -> Bool {
+    // tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~"
+    //       / DIGIT / ALPHA
+    switch b {
+    case 48...57, 65...90, 97...122: return true
+    case 33, 35, 36, 37, 38, 39, 42, 43, 45, 46, 94, 95, 96, 124, 126: return true
+    default: return false
+    }
+  }
+
+  /// Decides request framing (RFC 9112 §6.3) and moves to the matching body state.
+  private mutating func setUpRequestBody(_ head: HTTPRequestHead) throws(HTTPParserError) {
+    let framing = try framing(of: head.headers, version: head.version)
+    switch framing {
+    case .chunked:
+      state = .chunkSize
+    case .length(let n):
+      if n > limits.maxBodyBytes { throw .bodyTooLarge(limit: limits.maxBodyBytes) }
+      announcedLength = n
+      state = n == 0 ? .head : .fixedBody(remaining: n)
+      if n == 0 { pendingEnd = true }
+    case .none:
+      state = .head
+      pendingEnd = true
+    }
+  }
+
+  private enum Framing { case chunked, length(Int), none }
+
+  private func framing(of headers: HTTPHeaders, version: HTTPVersion) throws(HTTPParserError) -> Framing {
+    let te = headers.values("Transfer-Encoding")
+    let cl = headers.values("Content-Length")
+    if !te.isEmpty {
+      if !cl.isEmpty { throw .ambiguousFraming("both Content-Length and Transfer-Encoding") }
+      if version == .http1_0 { throw .ambiguousFraming("Transfer-Encoding in an HTTP/1.0 message") }
+      let codings = headers.listElements("Transfer-Encoding").map { $0.lowercasedASCII() }
+      for coding in codings where coding != "chunked" {
+        throw .unsupportedTransferCoding(coding)
+      }
+      guard codings.count == 1 else {
+        throw .ambiguousFraming(
+          codings.isEmpty ? "empty Transfer-Encoding" : "chunked applied more than once")
+      }
+      return .chunked
+    }
+    if !cl.isEmpty {
+      var value: Int?
+      for field in cl {
+        for element in field.split(separator: ",", omittingEmptySubsequences: false) {
+          let trimmed = element.trimmingOWS()
+          guard let n = parseDecimal(trimmed) else { throw .invalidContentLength }
+          if let value, value != n { throw .invalidContentLength }
+          value = n
+        }
+      }
+      guard let value else { throw .invalidContentLength }
+      return .length(value)
+    }
+    return .none
+  }
+
+  private func parseDecimal(_ s: String) -> Int? {
+    guard !s.isEmpty, s.utf8.count <= 18 else { return nil }
+    var n = 0
+    for b in s.utf8 {
+      guard (48...57).contains(b) else { return nil }
+      n = n * 10 + Int(b - 48)
+    }
+    return n
+  }
+
+  private mutating func parseResponseHead(_ bytes: ArraySlice<UInt8>) throws(HTTPParserError)
+    -> HTTPResponseHead
+  {
+    let lines = splitLines(bytes)
+    guard let statusLine = lines.first, statusLine.count >= 12 else { throw .invalidStatusLine }
+    let s = statusLine.startIndex
+    let version = try parseVersion(statusLine[s..<s + 8], invalid: .invalidStatusLine)
+    guard statusLine[s + 8] == 32 else { throw .invalidStatusLine }
+    let digits = statusLine[(s + 9)..<(s + 12)]
+    guard digits.allSatisfy({ (48...57).contains($0) }) else { throw .invalidStatusLine }
+    let code = digits.reduce(0) { $0 * 10 + Int($1 - 48) }
+    var reason = ""
+    if statusLine.count > 12 {
+      guard statusLine[s + 12] == 32 else { throw .invalidStatusLine }
+      reason = String(decoding: statusLine[(s + 13)...], as: UTF8.self)
+    }
+    let headers = try parseFields(lines.dropFirst())
+    var status = HTTPStatus(code: code)
+    status.reasonPhrase = reason
+    let head = HTTPResponseHead(version: version, status: status, headers: headers)
+    let method: HTTPMethod? = (100..<200).contains(code) ? pendingMethods.first : pendingMethods.first
+    if !(100..<200).contains(code), !pendingMethods.isEmpty { pendingMethods.removeFirst() }
+    // RFC 9112 §6.3: HEAD, 1xx, 204, 304 have no content.
+    if method == .head || status.forbidsContent {
+      state = .head
+      pendingEnd = true
+      return head
+    }
+    switch try framing(of: headers, version: version) {
+    case .chunked: state = .chunkSize
+    case .length(let n):
+      if n > limits.maxBodyBytes { throw .bodyTooLarge(limit: limits.maxBodyBytes) }
+      announcedLength = n
+      state = n == 0 ? .head : .fixedBody(remaining: n)
+      if n == 0 { pendingEnd = true }
+    case .none:
+      state = .untilClose
+    }
+    return head
+  }
+
+  private mutating func parseTrailersIfComplete() throws(HTTPParserError) -> HTTPParserEvent? {
+    // Trailer section: *( field-line CRLF ) CRLF. Fast path: an empty trailer section.
+    let available = buffer.count - readIndex
+    if available == 0 { return nil }
+    var trailers = HTTPHeaders()
+    if buffer[readIndex] == 10 || buffer[readIndex] == 13 {
+      if buffer[readIndex] == 13 {
+        if available < 2 { return nil }
+        guard buffer[readIndex + 1] == 10 else { throw .invalidChunk }
+        readIndex += 2
+      } else {
+        readIndex += 1
+      }
+    } else {
+      guard let end = findSectionEnd(from: readIndex) else {
+        if available > limits.maxHeaderSectionBytes {
+          throw .headerSectionTooLarge(limit: limits.maxHeaderSectionBytes)
+        }
+        return nil
+      }
+      if end.next - readIndex > limits.maxHeaderSectionBytes {
+        throw .headerSectionTooLarge(limit: limits.maxHeaderSectionBytes)
+      }
+      trailers = try parseFields(splitLines(buffer[readIndex..<end.fieldsEnd])[...])
+      readIndex = end.next
+    }
+    scanIndex = readIndex
+    state = .head
+    return .end(trailers: trailers)
+  }
+}
