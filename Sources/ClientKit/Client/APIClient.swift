@@ -56,8 +56,8 @@ public struct APIClient: Sendable {
   ///   - authentication: default `.none`.
   ///   - adapters: run in order on each attempt (put ``SigningAdapter`` last).
   ///   - retryPolicy: default ``RetryPolicy/default``.
-  ///   - transport: nil for the platform default: ``URLSessionTransport`` on Apple platforms,
-  ///     ``SocketTransport`` elsewhere (exact deadlines, no silent re-sends; see docs/clientkit.md).
+  ///   - transport: nil for ``platformDefaultTransport()``: ``URLSessionTransport`` on Apple platforms,
+  ///     ``AutomaticTransport`` elsewhere (``SocketTransport`` for `http`; see docs/clientkit.md).
   ///   - cache: response cache, nil for none.
   ///   - timeout: default deadline of one attempt (20 s).
   ///   - sleep: the wait between retries.
@@ -91,13 +91,15 @@ public struct APIClient: Sendable {
     self.sleep = sleep
   }
 
-  /// The transport used when none is given: ``URLSessionTransport`` on Apple platforms,
-  /// ``SocketTransport`` on Linux and other platforms.
+  /// The transport used when none is given: ``URLSessionTransport`` on Apple platforms; on Linux and
+  /// other platforms ``AutomaticTransport``: ``SocketTransport`` for `http`, ``URLSessionTransport`` for
+  /// `https` (Linux URLSession rounds timeouts down to whole seconds and may re-send requests on reused
+  /// connections; ``SocketTransport`` does neither).
   public static func platformDefaultTransport() -> any Transport {
     #if canImport(Darwin)
       return URLSessionTransport()
     #else
-      return URLSessionTransport()
+      return AutomaticTransport()
     #endif
   }
 
