@@ -8,8 +8,9 @@
 /// never re-send a request that is not idempotent.
 ///
 /// Which transport ``APIClient`` uses when none is given: ``URLSessionTransport`` on Apple platforms,
-/// ``SocketTransport`` on Linux (where `URLSession` rounds timeouts down to whole seconds and may re-send a
-/// request on a reused connection).
+/// ``AutomaticTransport`` on Linux: ``SocketTransport`` for `http` (Linux `URLSession` rounds timeouts down
+/// to whole seconds and may re-send a request on a reused connection) and ``URLSessionTransport`` for
+/// `https`.
 public protocol Transport: Sendable {
   /// Sends `request` and waits for the whole response.
   /// - Parameters:
