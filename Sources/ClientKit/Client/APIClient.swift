@@ -263,7 +263,7 @@ public struct APIClient: Sendable {
   /// - Throws: ``APIError/invalidRequest(_:)`` when the base URL has no scheme or host.
   func makeURL(path: String, query: [URLQueryItem]) throws(APIError) -> URL {
     guard var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: true),
-      components.scheme != nil, components.host != nil
+      components.scheme != nil, let host = components.host, !host.isEmpty
     else { throw .invalidRequest("the base URL \(baseURL) has no scheme or host") }
     components.percentEncodedPath = PercentEncoding.join(
       basePath: components.percentEncodedPath, PercentEncoding.path(path))
