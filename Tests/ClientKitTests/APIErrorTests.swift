@@ -36,7 +36,8 @@ struct APIErrorTests {
   @Test func descriptionsNameTheImportantFacts() {
     #expect(APIError.timedOut(limit: .milliseconds(1500), request: Self.info).description.contains("1500 ms"))
     #expect(APIError.timedOut(limit: .seconds(20), request: Self.info).description.contains("20 s"))
-    let truncated = APIError.truncatedBody(Self.info, statusCode: 200, expected: 100, received: 14).description
+    let truncated = APIError.truncatedBody(Self.info, statusCode: 200, expected: 100, received: 14)
+      .description
     #expect(truncated.contains("14 of 100"))
     #expect(APIError.cannotConnect(Self.info, reason: "Connection refused").description.contains("api.test"))
     #expect(APIError.cancelled.presentation == .none)
@@ -75,7 +76,9 @@ struct APIErrorTests {
   }
 
   @Test func applicationAndDecodingAndEmptyBodyAndInvalidRequest() async {
-    let ng = makeClient(StubTransport(statusCode: 200, body: #"{"status":"NG","message":"Nope"}"#), envelope: StatusResultEnvelope())
+    let ng = makeClient(
+      StubTransport(statusCode: 200, body: #"{"status":"NG","message":"Nope"}"#),
+      envelope: StatusResultEnvelope())
     let app = await apiError { () async throws(APIError) in try await ng.send(GetUser(id: 1)) }
     #expect(app?.caseName == "application")
     #expect(app?.errorDescription == "Nope")
@@ -92,10 +95,14 @@ struct APIErrorTests {
     #expect(decoding?.description.contains("name") == true)
 
     let empty = makeClient(StubTransport(statusCode: 204))
-    #expect(await apiError { () async throws(APIError) in try await empty.send(GetUser(id: 1)) }?.caseName == "emptyBody")
+    #expect(
+      await apiError { () async throws(APIError) in try await empty.send(GetUser(id: 1)) }?.caseName
+        == "emptyBody")
 
     let noHost = APIClient(baseURL: URL(string: "file:///tmp")!, transport: StubTransport(statusCode: 200))
-    #expect(await apiError { () async throws(APIError) in try await noHost.send(GetUser(id: 1)) }?.caseName == "invalidRequest")
+    #expect(
+      await apiError { () async throws(APIError) in try await noHost.send(GetUser(id: 1)) }?.caseName
+        == "invalidRequest")
   }
 
   @Test func longBodiesAreExcerpted() {

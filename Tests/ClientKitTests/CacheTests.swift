@@ -52,14 +52,20 @@ struct CacheTests {
   @Test func defaultQueryItemsDoNotSplitTheCacheKeyAndNoStoreIsRespected() async throws {
     let counter = Counter()
     let stub = StubTransport { request throws(APIError) in
-      request.headers["If-None-Match"] == "\"a\"" ? reply(304) : reply(200, #"{"id":1,"name":"A"}"#, headers: ["ETag": "\"a\""])
+      request.headers["If-None-Match"] == "\"a\""
+        ? reply(304) : reply(200, #"{"id":1,"name":"A"}"#, headers: ["ETag": "\"a\""])
     }
-    let client = makeClient(stub, cache: ResponseCache(), defaultQueryItems: { [URLQueryItem(name: "ts", value: "\(counter.increment())")] })
+    let client = makeClient(
+      stub, cache: ResponseCache(),
+      defaultQueryItems: { [URLQueryItem(name: "ts", value: "\(counter.increment())")] })
     _ = try await client.send(GetUser(id: 1))
     #expect(try await client.response(GetUser(id: 1)).source == .revalidated)
 
     let cache = ResponseCache()
-    let noStore = makeClient(StubTransport(statusCode: 200, headers: ["ETag": "\"x\"", "Cache-Control": "no-store"], body: #"{"id":1,"name":"A"}"#), cache: cache)
+    let noStore = makeClient(
+      StubTransport(
+        statusCode: 200, headers: ["ETag": "\"x\"", "Cache-Control": "no-store"],
+        body: #"{"id":1,"name":"A"}"#), cache: cache)
     _ = try await noStore.send(GetUser(id: 1))
     #expect(cache.count == 0)
   }
@@ -98,7 +104,8 @@ struct CacheTests {
 
   @Test func nonGetAndIgnoreCacheAreNeverCached() async throws {
     let cache = ResponseCache()
-    let client = makeClient(StubTransport(statusCode: 200, headers: ["ETag": "\"e\""], body: #"{"id":1,"name":"A"}"#), cache: cache)
+    let client = makeClient(
+      StubTransport(statusCode: 200, headers: ["ETag": "\"e\""], body: #"{"id":1,"name":"A"}"#), cache: cache)
     _ = try await client.send(Endpoint<User>(.post, "/users/1"))
     _ = try await client.send(Endpoint<User>(.get, "/users/1", cachePolicy: .ignoreCache))
     #expect(cache.count == 0)

@@ -31,10 +31,11 @@ struct CompletionTests {
   }
 
   @Test func cancelDeliversCancelled() async {
-    let client = makeClient(StubTransport { _ throws(APIError) in
-      do { try await Task.sleep(for: .seconds(30)) } catch { throw .cancelled }
-      return reply(200)
-    })
+    let client = makeClient(
+      StubTransport { _ throws(APIError) in
+        do { try await Task.sleep(for: .seconds(30)) } catch { throw .cancelled }
+        return reply(200)
+      })
     let queue = DispatchQueue(label: "test.cancel")
     let result = Box<Result<User, APIError>>()
     let handle = client.send(GetUser(id: 1), queue: queue) { result.set($0) }
@@ -53,7 +54,9 @@ struct CompletionTests {
   @Test func perOutcomeHandlers() async {
     let queue = DispatchQueue(label: "test.handlers")
     let seen = Box<String>()
-    let ng = makeClient(StubTransport(statusCode: 200, body: #"{"status":"NG","message":"m"}"#), envelope: StatusResultEnvelope())
+    let ng = makeClient(
+      StubTransport(statusCode: 200, body: #"{"status":"NG","message":"m"}"#),
+      envelope: StatusResultEnvelope())
     await ng.send(
       GetUser(id: 1), queue: queue, onSuccess: { _ in seen.set("success") },
       onApplicationError: { app, _ in seen.set("app:\(app.message ?? "")") },
@@ -64,7 +67,8 @@ struct CompletionTests {
     let status = makeClient(StubTransport(statusCode: 404, body: "x"))
     await status.send(
       GetUser(id: 1), queue: queue, onSuccess: { _ in seen.set("success") },
-      onApplicationError: { _, _ in seen.set("app") }, onStatusError: { r, _ in seen.set("status:\(r.statusCode)") },
+      onApplicationError: { _, _ in seen.set("app") },
+      onStatusError: { r, _ in seen.set("status:\(r.statusCode)") },
       onFailure: { _ in seen.set("failure") }
     ).wait()
     queue.sync {}

@@ -16,7 +16,8 @@ struct EmptyBodyTests {
   @Test(arguments: 0..<cases.count)
   func emptyResponseSucceedsWithoutDecoding(index: Int) async throws {
     let c = Self.cases[index]
-    let client = makeClient(StubTransport(statusCode: c.status, headers: c.headers), envelope: StatusResultEnvelope())
+    let client = makeClient(
+      StubTransport(statusCode: c.status, headers: c.headers), envelope: StatusResultEnvelope())
     let value = try await client.send(Endpoint<EmptyResponse>(c.method, "/items/7"))
     #expect(value == EmptyResponse())
   }
@@ -24,8 +25,11 @@ struct EmptyBodyTests {
   @Test(arguments: 0..<cases.count)
   func valueExpectedGivesTypedEmptyBody(index: Int) async {
     let c = Self.cases[index]
-    let client = makeClient(StubTransport(statusCode: c.status, headers: c.headers), envelope: StatusResultEnvelope())
-    let error = await apiError { () async throws(APIError) in try await client.send(Endpoint<User>(c.method, "/items/7")) }
+    let client = makeClient(
+      StubTransport(statusCode: c.status, headers: c.headers), envelope: StatusResultEnvelope())
+    let error = await apiError { () async throws(APIError) in
+      try await client.send(Endpoint<User>(c.method, "/items/7"))
+    }
     guard case .emptyBody(let response)? = error else {
       Issue.record("expected .emptyBody, got \(String(describing: error))")
       return
@@ -41,8 +45,11 @@ struct EmptyBodyTests {
 
   @Test func emptyResponseStillReportsAnNGEnvelope() async {
     let client = makeClient(
-      StubTransport(statusCode: 200, body: #"{"status":"NG","message":"locked"}"#), envelope: StatusResultEnvelope())
-    let error = await apiError { () async throws(APIError) in try await client.send(Endpoint<EmptyResponse>(.post, "/x")) }
+      StubTransport(statusCode: 200, body: #"{"status":"NG","message":"locked"}"#),
+      envelope: StatusResultEnvelope())
+    let error = await apiError { () async throws(APIError) in
+      try await client.send(Endpoint<EmptyResponse>(.post, "/x"))
+    }
     #expect(error?.applicationError?.message == "locked")
   }
 

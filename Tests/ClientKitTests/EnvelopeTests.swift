@@ -18,7 +18,8 @@ struct EnvelopeTests {
 
   @Test func statusOKUnwrapsResult() async throws {
     let user = try await send(
-      GetUser(id: 1), 200, #"{"status":"OK","result":{"id":1,"name":"Ann"}}"#, envelope: StatusResultEnvelope())
+      GetUser(id: 1), 200, #"{"status":"OK","result":{"id":1,"name":"Ann"}}"#,
+      envelope: StatusResultEnvelope())
     #expect(user == User(id: 1, name: "Ann"))
   }
 
@@ -46,12 +47,15 @@ struct EnvelopeTests {
     let error = await apiError { () async throws(APIError) in
       try await send(GetUser(id: 1), 200, body, envelope: StatusResultEnvelope())
     }
-    #expect(error?.applicationError == ApplicationError(code: "E_TOKEN_EXPIRED", message: nil, presentation: .alert))
+    #expect(
+      error?.applicationError == ApplicationError(code: "E_TOKEN_EXPIRED", message: nil, presentation: .alert)
+    )
     #expect(error?.errorDescription?.contains("E_TOKEN_EXPIRED") == true)
   }
 
   @Test func nullResultDecodesIntoOptional() async throws {
-    let value = try await send(MaybeUser(), 200, #"{"status":"OK","result":null}"#, envelope: StatusResultEnvelope())
+    let value = try await send(
+      MaybeUser(), 200, #"{"status":"OK","result":null}"#, envelope: StatusResultEnvelope())
     #expect(value == nil)
     let missing = try await send(MaybeUser(), 200, #"{"status":"OK"}"#, envelope: StatusResultEnvelope())
     #expect(missing == nil)
@@ -73,7 +77,8 @@ struct EnvelopeTests {
 
   @Test func missingStatusIsDecodingErrorAtStatus() async {
     let error = await apiError { () async throws(APIError) in
-      try await send(GetUser(id: 1), 200, #"{"result":{"id":1,"name":"A"}}"#, envelope: StatusResultEnvelope())
+      try await send(
+        GetUser(id: 1), 200, #"{"result":{"id":1,"name":"A"}}"#, envelope: StatusResultEnvelope())
     }
     guard case .decoding(let failure, _)? = error else {
       Issue.record("expected .decoding, got \(String(describing: error))")
@@ -84,7 +89,9 @@ struct EnvelopeTests {
 
   @Test func payloadFieldErrorsCarryTheFullCodingPath() async {
     let error = await apiError { () async throws(APIError) in
-      try await send(GetUser(id: 1), 200, #"{"status":"OK","result":{"id":"x","name":"A"}}"#, envelope: StatusResultEnvelope())
+      try await send(
+        GetUser(id: 1), 200, #"{"status":"OK","result":{"id":"x","name":"A"}}"#,
+        envelope: StatusResultEnvelope())
     }
     guard case .decoding(let failure, _)? = error else {
       Issue.record("expected .decoding, got \(String(describing: error))")
@@ -93,7 +100,10 @@ struct EnvelopeTests {
     #expect(failure.codingPath == "result.id")
   }
 
-  @Test(arguments: [#"{"code":200,"data":{"id":2,"name":"Bo"},"info":"ok"}"#, #"{"code":0,"data":{"id":2,"name":"Bo"}}"#, #"{"code":"200","data":{"id":2,"name":"Bo"}}"#])
+  @Test(arguments: [
+    #"{"code":200,"data":{"id":2,"name":"Bo"},"info":"ok"}"#, #"{"code":0,"data":{"id":2,"name":"Bo"}}"#,
+    #"{"code":"200","data":{"id":2,"name":"Bo"}}"#,
+  ])
   func codeDataSuccess(body: String) async throws {
     let user = try await send(GetUser(id: 2), 200, body, envelope: CodeDataEnvelope())
     #expect(user == User(id: 2, name: "Bo"))
@@ -101,7 +111,9 @@ struct EnvelopeTests {
 
   @Test func codeDataFailingCodeIsApplicationErrorUnder200() async {
     let error = await apiError { () async throws(APIError) in
-      try await send(GetUser(id: 2), 200, #"{"code":4001,"data":null,"info":"Invalid coupon"}"#, envelope: CodeDataEnvelope())
+      try await send(
+        GetUser(id: 2), 200, #"{"code":4001,"data":null,"info":"Invalid coupon"}"#,
+        envelope: CodeDataEnvelope())
     }
     guard case .application(let app, let response)? = error else {
       Issue.record("expected .application, got \(String(describing: error))")
@@ -154,7 +166,8 @@ struct EnvelopeTests {
   }
 
   @Test func customEnvelope() async throws {
-    let user = try await send(GetUser(id: 3), 200, #"{"ok":true,"payload":{"id":3,"name":"C"}}"#, envelope: OkPayloadEnvelope())
+    let user = try await send(
+      GetUser(id: 3), 200, #"{"ok":true,"payload":{"id":3,"name":"C"}}"#, envelope: OkPayloadEnvelope())
     #expect(user.id == 3)
     let error = await apiError { () async throws(APIError) in
       try await send(GetUser(id: 3), 200, #"{"ok":false,"error":"nope"}"#, envelope: OkPayloadEnvelope())

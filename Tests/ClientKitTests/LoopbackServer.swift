@@ -24,7 +24,9 @@ final class LoopbackServer: Sendable {
     address.sin_port = 0
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
     }
     guard bound == 0, listen(fd, 64) == 0 else { throw POSIXError(.EADDRINUSE) }
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -101,7 +103,9 @@ final class ServerConnection: @unchecked Sendable {
 
   private func find(_ needle: [UInt8]) -> Int? {
     guard buffer.count >= needle.count else { return nil }
-    for i in 0...(buffer.count - needle.count) where Array(buffer[i..<(i + needle.count)]) == needle { return i }
+    for i in 0...(buffer.count - needle.count) where Array(buffer[i..<(i + needle.count)]) == needle {
+      return i
+    }
     return nil
   }
 
@@ -118,7 +122,9 @@ final class ServerConnection: @unchecked Sendable {
   func write(_ bytes: [UInt8]) {
     var offset = 0
     while offset < bytes.count {
-      let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+      let n = bytes.withUnsafeBytes {
+        send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+      }
       if n <= 0 { return }
       offset += n
     }

@@ -21,7 +21,9 @@ struct RequestBuildingTests {
     static func delete(_ id: Int) -> Endpoint<EmptyResponse> { Endpoint(.delete, "/users/\(id)") }
   }
 
-  func built<R: Request>(_ request: R, base: String = "http://api.test/v1", client configure: (URL) -> APIClient)
+  func built<R: Request>(
+    _ request: R, base: String = "http://api.test/v1", client configure: (URL) -> APIClient
+  )
     async throws -> TransportRequest
   {
     let client = configure(URL(string: base)!)
@@ -53,7 +55,8 @@ struct RequestBuildingTests {
   @Test func defaultQueryItemsAreEvaluatedPerRequest() async throws {
     let counter = Counter()
     let stub = StubTransport(statusCode: 200, body: #"{"id":1,"name":"A"}"#)
-    let client = makeClient(stub, defaultQueryItems: { [URLQueryItem(name: "ts", value: "\(counter.increment())")] })
+    let client = makeClient(
+      stub, defaultQueryItems: { [URLQueryItem(name: "ts", value: "\(counter.increment())")] })
     _ = try await client.send(GetUser(id: 1))
     _ = try await client.send(GetUser(id: 1))
     #expect(stub.requests.map { $0.url.query } == ["ts=1", "ts=2"])
@@ -62,11 +65,13 @@ struct RequestBuildingTests {
   @Test func formAndRawBodies() async throws {
     let client = makeClient(StubTransport(statusCode: 200))
     let form = Endpoint<EmptyResponse>(
-      .post, "/login", body: .form([URLQueryItem(name: "user name", value: "a&b"), URLQueryItem(name: "pw", value: "x~*")]))
+      .post, "/login",
+      body: .form([URLQueryItem(name: "user name", value: "a&b"), URLQueryItem(name: "pw", value: "x~*")]))
     let built = try await client.makeTransportRequest(form).0
     #expect(String(decoding: built.body, as: UTF8.self) == "user+name=a%26b&pw=x%7E*")
     #expect(built.headers["Content-Type"] == "application/x-www-form-urlencoded")
-    let raw = Endpoint<EmptyResponse>(.put, "/blob", body: .data(Data([1, 2, 3]), contentType: "application/octet-stream"))
+    let raw = Endpoint<EmptyResponse>(
+      .put, "/blob", body: .data(Data([1, 2, 3]), contentType: "application/octet-stream"))
     let rawBuilt = try await client.makeTransportRequest(raw).0
     #expect(rawBuilt.body == Data([1, 2, 3]))
     #expect(rawBuilt.headers["content-type"] == "application/octet-stream")
@@ -83,10 +88,15 @@ struct RequestBuildingTests {
   }
 
   @Test func basicAndBearerAuthentication() async throws {
-    let basic = APIClient(baseURL: baseURL, authentication: .basic(username: "Aladdin", password: "open sesame"), transport: StubTransport(statusCode: 200))
-    #expect(try await basic.makeTransportRequest(GetUser(id: 1)).0.headers["Authorization"] == "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==")
+    let basic = APIClient(
+      baseURL: baseURL, authentication: .basic(username: "Aladdin", password: "open sesame"),
+      transport: StubTransport(statusCode: 200))
+    #expect(
+      try await basic.makeTransportRequest(GetUser(id: 1)).0.headers["Authorization"]
+        == "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==")
     let bearer = APIClient(
-      baseURL: baseURL, authentication: .bearer(BearerTokenAuthenticator(token: "tok")), transport: StubTransport(statusCode: 200))
+      baseURL: baseURL, authentication: .bearer(BearerTokenAuthenticator(token: "tok")),
+      transport: StubTransport(statusCode: 200))
     let (request, token) = try await bearer.makeTransportRequest(GetUser(id: 1))
     #expect(request.headers["authorization"] == "Bearer tok")
     #expect(token == "tok")
@@ -109,7 +119,8 @@ struct RequestBuildingTests {
     let stub = StubTransport { _ throws(APIError) in reply(503) }
     let client = makeClient(stub, adapters: [first, second], retryPolicy: RetryPolicy(maxRetries: 1))
     _ = await apiError { () async throws(APIError) in try await client.send(GetUser(id: 1)) }
-    #expect(stub.requests.map { $0.headers.values("X-Order") } == [["first-1", "second"], ["first-2", "second"]])
+    #expect(
+      stub.requests.map { $0.headers.values("X-Order") } == [["first-1", "second"], ["first-2", "second"]])
   }
 
   struct Refusal: Error {}
@@ -131,7 +142,11 @@ struct RequestBuildingTests {
 
   @Test func responseVariantCarriesStatusHeadersBodyAndDuration() async throws {
     let stub = StubTransport { _ throws(APIError) in
-      reply(200, #"{"id":1,"name":"A"}"#, headers: [("x-trace", "a"), ("X-Trace", "b"), ("x-request-id", "42")].reduce(into: HTTPHeaders()) { $0.add(name: $1.0, value: $1.1) })
+      reply(
+        200, #"{"id":1,"name":"A"}"#,
+        headers: [("x-trace", "a"), ("X-Trace", "b"), ("x-request-id", "42")].reduce(into: HTTPHeaders()) {
+          $0.add(name: $1.0, value: $1.1)
+        })
     }
     let response = try await makeClient(stub).response(GetUser(id: 1))
     #expect(response.value.id == 1)

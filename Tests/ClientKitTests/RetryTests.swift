@@ -10,7 +10,8 @@ struct RetryTests {
   static func status(_ code: Int, retryAfter: String? = nil) -> APIError {
     var headers = HTTPHeaders()
     if let retryAfter { headers.add(name: "Retry-After", value: retryAfter) }
-    return .unacceptableStatus(ResponseInfo(request: info, statusCode: code, headers: headers), application: nil)
+    return .unacceptableStatus(
+      ResponseInfo(request: info, statusCode: code, headers: headers), application: nil)
   }
 
   /// (error, idempotent, expected to retry)
@@ -25,14 +26,23 @@ struct RetryTests {
     (.truncatedBody(info, statusCode: 200, expected: 10, received: 2), false, false),
     (.cannotConnect(info, reason: "refused"), false, true),
     (.transportFailure(info, code: -1, detail: "x"), true, true),
-    (status(500), true, true), (status(502), true, true), (status(503), true, true), (status(504), true, true),
+    (status(500), true, true), (status(502), true, true), (status(503), true, true),
+    (status(504), true, true),
     (status(500), false, false),
     (status(429), false, true),
     (status(400), true, false), (status(401), true, false), (status(404), true, false),
     (.tlsFailure(info, detail: "bad cert"), true, false),
     (.malformedResponse(info, detail: "x"), true, false),
-    (.application(ApplicationError(code: "E", message: nil), response: ResponseInfo(request: info, statusCode: 200)), true, false),
-    (.decoding(DecodingFailure(codingPath: "a", reason: "b"), response: ResponseInfo(request: info, statusCode: 200)), true, false),
+    (
+      .application(
+        ApplicationError(code: "E", message: nil), response: ResponseInfo(request: info, statusCode: 200)),
+      true, false
+    ),
+    (
+      .decoding(
+        DecodingFailure(codingPath: "a", reason: "b"), response: ResponseInfo(request: info, statusCode: 200)),
+      true, false
+    ),
     (.emptyBody(ResponseInfo(request: info, statusCode: 204)), true, false),
     (.invalidRequest("x"), true, false),
     (.cancelled, true, false),
@@ -48,8 +58,10 @@ struct RetryTests {
   }
 
   @Test func exponentialBackoffWithBoundedJitter() {
-    let low = RetryPolicy(baseDelay: .milliseconds(100), multiplier: 2, maxDelay: .seconds(1), jitter: 0.5, random: { 0 })
-    let high = RetryPolicy(baseDelay: .milliseconds(100), multiplier: 2, maxDelay: .seconds(1), jitter: 0.5, random: { 0.999999 })
+    let low = RetryPolicy(
+      baseDelay: .milliseconds(100), multiplier: 2, maxDelay: .seconds(1), jitter: 0.5, random: { 0 })
+    let high = RetryPolicy(
+      baseDelay: .milliseconds(100), multiplier: 2, maxDelay: .seconds(1), jitter: 0.5, random: { 0.999999 })
     #expect(low.backoff(retryCount: 0) == .milliseconds(50))
     #expect(high.backoff(retryCount: 0) == .milliseconds(100))
     #expect(low.backoff(retryCount: 2) == .milliseconds(200))
@@ -64,8 +76,12 @@ struct RetryTests {
 
   @Test func retryAfterIsHonouredAndCapped() {
     let policy = RetryPolicy(maxRetryAfter: .seconds(60), random: { 0 })
-    #expect(policy.decision(for: Self.status(503, retryAfter: "7"), isIdempotent: true, retryCount: 0) == .retry(after: .seconds(7)))
-    #expect(policy.decision(for: Self.status(429, retryAfter: "120"), isIdempotent: true, retryCount: 0) == .doNotRetry)
+    #expect(
+      policy.decision(for: Self.status(503, retryAfter: "7"), isIdempotent: true, retryCount: 0)
+        == .retry(after: .seconds(7)))
+    #expect(
+      policy.decision(for: Self.status(429, retryAfter: "120"), isIdempotent: true, retryCount: 0)
+        == .doNotRetry)
     let date = Date(timeIntervalSinceNow: 30)
     let formatter = DateFormatter()
     formatter.locale = Locale(identifier: "en_US_POSIX")
@@ -83,7 +99,8 @@ struct RetryTests {
   @Test func maxRetriesBoundsAttempts() async {
     let stub = StubTransport { _ throws(APIError) in reply(503) }
     let sleeps = SleepRecorder()
-    let client = makeClient(stub, retryPolicy: RetryPolicy(maxRetries: 3, baseDelay: .milliseconds(10), jitter: 0), sleeps: sleeps)
+    let client = makeClient(
+      stub, retryPolicy: RetryPolicy(maxRetries: 3, baseDelay: .milliseconds(10), jitter: 0), sleeps: sleeps)
     let error = await apiError { () async throws(APIError) in try await client.send(GetUser(id: 1)) }
     #expect(error?.isServerError == true)
     #expect(stub.requests.count == 4)
@@ -91,9 +108,13 @@ struct RetryTests {
   }
 
   @Test func nonIdempotentPostIsNotRetriedAfterATimeout() async {
-    let stub = StubTransport { request throws(APIError) in throw .timedOut(limit: .seconds(1), request: request.info) }
+    let stub = StubTransport { request throws(APIError) in
+      throw .timedOut(limit: .seconds(1), request: request.info)
+    }
     let client = makeClient(stub, retryPolicy: RetryPolicy(maxRetries: 3))
-    let error = await apiError { () async throws(APIError) in try await client.send(Endpoint<User>(.post, "/orders")) }
+    let error = await apiError { () async throws(APIError) in
+      try await client.send(Endpoint<User>(.post, "/orders"))
+    }
     #expect(error?.caseName == "timedOut")
     #expect(stub.requests.count == 1)
     let idempotent = Endpoint<User>(.post, "/orders", isIdempotent: true)
@@ -111,7 +132,8 @@ struct RetryTests {
       }
     }
     let sleeps = SleepRecorder()
-    let client = makeClient(stub, retryPolicy: RetryPolicy(maxRetries: 2, baseDelay: .milliseconds(5), jitter: 0), sleeps: sleeps)
+    let client = makeClient(
+      stub, retryPolicy: RetryPolicy(maxRetries: 2, baseDelay: .milliseconds(5), jitter: 0), sleeps: sleeps)
     let response = try await client.response(GetUser(id: 1))
     #expect(response.value.id == 1)
     #expect(response.attempts == 3)

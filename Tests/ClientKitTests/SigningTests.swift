@@ -17,15 +17,31 @@ struct SigningTests {
 
   /// RFC 4231 (HMAC-SHA256) test cases 1, 2, 6; RFC 2202 (HMAC-SHA1, HMAC-MD5) cases 1 and 2.
   static let hmacVectors: [(Digest.Algorithm, Data, Data, String)] = [
-    (.sha256, bytes(String(repeating: "0b", count: 20)), Data("Hi There".utf8),
-     "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"),
-    (.sha256, Data("Jefe".utf8), Data("what do ya want for nothing?".utf8),
-     "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
-    (.sha256, bytes(String(repeating: "aa", count: 131)), Data("Test Using Larger Than Block-Size Key - Hash Key First".utf8),
-     "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"),
-    (.sha1, bytes(String(repeating: "0b", count: 20)), Data("Hi There".utf8), "b617318655057264e28bc0b6fb378c8ef146be00"),
-    (.sha1, Data("Jefe".utf8), Data("what do ya want for nothing?".utf8), "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79"),
-    (.md5, bytes(String(repeating: "0b", count: 16)), Data("Hi There".utf8), "9294727a3638bb1c13f48ef8158bfc9d"),
+    (
+      .sha256, bytes(String(repeating: "0b", count: 20)), Data("Hi There".utf8),
+      "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+    ),
+    (
+      .sha256, Data("Jefe".utf8), Data("what do ya want for nothing?".utf8),
+      "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+    ),
+    (
+      .sha256, bytes(String(repeating: "aa", count: 131)),
+      Data("Test Using Larger Than Block-Size Key - Hash Key First".utf8),
+      "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+    ),
+    (
+      .sha1, bytes(String(repeating: "0b", count: 20)), Data("Hi There".utf8),
+      "b617318655057264e28bc0b6fb378c8ef146be00"
+    ),
+    (
+      .sha1, Data("Jefe".utf8), Data("what do ya want for nothing?".utf8),
+      "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79"
+    ),
+    (
+      .md5, bytes(String(repeating: "0b", count: 16)), Data("Hi There".utf8),
+      "9294727a3638bb1c13f48ef8158bfc9d"
+    ),
     (.md5, Data("Jefe".utf8), Data("what do ya want for nothing?".utf8), "750c783e6ab0b503eaa86e310a5db738"),
   ]
 
@@ -54,7 +70,8 @@ struct SigningTests {
   }
 
   static let request = TransportRequest(
-    method: .post, url: URL(string: "http://api.test/v1/orders?b=2&a=1&b=1&c")!, body: Data(#"{"qty":2}"#.utf8))
+    method: .post, url: URL(string: "http://api.test/v1/orders?b=2&a=1&b=1&c")!,
+    body: Data(#"{"qty":2}"#.utf8))
 
   @Test func canonicalStringIsDocumentedFormat() {
     let canonical = SigningAdapter.canonicalString(for: Self.request, timestamp: "1700000000")
@@ -76,7 +93,9 @@ struct SigningTests {
     // Reference value computed independently: printf 'GET\n/\n\n0\ne3b0…b855' | openssl dgst -sha256 -hmac key
     let canonical = "GET\n/\n\n0\ne3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
     let adapter = SigningAdapter(secret: "key")
-    #expect(adapter.signature(of: canonical) == Digest.hex(Digest.hmac(.sha256, key: Data("key".utf8), Data(canonical.utf8))))
+    #expect(
+      adapter.signature(of: canonical)
+        == Digest.hex(Digest.hmac(.sha256, key: Data("key".utf8), Data(canonical.utf8))))
     let get = TransportRequest(method: .get, url: URL(string: "http://h")!)
     #expect(SigningAdapter.canonicalString(for: get, timestamp: "0") == canonical)
   }
@@ -86,7 +105,8 @@ struct SigningTests {
     let adapter = SigningAdapter(secret: "k", algorithm: algorithm)
     let signature = adapter.signature(of: "msg")
     switch algorithm {
-    case .hmacSHA256: #expect(signature == Digest.hex(Digest.hmac(.sha256, key: Data("k".utf8), Data("msg".utf8))))
+    case .hmacSHA256:
+      #expect(signature == Digest.hex(Digest.hmac(.sha256, key: Data("k".utf8), Data("msg".utf8))))
     case .hmacSHA1: #expect(signature.count == 40)
     case .hmacMD5: #expect(signature.count == 32)
     case .md5Salted: #expect(signature == Digest.hex(Digest.hash(.md5, Data("msgk".utf8))))

@@ -9,7 +9,8 @@ import Testing
 @Suite("SocketTransport", .serialized)
 struct SocketTransportTests {
   func get(
-    _ server: LoopbackServer, _ path: String = "/status", method: HTTPMethod = .get, timeout: Duration = .seconds(5),
+    _ server: LoopbackServer, _ path: String = "/status", method: HTTPMethod = .get,
+    timeout: Duration = .seconds(5),
     transport: SocketTransport = SocketTransport()
   ) async throws(APIError) -> TransportResponse {
     let request = TransportRequest(method: method, url: URL(string: server.url + path)!, timeout: timeout)
@@ -95,8 +96,11 @@ struct SocketTransportTests {
 
   @Test func refusedIsCannotConnect() async {
     let port = LoopbackServer.closedPort()
-    let request = TransportRequest(method: .get, url: URL(string: "http://127.0.0.1:\(port)/x")!, timeout: .seconds(5))
-    let error = await apiError { () async throws(APIError) in try await SocketTransport().send(request, progress: nil) }
+    let request = TransportRequest(
+      method: .get, url: URL(string: "http://127.0.0.1:\(port)/x")!, timeout: .seconds(5))
+    let error = await apiError { () async throws(APIError) in
+      try await SocketTransport().send(request, progress: nil)
+    }
     #expect(error?.caseName == "cannotConnect")
   }
 
@@ -110,8 +114,12 @@ struct SocketTransportTests {
     defer { server.stop() }
     let transport = SocketTransport()
     for _ in 0..<20 {
-      for (path, name) in [("/empty", "emptyResponse"), ("/rst", "connectionReset"), ("/trunc", "truncatedBody")] {
-        let error = await apiError { () async throws(APIError) in try await get(server, path, transport: transport) }
+      for (path, name) in [
+        ("/empty", "emptyResponse"), ("/rst", "connectionReset"), ("/trunc", "truncatedBody"),
+      ] {
+        let error = await apiError { () async throws(APIError) in
+          try await get(server, path, transport: transport)
+        }
         #expect(error?.caseName == name, "\(path)")
       }
     }
@@ -182,7 +190,9 @@ struct SocketTransportTests {
   @Test func headersKeepOrderCaseAndDuplicates() async throws {
     let server = try LoopbackServer { c in
       _ = c.readRequest()
-      c.write("HTTP/1.1 200 OK\r\nx-trace: a\r\nX-Trace: b\r\nx-request-id: 42\r\ncontent-type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+      c.write(
+        "HTTP/1.1 200 OK\r\nx-trace: a\r\nX-Trace: b\r\nx-request-id: 42\r\ncontent-type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+      )
     }
     defer { server.stop() }
     let response = try await get(server, "/dup")
@@ -197,7 +207,9 @@ struct SocketTransportTests {
         if request.line.hasPrefix("HEAD") {
           c.write("HTTP/1.1 200 OK\r\nContent-Length: 120\r\n\r\n")
         } else if request.line.contains("/chunked") {
-          c.write("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;x=1\r\n world\r\n0\r\nX-T: 1\r\n\r\n")
+          c.write(
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;x=1\r\n world\r\n0\r\nX-T: 1\r\n\r\n"
+          )
         } else {
           c.write("HTTP/1.1 204 No Content\r\n\r\n")
         }
@@ -226,7 +238,8 @@ struct SocketTransportTests {
     let server = try LoopbackServer { c in
       guard let request = c.readRequest() else { return }
       if request.headers["accept-encoding"] == "gzip" { sawAcceptEncoding.increment() }
-      c.write(Array("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(gz.count)\r\n\r\n".utf8) + gz)
+      c.write(
+        Array("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(gz.count)\r\n\r\n".utf8) + gz)
     }
     defer { server.stop() }
     let response = try await get(server, "/gz")
@@ -238,7 +251,9 @@ struct SocketTransportTests {
     let size = 1 << 20
     let server = try LoopbackServer { c in
       _ = c.readRequest()
-      c.write(Array("HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\n\r\n".utf8) + [UInt8](repeating: 65, count: size))
+      c.write(
+        Array("HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\n\r\n".utf8) + [UInt8](repeating: 65, count: size)
+      )
     }
     defer { server.stop() }
     let log = Mutex<[DownloadProgress]>([])
@@ -297,7 +312,9 @@ struct SocketTransportTests {
     defer { server.stop() }
     let transport = SocketTransport()
     _ = try await get(server, "/a", method: .post, transport: transport)
-    let error = await apiError { () async throws(APIError) in try await get(server, "/b", method: .post, transport: transport) }
+    let error = await apiError { () async throws(APIError) in
+      try await get(server, "/b", method: .post, transport: transport)
+    }
     #expect(error?.caseName == "emptyResponse")
     #expect(received.count == 2, "the POST was not silently sent again")
   }
@@ -321,7 +338,9 @@ struct SocketTransportTests {
 
   @Test func httpsIsRejectedWithAClearError() async {
     let request = TransportRequest(method: .get, url: URL(string: "https://example.com/")!)
-    let error = await apiError { () async throws(APIError) in try await SocketTransport().send(request, progress: nil) }
+    let error = await apiError { () async throws(APIError) in
+      try await SocketTransport().send(request, progress: nil)
+    }
     #expect(error?.caseName == "invalidRequest")
   }
 
@@ -331,13 +350,17 @@ struct SocketTransportTests {
     let server = try LoopbackServer { c in
       while let request = c.readRequest() {
         let ok = request.line.hasPrefix("GET /api/users/1?v=2 ")
-        let body = ok ? #"{"status":"OK","result":{"id":1,"name":"Ann"}}"# : #"{"status":"NG","message":"bad"}"#
-        c.write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        let body =
+          ok ? #"{"status":"OK","result":{"id":1,"name":"Ann"}}"# : #"{"status":"NG","message":"bad"}"#
+        c.write(
+          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        )
       }
     }
     defer { server.stop() }
     let client = APIClient(
-      baseURL: URL(string: server.url + "/api/")!, defaultQueryItems: { [URLQueryItem(name: "v", value: "2")] },
+      baseURL: URL(string: server.url + "/api/")!,
+      defaultQueryItems: { [URLQueryItem(name: "v", value: "2")] },
       envelope: StatusResultEnvelope(), transport: SocketTransport())
     #expect(try await client.send(GetUser(id: 1)).name == "Ann")
     let error = await apiError { () async throws(APIError) in try await client.send(GetUser(id: 2)) }

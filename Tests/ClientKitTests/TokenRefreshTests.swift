@@ -56,7 +56,9 @@ struct TokenRefreshTests {
       guard let client = box.withLock({ $0 }) else { throw RefreshFailure(reason: "no client") }
       return try await client.send(RefreshToken()).access_token
     }
-    let client = makeClient(transport, envelope: StatusResultEnvelope(), authentication: .bearer(authenticator), retryPolicy: .default)
+    let client = makeClient(
+      transport, envelope: StatusResultEnvelope(), authentication: .bearer(authenticator),
+      retryPolicy: .default)
     box.withLock { $0 = client }
     return (client, authenticator)
   }

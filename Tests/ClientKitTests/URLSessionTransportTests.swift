@@ -20,7 +20,9 @@ struct URLSessionTransportTests {
       while let request = c.readRequest() {
         seen.withLock { $0.append(request.line + " " + String(decoding: request.body, as: UTF8.self)) }
         let status = request.line.contains("/missing") ? "404 Not Found" : "200 OK"
-        c.write("HTTP/1.1 \(status)\r\nContent-Type: application/json\r\nX-Request-Id: 42\r\nContent-Length: 2\r\n\r\n{}")
+        c.write(
+          "HTTP/1.1 \(status)\r\nContent-Type: application/json\r\nX-Request-Id: 42\r\nContent-Length: 2\r\n\r\n{}"
+        )
       }
     }
     defer { server.stop() }
@@ -49,7 +51,9 @@ struct URLSessionTransportTests {
     }
     defer { server.stop() }
     let start = ContinuousClock.now
-    let error = await apiError { () async throws(APIError) in try await send(server.url + "/slow", timeout: .milliseconds(300)) }
+    let error = await apiError { () async throws(APIError) in
+      try await send(server.url + "/slow", timeout: .milliseconds(300))
+    }
     guard case .timedOut(let limit, _)? = error else {
       Issue.record("expected .timedOut, got \(String(describing: error))")
       return

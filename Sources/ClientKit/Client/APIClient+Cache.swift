@@ -11,7 +11,9 @@ extension APIClient {
   /// after the cached element. Cancelling the consuming task cancels the request.
   /// - Parameter request: the request.
   /// - Returns: one or two responses.
-  public func cachedThenFresh<R: Request>(_ request: R) -> AsyncThrowingStream<APIResponse<R.Response>, any Error> {
+  public func cachedThenFresh<R: Request>(_ request: R) -> AsyncThrowingStream<
+    APIResponse<R.Response>, any Error
+  > {
     AsyncThrowingStream { continuation in
       let task = Task {
         if let cached = cachedResponse(request) { continuation.yield(cached) }

@@ -176,8 +176,8 @@ public struct APIClient: Sendable {
 
         if source == .network, let cacheKey, let cache, request.method == .get {
           if !cache.store(
-            CachedResponse(statusCode: info.statusCode, headers: info.headers, body: info.body), for: cacheKey)
-          {
+            CachedResponse(statusCode: info.statusCode, headers: info.headers, body: info.body), for: cacheKey
+          ) {
             cache.remove(cacheKey)
           }
         }

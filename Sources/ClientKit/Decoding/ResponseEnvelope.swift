@@ -30,7 +30,8 @@ extension ResponseEnvelope {
   /// The top-level object of `json`, or a ``DecodingFailure`` saying the body is not an object.
   public func object(_ json: Any) throws(DecodingFailure) -> [String: Any] {
     guard let object = json as? [String: Any] else {
-      throw DecodingFailure(codingPath: "", reason: "expected an envelope object but found \(Self.kind(json))")
+      throw DecodingFailure(
+        codingPath: "", reason: "expected an envelope object but found \(Self.kind(json))")
     }
     return object
   }

@@ -93,7 +93,9 @@ public struct SigningAdapter: RequestAdapter {
       return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
     }
     let sorted = pairs.sorted { a, b in
-      a.0 == b.0 ? Array(a.1.utf8).lexicographicallyPrecedes(b.1.utf8) : Array(a.0.utf8).lexicographicallyPrecedes(b.0.utf8)
+      a.0 == b.0
+        ? Array(a.1.utf8).lexicographicallyPrecedes(b.1.utf8)
+        : Array(a.0.utf8).lexicographicallyPrecedes(b.0.utf8)
     }
     let query = sorted.map { $0.0 + "=" + $0.1 }.joined(separator: "&")
     return [

@@ -10,7 +10,8 @@ public final class AutomaticTransport: Transport {
   /// - Parameters:
   ///   - plain: transport for `http` (default a new ``SocketTransport``).
   ///   - secure: transport for `https` (default a new ``URLSessionTransport``).
-  public init(plain: SocketTransport = SocketTransport(), secure: URLSessionTransport = URLSessionTransport()) {
+  public init(plain: SocketTransport = SocketTransport(), secure: URLSessionTransport = URLSessionTransport())
+  {
     self.plain = plain
     self.secure = secure
   }

@@ -13,7 +13,8 @@ final class ConnectionPool: Sendable {
   init(maxIdlePerHost: Int, idleTimeout: Duration) {
     self.maxIdlePerHost = max(0, maxIdlePerHost)
     let (seconds, atto) = idleTimeout.components
-    self.idleTimeoutNanoseconds = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, atto) / 1_000_000_000)
+    self.idleTimeoutNanoseconds =
+      UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, atto) / 1_000_000_000)
   }
 
   /// A live idle connection for `key`, most recently used first, or nil. Stale ones are closed.

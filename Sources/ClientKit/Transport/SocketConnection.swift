@@ -55,7 +55,7 @@ final class SocketConnection: @unchecked Sendable {
   func close() {
     guard !closed else { return }
     closed = true
-    _ = Glibc_or_Darwin_close(fd)
+    _ = systemClose(fd)
   }
 
   /// Wakes any thread blocked in `poll` on this socket (used by cancellation).
@@ -103,7 +103,7 @@ final class SocketConnection: @unchecked Sendable {
       #if canImport(Darwin)
         _ = setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
       #endif
-      let result = Glibc_or_Darwin_connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen)
+      let result = systemConnect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen)
       if result == 0 { return connection }
       let code = errno
       guard code == EINPROGRESS || code == EINTR else {
@@ -204,7 +204,7 @@ private func sendNoSignal(_ fd: Int32, _ pointer: UnsafeRawPointer?, _ count: In
   #endif
 }
 
-private func Glibc_or_Darwin_close(_ fd: Int32) -> Int32 {
+private func systemClose(_ fd: Int32) -> Int32 {
   #if canImport(Glibc)
     return Glibc.close(fd)
   #else
@@ -212,7 +212,7 @@ private func Glibc_or_Darwin_close(_ fd: Int32) -> Int32 {
   #endif
 }
 
-private func Glibc_or_Darwin_connect(_ fd: Int32, _ addr: UnsafeMutablePointer<sockaddr>?, _ len: socklen_t)
+private func systemConnect(_ fd: Int32, _ addr: UnsafeMutablePointer<sockaddr>?, _ len: socklen_t)
   -> Int32
 {
   #if canImport(Glibc)

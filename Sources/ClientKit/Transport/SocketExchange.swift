@@ -40,7 +40,8 @@ struct SocketExchange {
         reused = true
       } else {
         do {
-          connection = try SocketConnection.connect(host: host, port: port, deadline: deadline, control: control)
+          connection = try SocketConnection.connect(
+            host: host, port: port, deadline: deadline, control: control)
         } catch {
           return .failure(map(error, info: info, cannotConnect: true))
         }
@@ -91,7 +92,8 @@ struct SocketExchange {
     return bytes
   }
 
-  private func exchange(on connection: SocketConnection, bytes: [UInt8], deadline: UInt64) throws(AttemptFailure)
+  private func exchange(on connection: SocketConnection, bytes: [UInt8], deadline: UInt64)
+    throws(AttemptFailure)
     -> (TransportResponse, keepAlive: Bool)
   {
     let info = request.info
@@ -136,10 +138,12 @@ struct SocketExchange {
           throw AttemptFailure(error: .connectionReset(info), beforeAnyResponseByte: true)
         case .reset where head != nil:
           throw AttemptFailure(
-            error: .truncatedBody(info, statusCode: head?.status.code ?? 0, expected: expected, received: body.count),
+            error: .truncatedBody(
+              info, statusCode: head?.status.code ?? 0, expected: expected, received: body.count),
             beforeAnyResponseByte: false)
         case .reset:
-          throw AttemptFailure(error: .connectionLost(info, receivedBytes: totalBytes), beforeAnyResponseByte: false)
+          throw AttemptFailure(
+            error: .connectionLost(info, receivedBytes: totalBytes), beforeAnyResponseByte: false)
         default:
           throw AttemptFailure(error: map(error, info: info), beforeAnyResponseByte: false)
         }
@@ -155,16 +159,20 @@ struct SocketExchange {
         } catch {
           if case .incompleteMessage(let expectedBytes, let received) = error, let head {
             throw AttemptFailure(
-              error: .truncatedBody(info, statusCode: head.status.code, expected: expectedBytes, received: received),
+              error: .truncatedBody(
+                info, statusCode: head.status.code, expected: expectedBytes, received: received),
               beforeAnyResponseByte: false)
           }
           if case .incompleteMessage = error {
-            throw AttemptFailure(error: .connectionLost(info, receivedBytes: totalBytes), beforeAnyResponseByte: false)
+            throw AttemptFailure(
+              error: .connectionLost(info, receivedBytes: totalBytes), beforeAnyResponseByte: false)
           }
-          throw AttemptFailure(error: .malformedResponse(info, detail: error.description), beforeAnyResponseByte: false)
+          throw AttemptFailure(
+            error: .malformedResponse(info, detail: error.description), beforeAnyResponseByte: false)
         }
         if !finished {
-          throw AttemptFailure(error: .connectionLost(info, receivedBytes: totalBytes), beforeAnyResponseByte: false)
+          throw AttemptFailure(
+            error: .connectionLost(info, receivedBytes: totalBytes), beforeAnyResponseByte: false)
         }
         break
       }
@@ -173,12 +181,14 @@ struct SocketExchange {
       do {
         while !finished, let event = try parser.next() { handle(event) }
       } catch {
-        throw AttemptFailure(error: .malformedResponse(info, detail: error.description), beforeAnyResponseByte: false)
+        throw AttemptFailure(
+          error: .malformedResponse(info, detail: error.description), beforeAnyResponseByte: false)
       }
     }
 
     guard let head else {
-      throw AttemptFailure(error: .connectionLost(info, receivedBytes: totalBytes), beforeAnyResponseByte: false)
+      throw AttemptFailure(
+        error: .connectionLost(info, receivedBytes: totalBytes), beforeAnyResponseByte: false)
     }
     var headers = head.headers
     var content = body
@@ -206,10 +216,12 @@ struct SocketExchange {
     switch failure {
     case .deadline: return .timedOut(limit: request.timeout, request: info)
     case .connect(let reason): return .cannotConnect(info, reason: reason)
-    case .reset: return cannotConnect ? .cannotConnect(info, reason: "connection reset") : .connectionReset(info)
+    case .reset:
+      return cannotConnect ? .cannotConnect(info, reason: "connection reset") : .connectionReset(info)
     case .cancelled: return .cancelled
     case .other(let code, let text):
-      return cannotConnect ? .cannotConnect(info, reason: text) : .transportFailure(info, code: Int(code), detail: text)
+      return cannotConnect
+        ? .cannotConnect(info, reason: text) : .transportFailure(info, code: Int(code), detail: text)
     }
   }
 }

@@ -62,7 +62,8 @@ public final class URLSessionTransport: Transport {
     delegate.register(exchange, for: task.taskIdentifier)
     let limit = request.timeout
     let result = await withTaskCancellationHandler {
-      await withCheckedContinuation { (continuation: CheckedContinuation<Result<TransportResponse, APIError>, Never>) in
+      await withCheckedContinuation {
+        (continuation: CheckedContinuation<Result<TransportResponse, APIError>, Never>) in
         exchange.start(continuation)
         task.resume()
         let timer = Task {
@@ -134,7 +135,10 @@ final class Exchange: Sendable {
 
   func complete(error: (any Error)?) {
     let (continuation, result, timer) = state.withLock {
-      s -> (CheckedContinuation<Result<TransportResponse, APIError>, Never>?, Result<TransportResponse, APIError>, Task<Void, Never>?) in
+      s -> (
+        CheckedContinuation<Result<TransportResponse, APIError>, Never>?, Result<TransportResponse, APIError>,
+        Task<Void, Never>?
+      ) in
       s.finished = true
       let c = s.continuation
       s.continuation = nil
