@@ -1,2 +1,4 @@
+import Foundation
 import MockServer
-print("mockserver \(MockServerInfo.version)")
+
+exit(MockServerMain.run(arguments: Array(CommandLine.arguments.dropFirst())))

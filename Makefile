@@ -1,0 +1,46 @@
+# MockServer: `make run` serves the bundled Fixtures/, `make test` runs every test.
+SWIFT ?= swift
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+HOST ?= 127.0.0.1
+PORT ?= 8080
+FIXTURES ?= Fixtures
+
+.PHONY: all run test build build-release deps lint format bench clean
+
+all: build
+
+# System headers for the COpenSSL and CZlib targets (Debian packages), installed only when missing.
+deps:
+	@if [ ! -f /usr/include/openssl/ssl.h ] || [ ! -f /usr/include/zlib.h ]; then \
+	  echo "make: installing libssl-dev zlib1g-dev"; \
+	  $(SUDO) apt-get update -qq >/dev/null 2>&1 || true; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libssl-dev zlib1g-dev >/dev/null; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+build-release: deps
+	$(SWIFT) build -c release --product mockserver
+
+# Build in release mode and serve the bundled fixtures on http://$(HOST):$(PORT).
+run: build-release
+	.build/release/mockserver --host $(HOST) --port $(PORT) --fixtures $(FIXTURES)
+
+# Build everything (including the mockserver binary the contract tests launch) and run every test.
+test: deps
+	@sh Tests/setup.sh
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+lint:
+	$(SWIFT) format lint --strict -r Sources Tests Examples Package.swift
+
+format:
+	$(SWIFT) format -i -r Sources Tests Examples Package.swift
+
+bench: deps
+	@sh Benchmarks/bench.sh
+
+clean:
+	rm -rf .build

@@ -1,0 +1,152 @@
+import Foundation
+
+/// Parsed `mockserver` command line. See `docs/cli.md` and `mockserver --help`.
+public struct CommandLineOptions: Sendable, Equatable {
+  /// What to do.
+  public enum Command: Sendable, Equatable {
+    /// Serve fixtures (default).
+    case serve
+    /// Validate fixtures and exit.
+    case lint
+    /// Print help and exit.
+    case help
+    /// Print the version and exit.
+    case version
+  }
+
+  public var command: Command = .serve
+  /// Address to bind (`--host`, default 127.0.0.1).
+  public var host = "127.0.0.1"
+  /// Port (`--port`, default 8080; 0 picks a free port).
+  public var port = 8080
+  /// Fixtures folder (`--fixtures`, or `lint DIR`; default `Fixtures`).
+  public var fixturesDirectory = "Fixtures"
+  /// `--idle-timeout-ms` (default 60 000).
+  public var idleTimeoutMilliseconds = 60_000
+  /// `--header-timeout-ms` (default 15 000).
+  public var requestHeadTimeoutMilliseconds = 15_000
+  /// `--max-connections` (default 10 000).
+  public var maxConnections = 10_000
+  /// `--threads`: event-loop threads (default 1).
+  public var eventLoops = 1
+  /// `--max-header-bytes` (default 65 536).
+  public var maxHeaderSectionBytes = 65_536
+  /// `--max-body-bytes` (default 64 MiB).
+  public var maxBodyBytes = 64 << 20
+  /// `--skip-invalid`: start with the valid fixtures and warn about the rest.
+  public var skipInvalid = false
+  /// `--verbose`: log headers and bodies too.
+  public var verbose = false
+  /// `--quiet`: no per-request log lines.
+  public var quiet = false
+  /// `--log-format json|text`.
+  public var logJSON = false
+
+  /// Defaults.
+  public init() {}
+
+  /// A usage error: the message names the offending argument.
+  public struct UsageError: Error, CustomStringConvertible, Equatable {
+    public var description: String
+  }
+
+  /// Parses arguments (without the program name).
+  /// - Throws: ``UsageError`` for unknown options, missing or malformed values.
+  public static func parse(_ arguments: [String]) throws(UsageError) -> CommandLineOptions {
+    var options = CommandLineOptions()
+    var rest = arguments[...]
+    if let first = rest.first, !first.hasPrefix("-") {
+      switch first {
+      case "serve": options.command = .serve
+      case "lint": options.command = .lint
+      case "help": options.command = .help
+      case "version": options.command = .version
+      default: throw UsageError(description: "unknown command '\(first)' (expected serve, lint)")
+      }
+      rest = rest.dropFirst()
+    }
+    func value(_ name: String) throws(UsageError) -> String {
+      guard let v = rest.popFirst() else { throw UsageError(description: "\(name) needs a value") }
+      return v
+    }
+    func integer(_ name: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
+      let v = try value(name)
+      guard let n = Int(v), range.contains(n) else {
+        throw UsageError(
+          description: "\(name) expects an integer in \(range.lowerBound)...\(range.upperBound), got '\(v)'")
+      }
+      return n
+    }
+    while let argument = rest.popFirst() {
+      var name = argument
+      if let eq = argument.firstIndex(of: "="), argument.hasPrefix("--") {
+        name = String(argument[..<eq])
+        rest.insert(String(argument[argument.index(after: eq)...]), at: rest.startIndex)
+      }
+      switch name {
+      case "-h", "--help": options.command = .help
+      case "-V", "--version": options.command = .version
+      case "--host": options.host = try value(name)
+      case "-p", "--port": options.port = try integer(name, 0...65535)
+      case "--fixtures", "--root-dir": options.fixturesDirectory = try value(name)
+      case "--idle-timeout-ms": options.idleTimeoutMilliseconds = try integer(name, 1...86_400_000)
+      case "--header-timeout-ms": options.requestHeadTimeoutMilliseconds = try integer(name, 1...86_400_000)
+      case "--max-connections": options.maxConnections = try integer(name, 1...1_000_000)
+      case "--threads": options.eventLoops = try integer(name, 1...64)
+      case "--max-header-bytes": options.maxHeaderSectionBytes = try integer(name, 1024...(64 << 20))
+      case "--max-body-bytes": options.maxBodyBytes = try integer(name, 0...(4 << 30))
+      case "--skip-invalid": options.skipInvalid = true
+      case "-v", "--verbose": options.verbose = true
+      case "-q", "--quiet": options.quiet = true
+      case "--log-format":
+        let v = try value(name)
+        guard v == "json" || v == "text" else {
+          throw UsageError(description: "--log-format expects json or text, got '\(v)'")
+        }
+        options.logJSON = v == "json"
+      default:
+        if options.command == .lint, !argument.hasPrefix("-") {
+          options.fixturesDirectory = argument
+        } else {
+          throw UsageError(description: "unknown option '\(argument)' (see --help)")
+        }
+      }
+    }
+    return options
+  }
+
+  /// The `--help` text.
+  public static let helpText = """
+    mockserver \(MockServerInfo.version) - a local mock API server for contract testing
+
+    USAGE
+      mockserver [serve] [options]     serve the fixtures folder
+      mockserver lint [DIR]            validate fixtures (default DIR: Fixtures) and exit
+
+    OPTIONS
+      --host ADDR              address to bind (default 127.0.0.1; ::1 and 0.0.0.0 work)
+      -p, --port N             port (default 8080; 0 picks a free port)
+      --fixtures DIR           fixtures folder: mappings/, __files/, envelopes.json (default Fixtures)
+      --skip-invalid           start with the valid fixtures, warn about invalid ones
+      --threads N              event-loop threads (default 1)
+      --idle-timeout-ms N      close idle keep-alive connections after N ms (default 60000)
+      --header-timeout-ms N    408 and close when a request head takes longer (default 15000)
+      --max-connections N      connections beyond N get 503 and are closed (default 10000)
+      --max-header-bytes N     header section limit, 431 above (default 65536)
+      --max-body-bytes N       content limit, 413 above (default 67108864)
+      -v, --verbose            log request and response headers and bodies
+      -q, --quiet              no per-request log lines
+      --log-format text|json   log line format (default text)
+      -h, --help               this help
+      -V, --version            print the version
+
+    OUTPUT
+      When ready, prints one line to stdout:  listening on http://HOST:PORT
+
+    EXIT CODES
+      0  stopped normally (SIGINT/SIGTERM: responses in flight finish first), or lint found no problem
+      1  invalid fixtures (each problem printed as FILE: JSON-PATH: expected ..., found ...)
+      2  usage error (unknown option, bad value)
+      3  the server could not start (address in use, cannot bind)
+    """
+}

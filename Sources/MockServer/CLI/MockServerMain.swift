@@ -1,0 +1,98 @@
+import Dispatch
+import Foundation
+import HTTPCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The `mockserver` program, as a library function so tests and harnesses can run it in-process.
+public enum MockServerMain {
+  /// Runs the command line `arguments` (without the program name) and returns the exit code
+  /// (0 ok, 1 invalid fixtures, 2 usage, 3 cannot start). `serve` blocks until SIGINT/SIGTERM.
+  public static func run(arguments: [String]) -> Int32 {
+    let options: CommandLineOptions
+    do {
+      options = try CommandLineOptions.parse(arguments)
+    } catch {
+      printError("mockserver: \(error.description)")
+      return 2
+    }
+    switch options.command {
+    case .help:
+      print(CommandLineOptions.helpText)
+      return 0
+    case .version:
+      print("mockserver \(MockServerInfo.version)")
+      return 0
+    case .lint:
+      return lint(options)
+    case .serve:
+      return serve(options)
+    }
+  }
+
+  static func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+  }
+
+  static func lint(_ options: CommandLineOptions) -> Int32 {
+    printError("mockserver: lint is not available yet")
+    return 0
+  }
+
+  static func serve(_ options: CommandLineOptions) -> Int32 {
+    signal(SIGPIPE, SIG_IGN)
+    var configuration = ServerConfiguration()
+    configuration.host = options.host
+    configuration.port = options.port
+    configuration.idleTimeoutMilliseconds = options.idleTimeoutMilliseconds
+    configuration.requestHeadTimeoutMilliseconds = options.requestHeadTimeoutMilliseconds
+    configuration.maxConnections = options.maxConnections
+    configuration.eventLoops = options.eventLoops
+    configuration.limits.maxHeaderSectionBytes = options.maxHeaderSectionBytes
+    configuration.limits.maxBodyBytes = options.maxBodyBytes
+    let server = HTTPServer(configuration: configuration, responder: NotFoundResponder())
+    do {
+      try server.start()
+    } catch {
+      printError("mockserver: cannot start: \(error)")
+      return 3
+    }
+    print("listening on \(server.baseURL)")
+    fflush(nil)
+    waitForTermination()
+    printError("mockserver: shutting down")
+    server.shutdown(graceful: true)
+    return 0
+  }
+
+  /// Blocks until SIGINT or SIGTERM arrives.
+  static func waitForTermination() {
+    signal(SIGINT, SIG_IGN)
+    signal(SIGTERM, SIG_IGN)
+    let done = DispatchSemaphore(value: 0)
+    let queue = DispatchQueue(label: "mockserver.signals")
+    let sources = [SIGINT, SIGTERM].map { sig in
+      let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
+      source.setEventHandler { @Sendable in done.signal() }
+      source.resume()
+      return source
+    }
+    done.wait()
+    for source in sources { source.cancel() }
+  }
+}
+
+/// Answers every request with 404 and a JSON body: the responder before any fixtures are loaded.
+public struct NotFoundResponder: HTTPResponder {
+  /// Creates the responder.
+  public init() {}
+  /// 404 `{"error":"no stub matched","method":...,"url":...}`.
+  public func respond(to request: HTTPRequest, context: RequestContext) -> ResponsePlan {
+    .json(
+      status: .notFound,
+      #"{"error":"no stub matched","method":"\#(jsonEscaped(request.method.rawValue))","url":"\#(jsonEscaped(request.head.target))"}"#
+    )
+  }
+}

@@ -1,0 +1,36 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A failed system call: which call, and the `errno` it left.
+public struct IOError: Error, Sendable, CustomStringConvertible, Hashable {
+  /// The system call or operation, e.g. `bind`.
+  public var operation: String
+  /// The `errno` value.
+  public var errno: Int32
+
+  /// Creates an error from an operation name and errno.
+  public init(_ operation: String, errno: Int32) {
+    self.operation = operation
+    self.errno = errno
+  }
+
+  /// `bind: Address already in use (errno 98)`.
+  public var description: String {
+    "\(operation): \(String(cString: strerror(errno))) (errno \(errno))"
+  }
+}
+
+/// The outcome of one non-blocking read or write on a ``ByteStream``.
+public enum IOResult: Sendable, Equatable {
+  /// This many bytes were transferred (> 0).
+  case bytes(Int)
+  /// Nothing can be done now; retry when the socket is readable (or writable if `wantsWrite`).
+  case wouldBlock(wantsWrite: Bool)
+  /// The peer closed its sending side (read) — no more bytes will come.
+  case eof
+  /// The operation failed; the connection is unusable.
+  case failed(IOError)
+}

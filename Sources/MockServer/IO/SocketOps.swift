@@ -1,0 +1,87 @@
+import CLinuxShims
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Thin wrappers over the socket system calls: EINTR is retried, EAGAIN becomes `.wouldBlock`, errno is
+/// kept in ``IOError``. All functions are non-blocking on non-blocking descriptors.
+enum SocketOps {
+  /// Reads up to `buffer.count` bytes.
+  static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
+    while true {
+      let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
+      if n > 0 { return .bytes(n) }
+      if n == 0 { return .eof }
+      let e = errno
+      if e == EINTR { continue }
+      if e == EAGAIN || e == EWOULDBLOCK { return .wouldBlock(wantsWrite: false) }
+      return .failed(IOError("read", errno: e))
+    }
+  }
+
+  /// Sends up to `bytes.count` bytes with `MSG_NOSIGNAL`, so a peer that hung up never raises SIGPIPE.
+  static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> IOResult {
+    while true {
+      let n = Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+      if n >= 0 { return .bytes(n) }
+      let e = errno
+      if e == EINTR { continue }
+      if e == EAGAIN || e == EWOULDBLOCK { return .wouldBlock(wantsWrite: true) }
+      return .failed(IOError("send", errno: e))
+    }
+  }
+
+  static func setNonBlocking(_ fd: Int32) {
+    let flags = fcntl(fd, F_GETFL, 0)
+    _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+  }
+
+  static func setNoDelay(_ fd: Int32) {
+    var one: Int32 = 1
+    _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+  }
+
+  /// Makes the next `close` send a TCP RST at once instead of a FIN (SO_LINGER {1, 0}).
+  static func setLingerZero(_ fd: Int32) {
+    var l = linger(l_onoff: 1, l_linger: 0)
+    _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, socklen_t(MemoryLayout<linger>.size))
+  }
+
+  static func shutdownWrite(_ fd: Int32) {
+    _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+  }
+
+  static func close(_ fd: Int32) {
+    _ = Glibc.close(fd)
+  }
+
+  /// Reads and discards whatever is buffered on `fd` now (non-blocking), so that a following `close`
+  /// sends a FIN rather than an RST for unread data.
+  static func discardAvailable(_ fd: Int32) {
+    var scratch = [UInt8](repeating: 0, count: 16384)
+    for _ in 0..<64 {
+      let r = scratch.withUnsafeMutableBytes { read(fd, into: $0) }
+      guard case .bytes = r else { return }
+    }
+  }
+
+  /// Monotonic time in nanoseconds.
+  static func monotonicNanos() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+  }
+
+  /// Raises the soft limit on open descriptors to the hard limit, so thousands of connections fit.
+  static func raiseOpenFileLimit() {
+    var rl = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &rl) == 0 else { return }
+    if rl.rlim_cur < rl.rlim_max {
+      rl.rlim_cur = rl.rlim_max
+      _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &rl)
+    }
+  }
+}

@@ -1,0 +1,267 @@
+import Dispatch
+import Foundation
+import HTTPCore
+import Synchronization
+
+/// Makes the byte stream for an accepted socket: plain TCP, or a TLS session (returns nil to refuse).
+typealias StreamFactory = @Sendable (_ fd: Int32) -> ByteStream?
+
+/// Per-loop server state: the loop's connections, the responder, the configuration.
+///
+/// Invariant: `connections` and `acceptors` are touched only on `loop`'s thread (the `@unchecked Sendable`
+/// conformance rests on it); `server` is reached from the loop for shared, lock-guarded counters.
+final class ServerLoopContext: @unchecked Sendable {
+  let loop: EventLoop
+  let responder: HTTPResponder
+  let configuration: ServerConfiguration
+  unowned let server: HTTPServer
+  private var connections: [UInt64: Connection] = [:]
+  private var acceptors: [Acceptor] = []
+  private(set) var isShuttingDown = false
+  private var sweepTimer: LoopTimer?
+
+  init(loop: EventLoop, responder: HTTPResponder, configuration: ServerConfiguration, server: HTTPServer) {
+    self.loop = loop
+    self.responder = responder
+    self.configuration = configuration
+    self.server = server
+  }
+
+  /// Loop thread: starts accepting on `listener` with streams from `factory`.
+  func addListener(_ listener: Listener, isTLS: Bool, factory: @escaping StreamFactory) {
+    let acceptor = Acceptor(listener: listener, context: self, isTLS: isTLS, factory: factory)
+    acceptors.append(acceptor)
+    loop.register(fd: listener.fd, handler: acceptor)
+    if sweepTimer == nil { scheduleSweep() }
+  }
+
+  func accepted(fd: Int32, peer: String, localPort: Int, isTLS: Bool, factory: StreamFactory) {
+    guard !isShuttingDown, server.reserveConnectionSlot() else {
+      let refusal = Array(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+      refusal.withUnsafeBytes { _ = SocketOps.send(fd, $0) }
+      SocketOps.close(fd)
+      return
+    }
+    guard let stream = factory(fd) else {
+      server.releaseConnectionSlot()
+      SocketOps.close(fd)
+      return
+    }
+    let connection = Connection(
+      id: server.nextConnectionID(), stream: stream, loop: loop, owner: self, clientAddress: peer,
+      localPort: localPort, isTLS: isTLS, limits: configuration.limits)
+    connections[connection.id] = connection
+    loop.register(fd: fd, handler: connection)
+  }
+
+  func connectionClosed(_ connection: Connection) {
+    if connections.removeValue(forKey: connection.id) != nil {
+      server.releaseConnectionSlot()
+    }
+    if isShuttingDown, connections.isEmpty { server.loopDrained() }
+  }
+
+  var connectionCount: Int { connections.count }
+
+  private func scheduleSweep() {
+    sweepTimer = loop.schedule(afterMilliseconds: 250) { [weak self] in
+      guard let self else { return }
+      let now = SocketOps.monotonicNanos()
+      let idle = UInt64(self.configuration.idleTimeoutMilliseconds) * 1_000_000
+      let head = UInt64(self.configuration.requestHeadTimeoutMilliseconds) * 1_000_000
+      for connection in Array(self.connections.values) {
+        connection.checkTimeouts(now: now, idleNanos: idle, headNanos: head)
+      }
+      if !self.isShuttingDown { self.scheduleSweep() }
+    }
+  }
+
+  /// Loop thread: stop accepting, close idle connections, let the others finish.
+  func beginShutdown() {
+    isShuttingDown = true
+    for acceptor in acceptors {
+      loop.deregister(fd: acceptor.listener.fd)
+      acceptor.listener.close()
+    }
+    acceptors.removeAll()
+    for connection in Array(connections.values) { connection.shutdownGracefully() }
+    if connections.isEmpty { server.loopDrained() }
+  }
+
+  /// Loop thread: close everything now.
+  func forceClose() {
+    for connection in Array(connections.values) { connection.close(served: false) }
+  }
+}
+
+/// Accepts connections for one listener on one loop.
+final class Acceptor: EventHandler {
+  let listener: Listener
+  private unowned let context: ServerLoopContext
+  private let isTLS: Bool
+  private let factory: StreamFactory
+
+  init(listener: Listener, context: ServerLoopContext, isTLS: Bool, factory: @escaping StreamFactory) {
+    self.listener = listener
+    self.context = context
+    self.isTLS = isTLS
+    self.factory = factory
+  }
+
+  func handleEvent(readable: Bool, writable: Bool, hangUp: Bool) {
+    for _ in 0..<64 {
+      guard let (fd, peer) = listener.accept() else { return }
+      context.accepted(fd: fd, peer: peer, localPort: listener.port, isTLS: isTLS, factory: factory)
+    }
+  }
+}
+
+/// An HTTP/1.1 server: epoll event loops on their own threads, serving a ``HTTPResponder``.
+///
+/// Start it with ``start()``, read ``port``, stop it with ``shutdown(graceful:)``. Safe to use from any
+/// thread; the responder runs on loop threads.
+public final class HTTPServer: Sendable {
+  /// The configuration the server was created with.
+  public let configuration: ServerConfiguration
+  private let responder: HTTPResponder
+  private struct State {
+    var contexts: [ServerLoopContext] = []
+    var listeners: [Listener] = []
+    var boundPort = 0
+    var boundAddress = ""
+    var extraListeners: [(port: Int, address: String)] = []
+    var running = false
+    var drainedLoops = 0
+    var stopped = false
+  }
+  private let state = Mutex(State())
+  private let openConnections = Atomic<Int>(0)
+  private let connectionIDs = Atomic<UInt64>(0)
+  private let stoppedSignal = DispatchSemaphore(value: 0)
+
+  /// Creates a server; nothing is bound until ``start()``.
+  public init(configuration: ServerConfiguration, responder: HTTPResponder) {
+    self.configuration = configuration
+    self.responder = responder
+  }
+
+  /// Binds the listener and starts the event loops.
+  /// - Throws: ``IOError`` when the address cannot be resolved or bound (e.g. port in use).
+  public func start() throws(IOError) {
+    SocketOps.raiseOpenFileLimit()
+    let loopCount = max(1, configuration.eventLoops)
+    var contexts: [ServerLoopContext] = []
+    var listeners: [Listener] = []
+    var port = configuration.port
+    for index in 0..<loopCount {
+      let listener = try Listener(host: configuration.host, port: port, reusePort: loopCount > 1)
+      port = listener.port
+      let loop = try EventLoop()
+      let context = ServerLoopContext(
+        loop: loop, responder: responder, configuration: configuration, server: self)
+      loop.start(name: "mockserver-loop-\(index)")
+      loop.execute {
+        context.addListener(listener, isTLS: false) { fd in PlainByteStream(fd: fd) }
+      }
+      contexts.append(context)
+      listeners.append(listener)
+    }
+    let first = listeners[0]
+    state.withLock {
+      $0.contexts = contexts
+      $0.listeners = listeners
+      $0.boundPort = first.port
+      $0.boundAddress = first.address
+      $0.running = true
+    }
+  }
+
+  /// Adds another listener (e.g. HTTPS) on the first event loop, with streams made by `factory`.
+  /// - Returns: the bound port.
+  func addListener(host: String, port: Int, isTLS: Bool, factory: @escaping StreamFactory) throws(IOError)
+    -> Int
+  {
+    let listener = try Listener(host: host, port: port)
+    guard let context = state.withLock({ $0.contexts.first }) else { return listener.port }
+    context.loop.execute {
+      context.addListener(listener, isTLS: isTLS, factory: factory)
+    }
+    state.withLock { $0.extraListeners.append((listener.port, listener.address)) }
+    return listener.port
+  }
+
+  /// The TCP port the HTTP listener is bound to (the real one when 0 was configured).
+  public var port: Int { state.withLock { $0.boundPort } }
+
+  /// The numeric address bound, e.g. `127.0.0.1` or `::1`.
+  public var boundAddress: String { state.withLock { $0.boundAddress } }
+
+  /// `http://HOST:PORT` with IPv6 literals in brackets.
+  public var baseURL: String {
+    let host = boundAddress
+    return "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+  }
+
+  /// Connections open right now, across loops.
+  public var connectionCount: Int { openConnections.load(ordering: .relaxed) }
+
+  /// Stops the server. Graceful: stop accepting, close idle connections, let responses in flight finish
+  /// for up to ``ServerConfiguration/shutdownGraceMilliseconds``, then close the rest. Returns when every
+  /// loop has stopped. Safe to call more than once and from any thread (not from a loop thread).
+  public func shutdown(graceful: Bool = true) {
+    let contexts: [ServerLoopContext] = state.withLock { s in
+      guard s.running else { return [] }
+      s.running = false
+      return s.contexts
+    }
+    guard !contexts.isEmpty else {
+      return
+    }
+    for context in contexts {
+      context.loop.execute { context.beginShutdown() }
+    }
+    if graceful {
+      _ = stoppedSignal.wait(
+        timeout: .now() + .milliseconds(configuration.shutdownGraceMilliseconds))
+    }
+    let done = DispatchGroup()
+    for context in contexts {
+      done.enter()
+      context.loop.execute {
+        context.forceClose()
+        done.leave()
+      }
+    }
+    _ = done.wait(timeout: .now() + .seconds(2))
+    for context in contexts { context.loop.stop() }
+    state.withLock { $0.stopped = true }
+  }
+
+  // MARK: Internal bookkeeping (any loop thread)
+
+  func reserveConnectionSlot() -> Bool {
+    let now = openConnections.add(1, ordering: .relaxed).newValue
+    if now > configuration.maxConnections {
+      openConnections.subtract(1, ordering: .relaxed)
+      return false
+    }
+    return true
+  }
+
+  func releaseConnectionSlot() {
+    openConnections.subtract(1, ordering: .relaxed)
+  }
+
+  func nextConnectionID() -> UInt64 {
+    connectionIDs.add(1, ordering: .relaxed).newValue
+  }
+
+  func loopDrained() {
+    let all = state.withLock { s -> Bool in
+      s.drainedLoops += 1
+      return s.drainedLoops == s.contexts.count
+    }
+    if all { stoppedSignal.signal() }
+  }
+}

@@ -1,0 +1,102 @@
+import HTTPCore
+
+/// What the connection does to answer one request: a sequence of steps, so that normal responses, delays,
+/// slow drip and network faults are all executed by the same machinery, in order, per request.
+///
+/// The connection adds the true framing (`Content-Length`, never both it and `Transfer-Encoding`),
+/// `Date`, and `Connection` fields to heads written by ``Step/response(_:body:)`` and
+/// ``Step/responseHead(_:contentLength:)``; ``Step/raw(_:)`` bytes go out exactly as given (for faults).
+public struct ResponsePlan: Sendable {
+  /// One step of a plan.
+  public enum Step: Sendable {
+    /// A complete response: framed head then content (no content for HEAD, 1xx, 204, 304).
+    case response(HTTPResponseHead, body: [UInt8])
+    /// A framed head announcing `contentLength` bytes (content follows in `.raw` steps, or never).
+    case responseHead(HTTPResponseHead, contentLength: Int)
+    /// Bytes written exactly as given.
+    case raw([UInt8])
+    /// Waits this many milliseconds (≥ 0) before the next step; cancelled if the client goes away.
+    case pause(milliseconds: Int)
+    /// Sends nothing more and keeps the connection open until the client closes it or
+    /// `maxMilliseconds` pass, then closes.
+    case hold(maxMilliseconds: Int)
+    /// Closes at once with a TCP RST (SO_LINGER {1,0}).
+    case reset
+    /// Flushes what was written, then closes with a FIN.
+    case close
+  }
+
+  /// The steps in order.
+  public var steps: [Step]
+  /// False forces `Connection: close` after this response even when the request allows keep-alive.
+  public var keepAlive: Bool
+  /// Called once on the loop thread when the plan ends: `true` when every step ran (the response was
+  /// served), `false` when the client went away or the server stopped first.
+  public var onComplete: (@Sendable (_ served: Bool) -> Void)?
+
+  /// Creates a plan.
+  public init(steps: [Step], keepAlive: Bool = true, onComplete: (@Sendable (Bool) -> Void)? = nil) {
+    self.steps = steps
+    self.keepAlive = keepAlive
+    self.onComplete = onComplete
+  }
+
+  /// A plain response, optionally after `delayMilliseconds`.
+  public static func respond(
+    status: HTTPStatus, headers: HTTPHeaders = [:], body: [UInt8] = [], delayMilliseconds: Int = 0,
+    keepAlive: Bool = true
+  ) -> ResponsePlan {
+    var steps: [Step] = []
+    if delayMilliseconds > 0 { steps.append(.pause(milliseconds: delayMilliseconds)) }
+    steps.append(.response(HTTPResponseHead(status: status, headers: headers), body: body))
+    return ResponsePlan(steps: steps, keepAlive: keepAlive)
+  }
+
+  /// A JSON response whose body is `json` (already serialized) with `Content-Type: application/json`.
+  public static func json(status: HTTPStatus, _ json: String, keepAlive: Bool = true) -> ResponsePlan {
+    respond(
+      status: status, headers: ["Content-Type": "application/json"], body: Array(json.utf8),
+      keepAlive: keepAlive)
+  }
+}
+
+/// Facts about the connection a request arrived on.
+public struct RequestContext: Sendable {
+  /// Peer address as `ip:port` (`[v6]:port` for IPv6).
+  public var clientAddress: String
+  /// Local port the request arrived on.
+  public var localPort: Int
+  /// True on the HTTPS listener.
+  public var isTLS: Bool
+  /// Subject of the verified client certificate (mutual TLS), or nil.
+  public var clientCertificateSubject: String?
+  /// Connection number, unique per server run.
+  public var connectionID: UInt64
+  /// 1 for the first request on the connection, 2 for the next...
+  public var requestNumber: Int
+  /// Wall-clock time the request head completed, seconds since 1970.
+  public var receivedAt: Double
+}
+
+/// The application behind the server: turns requests into plans. Called on an event-loop thread; it must
+/// not block (no waiting for I/O or other threads).
+public protocol HTTPResponder: Sendable {
+  /// A request head arrived with `Expect: 100-continue` and content to follow. Return a plan to answer
+  /// with a final status without reading the content (the connection then closes; RFC 9110 §10.1.1), or
+  /// nil to send `100 Continue` and read the content.
+  func respondBeforeContent(to head: HTTPRequestHead, context: RequestContext) -> ResponsePlan?
+  /// A complete request (content de-chunked) arrived; return how to answer it.
+  func respond(to request: HTTPRequest, context: RequestContext) -> ResponsePlan
+  /// A request could not be parsed; the server answers with `error.status` and closes. For logging and
+  /// the journal. The default does nothing.
+  func didReject(head: HTTPRequestHead?, error: HTTPParserError, context: RequestContext)
+}
+
+extension HTTPResponder {
+  /// Default: never answers before the content.
+  public func respondBeforeContent(to head: HTTPRequestHead, context: RequestContext) -> ResponsePlan? {
+    nil
+  }
+  /// Default: nothing.
+  public func didReject(head: HTTPRequestHead?, error: HTTPParserError, context: RequestContext) {}
+}
