@@ -336,6 +336,46 @@ struct SocketTransportTests {
     #expect(server.accepted.count == 2)
   }
 
+  @Test func concurrentRequestsUseSeparateConnectionsAndAllSucceed() async throws {
+    let server = try LoopbackServer { c in
+      while let request = c.readRequest() {
+        let body = String(request.line.split(separator: " ")[1])
+        Thread.sleep(forTimeInterval: 0.02)
+        c.write("HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+      }
+    }
+    defer { server.stop() }
+    let transport = SocketTransport()
+    let bodies = await withTaskGroup(of: String.self) { group in
+      for i in 0..<8 {
+        group.addTask {
+          let r = try? await get(server, "/n\(i)", transport: transport)
+          return r.map { String(decoding: $0.body, as: UTF8.self) } ?? "failed"
+        }
+      }
+      var all: [String] = []
+      for await b in group { all.append(b) }
+      return all
+    }
+    #expect(Set(bodies) == Set((0..<8).map { "/n\($0)" }))
+    #expect(server.accepted.count <= 8)
+  }
+
+  @Test func automaticTransportRoutesByScheme() async throws {
+    let server = try LoopbackServer { c in
+      _ = c.readRequest()
+      c.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+    }
+    defer { server.stop() }
+    let automatic = AutomaticTransport()
+    let request = TransportRequest(method: .get, url: URL(string: server.url + "/")!)
+    #expect(try await automatic.send(request, progress: nil).body == Data("ok".utf8))
+    #expect(automatic.plain.idleConnectionCount(host: "127.0.0.1", port: server.port) <= 1)
+    #if !canImport(Darwin)
+      #expect(APIClient.platformDefaultTransport() is AutomaticTransport)
+    #endif
+  }
+
   @Test func httpsIsRejectedWithAClearError() async {
     let request = TransportRequest(method: .get, url: URL(string: "https://example.com/")!)
     let error = await apiError { () async throws(APIError) in

@@ -26,16 +26,12 @@ public struct ResponseInfo: Sendable, Hashable {
   /// At most the first 512 bytes of the body as text (invalid UTF-8 replaced), with "…" when cut.
   public var bodyExcerpt: String { Self.excerpt(of: body) }
 
-  /// The `Retry-After` delay: delta-seconds or an HTTP-date relative to now (RFC 9110 §10.2.3), or nil.
+  /// The `Retry-After` delay: delta-seconds, or an HTTP-date in any of the three RFC 9110 §5.6.7 forms relative to now (RFC 9110 §10.2.3), or nil.
   public var retryAfter: Duration? {
     guard let raw = headers.first("Retry-After")?.trimmingOWS(), !raw.isEmpty else { return nil }
     if let seconds = Int(raw), seconds >= 0 { return .seconds(seconds) }
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.timeZone = TimeZone(identifier: "GMT")
-    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-    guard let date = formatter.date(from: raw) else { return nil }
-    let delta = date.timeIntervalSinceNow
+    guard let epochSeconds = HTTPDate.parse(raw) else { return nil }
+    let delta = Double(epochSeconds) - Date().timeIntervalSince1970
     return .milliseconds(Int64(max(0, delta) * 1000))
   }
 
