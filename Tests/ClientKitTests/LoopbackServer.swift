@@ -41,6 +41,9 @@ final class LoopbackServer: Sendable {
         let client = accept(fd, nil, nil)
         if client < 0 {
           if errno == EINTR { continue }
+          // Only this thread closes the listening descriptor, after `stop()` shut it down, so the number
+          // can never be reused by another socket while this thread might still call accept on it.
+          close(fd)
           return
         }
         accepted.increment()
@@ -53,10 +56,9 @@ final class LoopbackServer: Sendable {
     }.start()
   }
 
-  /// Stops accepting.
+  /// Stops accepting (the accept thread then closes the listening socket).
   func stop() {
     shutdown(listenFD, Int32(SHUT_RDWR))
-    close(listenFD)
   }
 
   /// A port on which nothing listens (bound, then closed).
