@@ -1,0 +1,135 @@
+import Foundation
+import HTTPCore
+
+/// Every way a call through ``APIClient`` can fail: one closed enum, each case carrying what there is.
+///
+/// Transport failures carry the ``RequestInfo`` of the attempt; failures with a response carry the
+/// ``ResponseInfo`` (status, headers, full body, and ``ResponseInfo/bodyExcerpt``). Helpers such as
+/// ``isUnauthorized`` and ``retryAfter`` answer the usual questions without a `switch`.
+public enum APIError: Error, Sendable {
+  /// No complete response arrived within `limit` (connect, send, wait and read together).
+  case timedOut(limit: Duration, request: RequestInfo)
+  /// The connection could not be established (refused, host not found, unreachable). Nothing was sent,
+  /// so any request may be retried.
+  case cannotConnect(RequestInfo, reason: String)
+  /// The peer reset the connection (RST) before a complete response arrived.
+  case connectionReset(RequestInfo)
+  /// The server closed the connection after the request without sending a single byte.
+  case emptyResponse(RequestInfo)
+  /// The connection ended before a complete response head arrived (some bytes had been received).
+  case connectionLost(RequestInfo, receivedBytes: Int)
+  /// The head arrived but the body ended early: `expected` body bytes (nil when the framing is chunked
+  /// and the size is unknown), `received` bytes before the end. Never delivered as a success.
+  case truncatedBody(RequestInfo, statusCode: Int, expected: Int?, received: Int)
+  /// The bytes received are not an HTTP response.
+  case malformedResponse(RequestInfo, detail: String)
+  /// The TLS handshake or certificate validation failed.
+  case tlsFailure(RequestInfo, detail: String)
+  /// Another transport failure that fits no case above (kept with its code and text).
+  case transportFailure(RequestInfo, code: Int, detail: String)
+  /// The status code is not acceptable for the request. `application` holds the failure envelope the
+  /// body carried, if it parsed as one.
+  case unacceptableStatus(ResponseInfo, application: ApplicationError?)
+  /// The backend reported a failure in its envelope (NG, failing `code`), even under HTTP 200.
+  case application(ApplicationError, response: ResponseInfo)
+  /// A response with no content (204, 205, HEAD, `Content-Length: 0`) where a value was expected.
+  case emptyBody(ResponseInfo)
+  /// The body could not be decoded into the expected type.
+  case decoding(DecodingFailure, response: ResponseInfo)
+  /// A 401 led to a token refresh that failed; the original request was not retried. `response` is the
+  /// original 401 (with its body), `reason` says why the refresh failed.
+  case refreshFailed(response: ResponseInfo, reason: String)
+  /// The request could not be built (bad URL, body encoding failed, an adapter refused it).
+  case invalidRequest(String)
+  /// The call was cancelled (task cancellation or ``CancellableRequest/cancel()``).
+  case cancelled
+
+  /// The response that caused the error, for the cases that have one.
+  public var response: ResponseInfo? {
+    switch self {
+    case .unacceptableStatus(let r, _), .application(_, let r), .emptyBody(let r), .decoding(_, let r),
+      .refreshFailed(let r, _):
+      return r
+    default:
+      return nil
+    }
+  }
+
+  /// The request of the failed attempt, when known.
+  public var request: RequestInfo? {
+    switch self {
+    case .timedOut(_, let q), .cannotConnect(let q, _), .connectionReset(let q), .emptyResponse(let q),
+      .connectionLost(let q, _), .truncatedBody(let q, _, _, _), .malformedResponse(let q, _),
+      .tlsFailure(let q, _), .transportFailure(let q, _, _):
+      return q
+    case .invalidRequest, .cancelled:
+      return nil
+    default:
+      return response?.request
+    }
+  }
+
+  /// The HTTP status code of the response, when there was one.
+  public var statusCode: Int? {
+    if case .truncatedBody(_, let status, _, _) = self { return status }
+    return response?.statusCode
+  }
+
+  /// The application error from an envelope: from ``application(_:response:)``, or from a failure
+  /// envelope carried by an unacceptable status.
+  public var applicationError: ApplicationError? {
+    switch self {
+    case .application(let e, _): return e
+    case .unacceptableStatus(_, let e): return e
+    default: return nil
+    }
+  }
+
+  /// True for 401 and for a failed token refresh after a 401.
+  public var isUnauthorized: Bool {
+    if case .refreshFailed = self { return true }
+    return unacceptableCode == 401
+  }
+  /// True for an unacceptable 403.
+  public var isForbidden: Bool { unacceptableCode == 403 }
+  /// True for an unacceptable 404.
+  public var isNotFound: Bool { unacceptableCode == 404 }
+  /// True for an unacceptable 429 (RFC 6585 §4); see ``retryAfter``.
+  public var isRateLimited: Bool { unacceptableCode == 429 }
+  /// True for an unacceptable 5xx.
+  public var isServerError: Bool { (500..<600).contains(unacceptableCode ?? 0) }
+  /// True when the failure happened below HTTP (connect, reset, lost, truncated, timeout, TLS).
+  public var isTransportFailure: Bool {
+    switch self {
+    case .timedOut, .cannotConnect, .connectionReset, .emptyResponse, .connectionLost, .truncatedBody,
+      .malformedResponse, .tlsFailure, .transportFailure:
+      return true
+    default:
+      return false
+    }
+  }
+
+  /// The server's `Retry-After` for an unacceptable status, as a duration from now, or nil.
+  public var retryAfter: Duration? {
+    if case .unacceptableStatus(let r, _) = self { return r.retryAfter }
+    return nil
+  }
+
+  /// How the app should present this error: the envelope's hint for application errors, `.none` when
+  /// cancelled, `.toast` for transient network failures, `.alert` otherwise.
+  public var presentation: PresentationHint {
+    switch self {
+    case .application(let e, _): return e.presentation
+    case .unacceptableStatus(_, let e?): return e.presentation
+    case .cancelled: return .none
+    case .timedOut, .cannotConnect, .connectionReset, .emptyResponse, .connectionLost, .truncatedBody:
+      return .toast
+    default: return .alert
+    }
+  }
+
+  private var unacceptableCode: Int? {
+    if case .unacceptableStatus(let r, _) = self { return r.statusCode }
+    return nil
+  }
+}

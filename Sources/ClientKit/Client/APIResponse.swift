@@ -1,0 +1,35 @@
+import Foundation
+import HTTPCore
+
+/// A decoded value together with the response it came from.
+public struct APIResponse<Value: Sendable>: Sendable {
+  /// Where the value came from.
+  public enum Source: Sendable, Hashable {
+    /// A response from the network.
+    case network
+    /// The response cache, without contacting the network (first delivery of "cached, then fresh").
+    case cache
+    /// The response cache after the server answered `304 Not Modified`.
+    case revalidated
+  }
+
+  /// The decoded value.
+  public var value: Value
+  /// Status code of the response (the stored one for cached responses).
+  public var statusCode: Int
+  /// Header fields in order; look up case-insensitively with ``header(_:)``.
+  public var headers: HTTPHeaders
+  /// The raw body.
+  public var body: Data
+  /// Time from the call to the decoded value, retries and refreshes included.
+  public var duration: Duration
+  /// Number of attempts sent (1 without retries; 0 for ``Source/cache``).
+  public var attempts: Int
+  /// Where the value came from.
+  public var source: Source
+  /// The last request sent (or the request that would be sent, for ``Source/cache``).
+  public var request: RequestInfo
+
+  /// Every value of header `name` (any spelling) combined with ", " in order, or nil.
+  public func header(_ name: String) -> String? { headers[name] }
+}

@@ -1,0 +1,124 @@
+import Synchronization
+
+/// Holds the bearer token and refreshes it after a 401, once for all requests that saw the same token
+/// rejected.
+///
+/// Rules (each one closes a known failure of retry-on-401 interceptors):
+/// - Refreshes are keyed by the rejected token. While a refresh is running, every other request rejected
+///   with the same token waits for it instead of starting another one.
+/// - A request rejected with a token that has already been replaced is simply retried with the new one.
+/// - A failed refresh fails every request that was rejected with that token, once, and is remembered: a
+///   late 401 for the same token fails at once instead of refreshing again. Only ``setToken(_:)`` (a new
+///   login) clears the failure.
+/// - The refresh closure runs with ``isRefreshing`` set, and requests made from inside it never trigger a
+///   refresh themselves, so the refresh call cannot loop through the 401 logic.
+public final class BearerTokenAuthenticator: Sendable {
+  /// Fetches a new access token; receives the token the server rejected (nil if there was none).
+  /// Throwing means the refresh failed.
+  public typealias Refresh = @Sendable (_ rejectedToken: String?) async throws -> String
+
+  private struct State {
+    var token: String?
+    var inFlight: Task<String, any Error>?
+    var failure: (token: String?, reason: String)?
+    var refreshCount = 0
+  }
+
+  private let state: Mutex<State>
+  private let refresh: Refresh?
+
+  /// True inside the refresh closure (a task-local), where requests never trigger another refresh.
+  @TaskLocal public static var isRefreshing = false
+
+  /// Creates an authenticator.
+  /// - Parameters:
+  ///   - token: the current access token, or nil when logged out.
+  ///   - refresh: fetches a new token after a 401, or nil to never refresh (401 is then reported as is).
+  public init(token: String?, refresh: Refresh? = nil) {
+    self.state = Mutex(State(token: token))
+    self.refresh = refresh
+  }
+
+  /// The current access token, or nil.
+  public var token: String? { state.withLock { $0.token } }
+
+  /// How many refreshes have been started since creation.
+  public var refreshCount: Int { state.withLock { $0.refreshCount } }
+
+  /// Replaces the token (after a login or logout) and forgets any failed refresh.
+  public func setToken(_ token: String?) {
+    state.withLock {
+      $0.token = token
+      $0.failure = nil
+    }
+  }
+
+  private enum Step {
+    case use(String)
+    case wait(Task<String, any Error>)
+    case fail(String)
+  }
+
+  /// Returns a token to retry with after the server rejected `rejected`, refreshing at most once for it.
+  /// - Parameter rejected: the token the rejected request carried (nil if none).
+  /// - Returns: the new token.
+  /// - Throws: ``RefreshFailure`` with the reason when the refresh failed now or earlier for the same
+  ///   token, or when there is no refresh closure.
+  public func token(replacing rejected: String?) async throws(RefreshFailure) -> String {
+    let step = state.withLock { s -> Step in
+      if let current = s.token, current != rejected { return .use(current) }
+      if let failure = s.failure, failure.token == rejected { return .fail(failure.reason) }
+      if let running = s.inFlight { return .wait(running) }
+      guard let refresh else { return .fail("no token refresh is configured") }
+      s.refreshCount += 1
+      let task = Task { [self] in try await runRefresh(refresh, rejected: rejected) }
+      s.inFlight = task
+      return .wait(task)
+    }
+    switch step {
+    case .use(let token):
+      return token
+    case .fail(let reason):
+      throw RefreshFailure(reason: reason)
+    case .wait(let task):
+      do {
+        return try await task.value
+      } catch {
+        throw RefreshFailure(reason: Self.reason(error))
+      }
+    }
+  }
+
+  private func runRefresh(_ refresh: Refresh, rejected: String?) async throws -> String {
+    do {
+      let fresh = try await Self.$isRefreshing.withValue(true) { try await refresh(rejected) }
+      state.withLock {
+        $0.token = fresh
+        $0.failure = nil
+        $0.inFlight = nil
+      }
+      return fresh
+    } catch {
+      let reason = Self.reason(error)
+      state.withLock {
+        $0.failure = (rejected, reason)
+        $0.inFlight = nil
+      }
+      throw RefreshFailure(reason: reason)
+    }
+  }
+
+  private static func reason(_ error: any Error) -> String {
+    if let failure = error as? RefreshFailure { return failure.reason }
+    if let api = error as? APIError { return api.description }
+    return String(describing: error)
+  }
+}
+
+/// Why a token refresh failed.
+public struct RefreshFailure: Error, Sendable, Hashable {
+  /// The reason, in words (the refresh call's error description).
+  public var reason: String
+  /// Creates a failure.
+  public init(reason: String) { self.reason = reason }
+}

@@ -1,2 +1,0 @@
-/// ClientKit: typed API requests.
-public enum ClientKitInfo {}

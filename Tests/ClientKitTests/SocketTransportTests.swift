@@ -1,0 +1,409 @@
+import ClientKit
+import Foundation
+import HTTPCore
+import Synchronization
+import Testing
+
+/// SocketTransport against a real loopback server: BR-20 faults, BR-21 headers, BR-23 deadlines,
+/// keep-alive and re-send rules.
+@Suite("SocketTransport", .serialized)
+struct SocketTransportTests {
+  func get(
+    _ server: LoopbackServer, _ path: String = "/status", method: HTTPMethod = .get,
+    timeout: Duration = .seconds(5),
+    transport: SocketTransport = SocketTransport()
+  ) async throws(APIError) -> TransportResponse {
+    let request = TransportRequest(method: method, url: URL(string: server.url + path)!, timeout: timeout)
+    return try await transport.send(request, progress: nil)
+  }
+
+  func failure(_ server: LoopbackServer, method: HTTPMethod = .get) async -> APIError? {
+    await apiError { () async throws(APIError) in try await get(server, method: method) }
+  }
+
+  // MARK: BR-20
+
+  @Test func emptyReplyIsEmptyResponse() async throws {
+    let server = try LoopbackServer { c in _ = c.readRequest() }
+    defer { server.stop() }
+    #expect(await failure(server)?.caseName == "emptyResponse")
+  }
+
+  @Test func resetIsConnectionReset() async throws {
+    let server = try LoopbackServer { c in
+      _ = c.readRequest()
+      c.reset()
+    }
+    defer { server.stop() }
+    #expect(await failure(server)?.caseName == "connectionReset")
+  }
+
+  @Test func truncatedBodyCarriesExpectedAndReceived() async throws {
+    let server = try LoopbackServer { c in
+      _ = c.readRequest()
+      c.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\n{\"status\":\"OK\"")
+    }
+    defer { server.stop() }
+    let error = await failure(server)
+    guard case .truncatedBody(_, let status, let expected, let received)? = error else {
+      Issue.record("expected .truncatedBody, got \(String(describing: error))")
+      return
+    }
+    #expect(status == 200)
+    #expect(expected == 100)
+    #expect(received == 14)
+  }
+
+  @Test func halfHeadIsConnectionLost() async throws {
+    let server = try LoopbackServer { c in
+      _ = c.readRequest()
+      c.write("HTTP/1.1 200 OK\r\nContent-Ty")
+    }
+    defer { server.stop() }
+    let error = await failure(server)
+    guard case .connectionLost(_, let received)? = error else {
+      Issue.record("expected .connectionLost, got \(String(describing: error))")
+      return
+    }
+    #expect(received == 27)
+  }
+
+  @Test func garbageIsMalformedResponse() async throws {
+    let server = try LoopbackServer { c in
+      _ = c.readRequest()
+      c.write([0x00, 0x17] + Array("garbage\r\n\r\n".utf8))
+    }
+    defer { server.stop() }
+    #expect(await failure(server)?.caseName == "malformedResponse")
+  }
+
+  @Test func resetMidBodyIsTruncated() async throws {
+    let server = try LoopbackServer { c in
+      _ = c.readRequest()
+      c.write("HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n0123456789")
+      Thread.sleep(forTimeInterval: 0.1)
+      c.reset()
+    }
+    defer { server.stop() }
+    let error = await failure(server)
+    guard case .truncatedBody(_, _, let expected, let received)? = error else {
+      Issue.record("expected .truncatedBody, got \(String(describing: error))")
+      return
+    }
+    #expect(expected == 50)
+    #expect(received == 10)
+  }
+
+  @Test func refusedIsCannotConnect() async {
+    let port = LoopbackServer.closedPort()
+    let request = TransportRequest(
+      method: .get, url: URL(string: "http://127.0.0.1:\(port)/x")!, timeout: .seconds(5))
+    let error = await apiError { () async throws(APIError) in
+      try await SocketTransport().send(request, progress: nil)
+    }
+    #expect(error?.caseName == "cannotConnect")
+  }
+
+  @Test func faultsRepeatedlyNeverCrashAndStayDistinct() async throws {
+    let server = try LoopbackServer { c in
+      guard let request = c.readRequest() else { return }
+      if request.line.contains("/empty") { return }
+      if request.line.contains("/rst") { return c.reset() }
+      c.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"status\":\"OK\"")
+    }
+    defer { server.stop() }
+    let transport = SocketTransport()
+    for _ in 0..<20 {
+      for (path, name) in [
+        ("/empty", "emptyResponse"), ("/rst", "connectionReset"), ("/trunc", "truncatedBody"),
+      ] {
+        let error = await apiError { () async throws(APIError) in
+          try await get(server, path, transport: transport)
+        }
+        #expect(error?.caseName == name, "\(path)")
+      }
+    }
+  }
+
+  // MARK: BR-23
+
+  /// Serves `/fast` at once; holds `/slow` for 5 s, recording how soon the client gave up.
+  static func slowServer(closedEarly: Counter) throws -> LoopbackServer {
+    try LoopbackServer { c in
+      while let request = c.readRequest() {
+        if request.line.contains("/slow") {
+          if c.waitForPeerClose(within: 5) { closedEarly.increment() }
+          c.write("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nlate")
+          return
+        }
+        c.write("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nfast")
+      }
+    }
+  }
+
+  @Test(arguments: [false, true])
+  func deadlineCoversTheWholeExchange(warm: Bool) async throws {
+    let closedEarly = Counter()
+    let server = try Self.slowServer(closedEarly: closedEarly)
+    defer { server.stop() }
+    let transport = SocketTransport()
+    if warm {
+      #expect(try await get(server, "/fast", transport: transport).body == Data("fast".utf8))
+    }
+    let start = ContinuousClock.now
+    let error = await apiError { () async throws(APIError) in
+      try await get(server, "/slow", timeout: .milliseconds(400), transport: transport)
+    }
+    let elapsed = ContinuousClock.now - start
+    guard case .timedOut(let limit, _)? = error else {
+      Issue.record("expected .timedOut, got \(String(describing: error))")
+      return
+    }
+    #expect(limit == .milliseconds(400))
+    #expect(elapsed >= .milliseconds(390))
+    #expect(elapsed < .seconds(3), "the deadline must not wait out the server's delay")
+    #expect(server.accepted.count == 1, "a warm connection is reused for /slow")
+    // The connection was discarded: the next request cannot read the late answer.
+    let next = try await get(server, "/fast", transport: transport)
+    #expect(next.body == Data("fast".utf8))
+    try await Task.sleep(for: .milliseconds(100))
+    #expect(closedEarly.count == 1)
+  }
+
+  @Test func cancellationStopsAWaitingExchange() async throws {
+    let server = try LoopbackServer { c in
+      _ = c.readRequest()
+      _ = c.waitForPeerClose(within: 5)
+    }
+    defer { server.stop() }
+    let task = Task { await failure(server) }
+    try await Task.sleep(for: .milliseconds(100))
+    let start = ContinuousClock.now
+    task.cancel()
+    let error = await task.value
+    #expect(error?.caseName == "cancelled")
+    #expect(ContinuousClock.now - start < .seconds(3))
+  }
+
+  // MARK: BR-21 and framing
+
+  @Test func headersKeepOrderCaseAndDuplicates() async throws {
+    let server = try LoopbackServer { c in
+      _ = c.readRequest()
+      c.write(
+        "HTTP/1.1 200 OK\r\nx-trace: a\r\nX-Trace: b\r\nx-request-id: 42\r\ncontent-type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+      )
+    }
+    defer { server.stop() }
+    let response = try await get(server, "/dup")
+    #expect(response.headers["x-trace"] == "a, b")
+    #expect(response.headers["X-REQUEST-ID"] == "42")
+    #expect(response.headers.fields.map(\.name).prefix(3) == ["x-trace", "X-Trace", "x-request-id"])
+  }
+
+  @Test func chunkedInformationalHeadAndNoContentResponses() async throws {
+    let server = try LoopbackServer { c in
+      while let request = c.readRequest() {
+        if request.line.hasPrefix("HEAD") {
+          c.write("HTTP/1.1 200 OK\r\nContent-Length: 120\r\n\r\n")
+        } else if request.line.contains("/chunked") {
+          c.write(
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6;x=1\r\n world\r\n0\r\nX-T: 1\r\n\r\n"
+          )
+        } else {
+          c.write("HTTP/1.1 204 No Content\r\n\r\n")
+        }
+      }
+    }
+    defer { server.stop() }
+    let transport = SocketTransport()
+    let chunked = try await get(server, "/chunked", transport: transport)
+    #expect(chunked.statusCode == 200)
+    #expect(chunked.body == Data("hello world".utf8))
+    let head = try await get(server, "/h", method: .head, transport: transport)
+    #expect(head.statusCode == 200)
+    #expect(head.body.isEmpty)
+    let noContent = try await get(server, "/d", method: .delete, transport: transport)
+    #expect(noContent.statusCode == 204)
+    #expect(server.accepted.count == 1)
+  }
+
+  @Test func gzipContentIsDecoded() async throws {
+    // gzip of "hello gzip" (fixed bytes produced by `printf 'hello gzip' | gzip -n`).
+    let gz: [UInt8] = [
+      0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xcb, 0x48, 0xcd, 0xc9, 0xc9, 0x57, 0x48,
+      0xaf, 0xca, 0x2c, 0x00, 0x00, 0x19, 0x6a, 0xd2, 0xdf, 0x0a, 0x00, 0x00, 0x00,
+    ]
+    let sawAcceptEncoding = Counter()
+    let server = try LoopbackServer { c in
+      guard let request = c.readRequest() else { return }
+      if request.headers["accept-encoding"] == "gzip" { sawAcceptEncoding.increment() }
+      c.write(
+        Array("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(gz.count)\r\n\r\n".utf8) + gz)
+    }
+    defer { server.stop() }
+    let response = try await get(server, "/gz")
+    #expect(String(decoding: response.body, as: UTF8.self) == "hello gzip")
+    #expect(sawAcceptEncoding.count == 1)
+  }
+
+  @Test func progressReportsBytesAndFraction() async throws {
+    let size = 1 << 20
+    let server = try LoopbackServer { c in
+      _ = c.readRequest()
+      c.write(
+        Array("HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\n\r\n".utf8) + [UInt8](repeating: 65, count: size)
+      )
+    }
+    defer { server.stop() }
+    let log = Mutex<[DownloadProgress]>([])
+    let request = TransportRequest(method: .get, url: URL(string: server.url + "/big")!)
+    let response = try await SocketTransport().send(request) { p in log.withLock { $0.append(p) } }
+    #expect(response.body.count == size)
+    let updates = log.withLock { $0 }
+    #expect(updates.count > 1)
+    #expect(updates.last?.receivedBytes == Int64(size))
+    #expect(updates.last?.expectedBytes == Int64(size))
+    #expect(updates.last?.fraction == 1)
+    #expect(zip(updates, updates.dropFirst()).allSatisfy { $0.receivedBytes <= $1.receivedBytes })
+  }
+
+  // MARK: Keep-alive and re-sends
+
+  @Test func keepAliveReusesOneConnection() async throws {
+    let server = try LoopbackServer { c in
+      while c.readRequest() != nil { c.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") }
+    }
+    defer { server.stop() }
+    let transport = SocketTransport()
+    for _ in 0..<3 { #expect(try await get(server, transport: transport).body == Data("ok".utf8)) }
+    #expect(server.accepted.count == 1)
+    #expect(transport.idleConnectionCount(host: "127.0.0.1", port: server.port) == 1)
+  }
+
+  @Test(arguments: [HTTPMethod.get, .post])
+  func stalePooledConnectionIsDetectedBeforeWriting(method: HTTPMethod) async throws {
+    let received = Counter()
+    let server = try LoopbackServer { c in
+      guard c.readRequest() != nil else { return }
+      received.increment()
+      // Keep-alive framing, then the server closes the idle connection.
+      c.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+    }
+    defer { server.stop() }
+    let transport = SocketTransport()
+    _ = try await get(server, method: method, transport: transport)
+    try await Task.sleep(for: .milliseconds(100))
+    let second = try await get(server, method: method, transport: transport)
+    #expect(second.body == Data("ok".utf8))
+    #expect(received.count == 2, "each request reached the server exactly once")
+    #expect(server.accepted.count == 2)
+  }
+
+  @Test func nonIdempotentRequestIsNeverResentAfterAFailure() async throws {
+    let received = Counter()
+    let server = try LoopbackServer { c in
+      while c.readRequest() != nil {
+        // The first exchange on each connection is answered; the second is swallowed (empty reply).
+        if received.increment() % 2 == 0 { return }
+        c.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+      }
+    }
+    defer { server.stop() }
+    let transport = SocketTransport()
+    _ = try await get(server, "/a", method: .post, transport: transport)
+    let error = await apiError { () async throws(APIError) in
+      try await get(server, "/b", method: .post, transport: transport)
+    }
+    #expect(error?.caseName == "emptyResponse")
+    #expect(received.count == 2, "the POST was not silently sent again")
+  }
+
+  @Test func idempotentRequestIsRetriedOnAFreshConnectionAfterAStaleReuse() async throws {
+    let received = Counter()
+    let server = try LoopbackServer { c in
+      while c.readRequest() != nil {
+        if received.increment() == 2 { return }  // the reused connection dies without answering
+        c.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+      }
+    }
+    defer { server.stop() }
+    let transport = SocketTransport()
+    _ = try await get(server, transport: transport)
+    let response = try await get(server, transport: transport)
+    #expect(response.body == Data("ok".utf8))
+    #expect(received.count == 3)
+    #expect(server.accepted.count == 2)
+  }
+
+  @Test func concurrentRequestsUseSeparateConnectionsAndAllSucceed() async throws {
+    let server = try LoopbackServer { c in
+      while let request = c.readRequest() {
+        let body = String(request.line.split(separator: " ")[1])
+        Thread.sleep(forTimeInterval: 0.02)
+        c.write("HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+      }
+    }
+    defer { server.stop() }
+    let transport = SocketTransport()
+    let bodies = await withTaskGroup(of: String.self) { group in
+      for i in 0..<8 {
+        group.addTask {
+          let r = try? await get(server, "/n\(i)", transport: transport)
+          return r.map { String(decoding: $0.body, as: UTF8.self) } ?? "failed"
+        }
+      }
+      var all: [String] = []
+      for await b in group { all.append(b) }
+      return all
+    }
+    #expect(Set(bodies) == Set((0..<8).map { "/n\($0)" }))
+    #expect(server.accepted.count <= 8)
+  }
+
+  @Test func automaticTransportRoutesByScheme() async throws {
+    let server = try LoopbackServer { c in
+      _ = c.readRequest()
+      c.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+    }
+    defer { server.stop() }
+    let automatic = AutomaticTransport()
+    let request = TransportRequest(method: .get, url: URL(string: server.url + "/")!)
+    #expect(try await automatic.send(request, progress: nil).body == Data("ok".utf8))
+    #expect(automatic.plain.idleConnectionCount(host: "127.0.0.1", port: server.port) <= 1)
+    #if !canImport(Darwin)
+      #expect(APIClient.platformDefaultTransport() is AutomaticTransport)
+    #endif
+  }
+
+  @Test func httpsIsRejectedWithAClearError() async {
+    let request = TransportRequest(method: .get, url: URL(string: "https://example.com/")!)
+    let error = await apiError { () async throws(APIError) in
+      try await SocketTransport().send(request, progress: nil)
+    }
+    #expect(error?.caseName == "invalidRequest")
+  }
+
+  // MARK: End to end through APIClient
+
+  @Test func clientOverSocketTransport() async throws {
+    let server = try LoopbackServer { c in
+      while let request = c.readRequest() {
+        let ok = request.line.hasPrefix("GET /api/users/1?v=2 ")
+        let body =
+          ok ? #"{"status":"OK","result":{"id":1,"name":"Ann"}}"# : #"{"status":"NG","message":"bad"}"#
+        c.write(
+          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        )
+      }
+    }
+    defer { server.stop() }
+    let client = APIClient(
+      baseURL: URL(string: server.url + "/api/")!,
+      defaultQueryItems: { [URLQueryItem(name: "v", value: "2")] },
+      envelope: StatusResultEnvelope(), transport: SocketTransport())
+    #expect(try await client.send(GetUser(id: 1)).name == "Ann")
+    let error = await apiError { () async throws(APIError) in try await client.send(GetUser(id: 2)) }
+    #expect(error?.applicationError?.message == "bad")
+  }
+}

@@ -1,0 +1,75 @@
+import ClientKit
+import Foundation
+import HTTPCore
+import Synchronization
+import Testing
+
+@Suite("URLSessionTransport", .serialized)
+struct URLSessionTransportTests {
+  func send(_ url: String, method: HTTPMethod = .get, timeout: Duration = .seconds(5), body: Data = Data())
+    async throws(APIError) -> TransportResponse
+  {
+    let request = TransportRequest(
+      method: method, url: URL(string: url)!, headers: ["X-Test": "1"], body: body, timeout: timeout)
+    return try await URLSessionTransport().send(request, progress: nil)
+  }
+
+  @Test func getAndPostRoundTrip() async throws {
+    let seen = Mutex<[String]>([])
+    let server = try LoopbackServer { c in
+      while let request = c.readRequest() {
+        seen.withLock { $0.append(request.line + " " + String(decoding: request.body, as: UTF8.self)) }
+        let status = request.line.contains("/missing") ? "404 Not Found" : "200 OK"
+        c.write(
+          "HTTP/1.1 \(status)\r\nContent-Type: application/json\r\nX-Request-Id: 42\r\nContent-Length: 2\r\n\r\n{}"
+        )
+      }
+    }
+    defer { server.stop() }
+    let ok = try await send(server.url + "/a?x=1")
+    #expect(ok.statusCode == 200)
+    #expect(ok.body == Data("{}".utf8))
+    #expect(ok.headers["x-request-id"] == "42")
+    let created = try await send(server.url + "/b", method: .post, body: Data("hi".utf8))
+    #expect(created.statusCode == 200)
+    let missing = try await send(server.url + "/missing")
+    #expect(missing.statusCode == 404)
+    #expect(seen.withLock { $0 }.first == "GET /a?x=1 HTTP/1.1 ")
+    #expect(seen.withLock { $0 }.contains("POST /b HTTP/1.1 hi"))
+  }
+
+  @Test func refusedIsCannotConnect() async {
+    let port = LoopbackServer.closedPort()
+    let error = await apiError { () async throws(APIError) in try await send("http://127.0.0.1:\(port)/") }
+    #expect(error?.caseName == "cannotConnect")
+  }
+
+  @Test func ownDeadlineIsEnforcedBelowOneSecond() async throws {
+    let server = try LoopbackServer { c in
+      _ = c.readRequest()
+      _ = c.waitForPeerClose(within: 5)
+    }
+    defer { server.stop() }
+    let start = ContinuousClock.now
+    let error = await apiError { () async throws(APIError) in
+      try await send(server.url + "/slow", timeout: .milliseconds(300))
+    }
+    guard case .timedOut(let limit, _)? = error else {
+      Issue.record("expected .timedOut, got \(String(describing: error))")
+      return
+    }
+    #expect(limit == .milliseconds(300))
+    #expect(ContinuousClock.now - start < .seconds(3))
+  }
+
+  @Test func truncatedBodyIsNeverASuccess() async throws {
+    let server = try LoopbackServer { c in
+      _ = c.readRequest()
+      c.write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\n{\"status\":\"OK\"")
+    }
+    defer { server.stop() }
+    let error = await apiError { () async throws(APIError) in try await send(server.url + "/t") }
+    #expect(error != nil)
+    #expect(error?.isTransportFailure == true)
+  }
+}
