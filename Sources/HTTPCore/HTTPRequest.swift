@@ -23,27 +23,37 @@ public struct HTTPRequestHead: Sendable, Hashable {
   /// The path component of the target, still percent-encoded, without query; `*` for asterisk-form and
   /// the path of an absolute-form target (`/` when it has none).
   public var rawPath: String {
-    var t = Substring(target)
-    if !t.hasPrefix("/"), let colon = t.firstIndex(of: ":"), t[colon...].hasPrefix("://") {
-      t = t[t.index(colon, offsetBy: 3)...]
-      if let slash = t.firstIndex(where: { $0 == "/" || $0 == "?" }) {
-        t = t[slash...]
-      } else {
-        return "/"
+    let bytes = target.utf8
+    var start = bytes.startIndex
+    if bytes.first != UInt8(ascii: "/") {
+      // absolute-form: skip "scheme://authority"
+      if let schemeEnd = HTTPRequestHead.indexAfterScheme(bytes) {
+        guard let slash = bytes[schemeEnd...].firstIndex(where: { $0 == 47 || $0 == 63 || $0 == 35 }),
+          bytes[slash] == 47
+        else { return "/" }
+        start = slash
       }
-      if t.hasPrefix("?") { return "/" }
     }
-    if let q = t.firstIndex(of: "?") { t = t[..<q] }
-    if let h = t.firstIndex(of: "#") { t = t[..<h] }
-    return String(t)
+    let end = bytes[start...].firstIndex(where: { $0 == 63 || $0 == 35 }) ?? bytes.endIndex
+    if start == bytes.startIndex && end == bytes.endIndex { return target }
+    return String(Substring(target.utf8[start..<end]))
   }
 
-  /// The raw query after `?` (still percent-encoded), or nil when the target has no `?`.
+  /// The raw query after `?` (still percent-encoded, without any fragment), or nil when there is no `?`.
   public var rawQuery: String? {
-    guard let q = target.firstIndex(of: "?") else { return nil }
-    var query = target[target.index(after: q)...]
-    if let h = query.firstIndex(of: "#") { query = query[..<h] }
-    return String(query)
+    let bytes = target.utf8
+    guard let q = bytes.firstIndex(of: 63) else { return nil }
+    let from = bytes.index(after: q)
+    let end = bytes[from...].firstIndex(of: 35) ?? bytes.endIndex
+    return String(Substring(target.utf8[from..<end]))
+  }
+
+  /// Index just after `scheme://` when the target is in absolute-form.
+  private static func indexAfterScheme(_ bytes: String.UTF8View) -> String.UTF8View.Index? {
+    guard let colon = bytes.firstIndex(of: 58) else { return nil }
+    let rest = bytes[colon...]
+    guard rest.starts(with: [58, 47, 47]) else { return nil }
+    return bytes.index(colon, offsetBy: 3)
   }
 
   /// The target in origin-form (path and query), also for an absolute-form target.

@@ -95,8 +95,14 @@ public enum HTTPSerializer {
   public static let lastChunk: [UInt8] = Array("0\r\n\r\n".utf8)
 
   private static func appendSafe(_ s: String, to out: inout [UInt8]) {
-    for b in s.utf8 {
-      out.append(b == 13 || b == 10 || b == 0 ? 32 : b)
+    var s = s
+    s.withUTF8 { bytes in
+      // Fast path: nothing to neutralise (the usual case) is one bulk copy.
+      if !bytes.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) {
+        out.append(contentsOf: bytes)
+      } else {
+        for b in bytes { out.append(b == 13 || b == 10 || b == 0 ? 32 : b) }
+      }
     }
   }
 }

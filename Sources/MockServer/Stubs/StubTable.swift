@@ -30,7 +30,9 @@ public struct StubTable: Sendable {
   let pathIndex: [Key: [Int]]
   /// Stub indexes by (method or "", canonical url) for `url` stubs.
   let urlIndex: [Key: [Int]]
-  /// Other stubs, in rank order.
+  /// `urlPathTemplate` stubs in a segment trie, so templates are found without scanning them all.
+  let templates: TemplateTrie
+  /// Other stubs (regular expressions, any URL), in rank order.
   let linear: [Int]
 
   /// Builds the table; `stubs` order is addition order.
@@ -39,14 +41,17 @@ public struct StubTable: Sendable {
     var pathIndex: [Key: [Int]] = [:]
     var urlIndex: [Key: [Int]] = [:]
     var linear: [Int] = []
+    var templates = TemplateTrie()
     for (k, s) in stubs.enumerated() {
       let m = s.request.method?.rawValue ?? ""
       switch s.request.url {
       case .urlPath(let p): pathIndex[Key(method: m, value: p), default: []].append(k)
       case .url(let u): urlIndex[Key(method: m, value: u), default: []].append(k)
+      case .urlPathTemplate(let t): templates.insert(t, stub: k)
       default: linear.append(k)
       }
     }
+    self.templates = templates
     let rank: (Int, Int) -> Bool = { a, b in
       stubs[a].priority != stubs[b].priority ? stubs[a].priority < stubs[b].priority : a > b
     }
@@ -103,6 +108,8 @@ public struct StubTable: Sendable {
     consider(pathIndex[Key(method: "", value: request.path)])
     consider(urlIndex[Key(method: m, value: request.url)])
     consider(urlIndex[Key(method: "", value: request.url)])
+    let templateCandidates = templates.candidates(for: request.path)
+    if !templateCandidates.isEmpty { consider(templateCandidates.sorted(by: outranks)) }
     consider(linear)
     if let (k, params) = best { return .matched(stubs[k], pathParameters: params) }
     return .unmatched(nearMisses(request, scenarioState: scenarioState, limit: nearMissLimit))
@@ -139,5 +146,61 @@ public struct StubTable: Sendable {
     scored.sort { a, b in a.1.score != b.1.score ? a.1.score > b.1.score : outranks(a.0, b.0) }
     return NearMissReport(
       method: request.method.rawValue, url: request.target, nearMisses: scored.prefix(max(limit, 0)).map(\.1))
+  }
+}
+
+/// `urlPathTemplate` stubs arranged by path segment: literal segments in dictionaries, variables in one
+/// wildcard branch, so a lookup walks the request path once instead of trying every template.
+struct TemplateTrie: Sendable {
+  struct Node: Sendable {
+    var literal: [String: Int] = [:]
+    var variable: Int?
+    var stubs: [Int] = []
+  }
+  private(set) var nodes = [Node()]
+
+  mutating func insert(_ template: PathTemplate, stub: Int) {
+    var node = 0
+    for segment in template.segments {
+      switch segment {
+      case .literal(let text):
+        if let next = nodes[node].literal[text] {
+          node = next
+        } else {
+          nodes.append(Node())
+          nodes[node].literal[text] = nodes.count - 1
+          node = nodes.count - 1
+        }
+      case .variable:
+        if let next = nodes[node].variable {
+          node = next
+        } else {
+          nodes.append(Node())
+          nodes[node].variable = nodes.count - 1
+          node = nodes.count - 1
+        }
+      }
+    }
+    nodes[node].stubs.append(stub)
+  }
+
+  /// Stubs whose template has the same shape as `path` (canonical): each literal segment equal, each
+  /// variable segment non-empty. Unordered.
+  func candidates(for path: String) -> [Int] {
+    guard nodes.count > 1 else { return [] }
+    let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+    var result: [Int] = []
+    var frontier = [0]
+    for part in parts {
+      var next: [Int] = []
+      for node in frontier {
+        if let n = nodes[node].literal[String(part)] { next.append(n) }
+        if !part.isEmpty, let v = nodes[node].variable { next.append(v) }
+      }
+      if next.isEmpty { return [] }
+      frontier = next
+    }
+    for node in frontier { result += nodes[node].stubs }
+    return result
   }
 }
