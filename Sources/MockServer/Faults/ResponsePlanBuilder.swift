@@ -29,12 +29,17 @@ final class ResponsePlanBuilder: Sendable {
   ///   - request: the request being answered (method, `Accept-Encoding`, conditional fields).
   ///   - delayMilliseconds: total delay before anything is sent (fixed + distribution + global), ≥ 0.
   ///   - random: uniform random bytes source for `RANDOM_DATA_THEN_CLOSE` (seeded for reproducibility).
+  ///   - prepared: the definition's ``prepare(_:)`` result, used when the request cannot change the answer.
   func plan(
     for definition: ResponseDefinition, request: HTTPRequest, delayMilliseconds: Int,
-    random: () -> UInt64
+    prepared: PreparedResponse? = nil, random: () -> UInt64
   ) -> ResponsePlan {
     var steps: [ResponsePlan.Step] = []
     if delayMilliseconds > 0 { steps.append(.pause(milliseconds: delayMilliseconds)) }
+    if let prepared, definition.compression == .never || !request.headers.contains("Accept-Encoding") {
+      steps.append(.prepared(prepared))
+      return ResponsePlan(steps: steps)
+    }
     let status = HTTPStatus(code: definition.status, reasonPhrase: definition.statusMessage ?? "")
     var head = HTTPResponseHead(status: status, headers: definition.headers)
     var body = definition.body
@@ -79,6 +84,18 @@ final class ResponsePlanBuilder: Sendable {
     }
     steps.append(.response(head, body: body))
     return ResponsePlan(steps: steps)
+  }
+
+  /// The answer to a request without `Accept-Encoding`, serialized once, when nothing else in a request
+  /// can change it (no fault, drip, conditional response or forced compression); nil otherwise.
+  func prepare(_ definition: ResponseDefinition) -> PreparedResponse? {
+    guard definition.fault == nil, definition.chunkedDribbleDelay == nil, !definition.conditional,
+      definition.compression != .always
+    else { return nil }
+    let probe = HTTPRequest(head: HTTPRequestHead(method: .get, target: "/", headers: ["Host": "prepare"]))
+    let plan = plan(for: definition, request: probe, delayMilliseconds: 0, random: { 0 })
+    guard plan.steps.count == 1, case .response(let head, let body) = plan.steps[0] else { return nil }
+    return PreparedResponse(head: head, body: body)
   }
 
   // MARK: Faults

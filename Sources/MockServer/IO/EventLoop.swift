@@ -48,7 +48,7 @@ final class EventLoop: @unchecked Sendable {
   /// The loop's reusable read buffer (one per loop: only its thread reads into it).
   let readBuffer: UnsafeMutableRawBufferPointer
   /// Cached `Date` header value, refreshed at most once per second.
-  private var dateCache: (second: Int, value: String) = (-1, "")
+  private var dateCache: (second: Int, value: String, bytes: [UInt8]) = (-1, "", [])
 
   /// Creates the loop's epoll and eventfd descriptors.
   /// - Throws: ``IOError`` when the kernel refuses them.
@@ -164,13 +164,24 @@ final class EventLoop: @unchecked Sendable {
 
   /// The current `Date` field value (RFC 9110 §5.6.7 IMF-fixdate), cached per second.
   func httpDate() -> String {
+    refreshDate()
+    return dateCache.value
+  }
+
+  /// ``httpDate()`` as UTF-8 bytes.
+  func httpDateBytes() -> [UInt8] {
+    refreshDate()
+    return dateCache.bytes
+  }
+
+  private func refreshDate() {
     var now = time_t()
     time(&now)
     let second = Int(now)
     if second != dateCache.second {
-      dateCache = (second, Self.formatIMFDate(now))
+      let value = Self.formatIMFDate(now)
+      dateCache = (second, value, Array(value.utf8))
     }
-    return dateCache.value
   }
 
   static func formatIMFDate(_ t: time_t) -> String {

@@ -240,6 +240,24 @@ final class Connection: EventHandler {
         writeHead(responseHead, contentLength: content.count)
         if sends { out.append(contentsOf: content) }
         flush()
+      case .prepared(let prepared):
+        out.append(contentsOf: prepared.headPrefix)
+        if !prepared.hasDate {
+          out.append(contentsOf: Connection.dateName)
+          out.append(contentsOf: loop.httpDateBytes())
+          out.append(contentsOf: Connection.crlf)
+        }
+        if !prepared.hasServer { out.append(contentsOf: owner.serverLine) }
+        if !planKeepAlive {
+          out.append(contentsOf: Connection.connectionClose)
+        } else if http10KeepAlive {
+          out.append(contentsOf: Connection.connectionKeepAlive)
+        }
+        out.append(contentsOf: Connection.crlf)
+        if HTTPSerializer.sendsContent(status: prepared.status, requestMethod: requestMethod) {
+          out.append(contentsOf: prepared.body)
+        }
+        flush()
       case .responseHead(let responseHead, let contentLength):
         writeHead(responseHead, contentLength: contentLength)
         flush()
@@ -310,6 +328,11 @@ final class Connection: EventHandler {
     }
     HTTPSerializer.writeResponseHead(h, into: &out)
   }
+
+  private static let dateName: [UInt8] = Array("Date: ".utf8)
+  private static let crlf: [UInt8] = [13, 10]
+  private static let connectionClose: [UInt8] = Array("Connection: close\r\n".utf8)
+  private static let connectionKeepAlive: [UInt8] = Array("Connection: keep-alive\r\n".utf8)
 
   // MARK: Writing
 

@@ -19,12 +19,15 @@ final class ServerLoopContext: @unchecked Sendable {
   private var acceptors: [Acceptor] = []
   private(set) var isShuttingDown = false
   private var sweepTimer: LoopTimer?
+  /// `Server: NAME CRLF`, or nothing when the configuration has no server header.
+  let serverLine: [UInt8]
 
   init(loop: EventLoop, responder: HTTPResponder, configuration: ServerConfiguration, server: HTTPServer) {
     self.loop = loop
     self.responder = responder
     self.configuration = configuration
     self.server = server
+    serverLine = configuration.serverHeader.map { Array("Server: \($0)\r\n".utf8) } ?? []
   }
 
   /// Loop thread: starts accepting on `listener` with streams from `factory`.

@@ -11,6 +11,8 @@ public struct ResponsePlan: Sendable {
   public enum Step: Sendable {
     /// A complete response: framed head then content (no content for HEAD, 1xx, 204, 304).
     case response(HTTPResponseHead, body: [UInt8])
+    /// A complete response serialized ahead of time (same rules as ``response(_:body:)``).
+    case prepared(PreparedResponse)
     /// A framed head announcing `contentLength` bytes (content follows in `.raw` steps, or never).
     case responseHead(HTTPResponseHead, contentLength: Int)
     /// Bytes written exactly as given.

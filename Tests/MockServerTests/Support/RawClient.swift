@@ -19,9 +19,9 @@ final class RawClient {
     defer { freeaddrinfo(result) }
     fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue), 0)
     guard connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
-      let e = errno
-      Glibc.close(fd)
-      throw RawClientError.connect(e)
+      // No close here: `fd` is initialised, so deinit runs when init throws and closes it (closing it
+      // twice could close a descriptor another test has opened meanwhile).
+      throw RawClientError.connect(errno)
     }
     var one: Int32 = 1
     setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
