@@ -29,6 +29,8 @@ public enum MockServerMain {
       return lint(options)
     case .serve:
       return serve(options)
+    case .cert:
+      return writeCertificates(options)
     }
   }
 
@@ -60,6 +62,10 @@ public enum MockServerMain {
       return 3
     }
     print("listening on \(server.baseURL)")
+    if options.httpsPort != nil, !startHTTPS(server, options) {
+      server.shutdown(graceful: false)
+      return 3
+    }
     fflush(nil)
     waitForTermination()
     printError("mockserver: shutting down")
@@ -94,5 +100,34 @@ public struct NotFoundResponder: HTTPResponder {
       status: .notFound,
       #"{"error":"no stub matched","method":"\#(jsonEscaped(request.method.rawValue))","url":"\#(jsonEscaped(request.head.target))"}"#
     )
+  }
+}
+
+extension MockServerMain {
+  /// Adds the HTTPS listener (`--https-port`) and prints `listening on https://HOST:PORT` and
+  /// `certificate: PATH`. Returns false (after printing why) when TLS cannot be set up or bound.
+  static func startHTTPS(_ server: HTTPServer, _ options: CommandLineOptions) -> Bool {
+    do {
+      let tls = try TLSSetup.prepare(options)
+      let port = try server.addHTTPSListener(port: options.httpsPort ?? 0, context: tls.context)
+      let host = server.boundAddress
+      print("listening on https://\(host.contains(":") ? "[\(host)]" : host):\(port)")
+      print("certificate: \(tls.trustPath)")
+      return true
+    } catch {
+      printError("mockserver: cannot start HTTPS: \(error)")
+    }
+    return false
+  }
+
+  /// `mockserver cert [--out DIR]`: exit code 0, or 3 when the files cannot be written.
+  static func writeCertificates(_ options: CommandLineOptions) -> Int32 {
+    do {
+      for line in try TLSSetup.writeCertificateSet(to: options.certOutputDirectory) { print(line) }
+      return 0
+    } catch {
+      printError("mockserver: cert: \(error)")
+      return 3
+    }
   }
 }
