@@ -14,6 +14,10 @@
 #include <openssl/bn.h>
 #include <openssl/bio.h>
 #include <openssl/rand.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/socket.h>
 
 // Macros Swift cannot import.
 static inline long cossl_set_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_mode(ctx, mode); }
@@ -47,4 +51,43 @@ static inline X509 *cossl_sk_x509_value(const STACK_OF(X509) *sk, int i) { retur
 static inline void cossl_sk_x509_pop_free(STACK_OF(X509) *sk) { sk_X509_pop_free(sk, X509_free); }
 /// Frees the stack only (certificates not released).
 static inline void cossl_sk_x509_free(STACK_OF(X509) *sk) { sk_X509_free(sk); }
+
+// A write-only socket BIO that sends with MSG_NOSIGNAL, so writing to a peer that hung up returns EPIPE
+// instead of raising SIGPIPE (OpenSSL's socket BIO uses write(2)). Reads keep OpenSSL's socket BIO.
+#ifndef MSG_NOSIGNAL
+#define COSSL_SEND_FLAGS 0 /* Darwin: the socket carries SO_NOSIGPIPE instead */
+#else
+#define COSSL_SEND_FLAGS MSG_NOSIGNAL
+#endif
+static inline int cossl_nosigpipe_write(BIO *b, const char *data, int len) {
+  int fd = (int)(intptr_t)BIO_get_data(b);
+  ssize_t n;
+  BIO_clear_retry_flags(b);
+  do { n = send(fd, data, (size_t)len, COSSL_SEND_FLAGS); } while (n < 0 && errno == EINTR);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) BIO_set_retry_write(b);
+  return (int)n;
+}
+static inline long cossl_nosigpipe_ctrl(BIO *b, int cmd, long num, void *ptr) {
+  (void)b; (void)num; (void)ptr;
+  return cmd == BIO_CTRL_FLUSH ? 1 : 0;
+}
+/// The method of that BIO, or NULL. Make it once per process and never free it (every BIO uses it).
+static inline BIO_METHOD *cossl_make_nosigpipe_method(void) {
+  BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "socket (MSG_NOSIGNAL)");
+  if (m == NULL) return NULL;
+  BIO_meth_set_write(m, cossl_nosigpipe_write);
+  BIO_meth_set_ctrl(m, cossl_nosigpipe_ctrl);
+  return m;
+}
+/// Attaches `fd` to `ssl`: reads through OpenSSL's socket BIO, writes through a BIO of `method` (from
+/// cossl_make_nosigpipe_method). OpenSSL does not close the descriptor. Returns 1 on success, 0 on failure.
+static inline int cossl_ssl_set_socket(SSL *ssl, int fd, BIO_METHOD *method) {
+  BIO *rbio = BIO_new_socket(fd, BIO_NOCLOSE);
+  BIO *wbio = BIO_new(method);
+  if (rbio == NULL || wbio == NULL) { BIO_free(rbio); BIO_free(wbio); return 0; }
+  BIO_set_data(wbio, (void *)(intptr_t)fd);
+  BIO_set_init(wbio, 1);
+  SSL_set_bio(ssl, rbio, wbio); /* ssl owns both BIOs now */
+  return 1;
+}
 #endif

@@ -223,7 +223,9 @@ public enum CertificateFactory {
       guard !host.isEmpty, !host.contains(","), host.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
         throw TLSError("subjectAltName", detail: "invalid host '\(host)'")
       }
-      let isIP = host.contains(":") || (host.split(separator: ".").count == 4 && host.allSatisfy { $0.isNumber || $0 == "." })
+      let isIP =
+        host.contains(":")
+        || (host.split(separator: ".").count == 4 && host.allSatisfy { $0.isNumber || $0 == "." })
       entries.append(isIP ? "IP:\(host)" : "DNS:\(host)")
     }
     return entries.joined(separator: ",")

@@ -28,7 +28,7 @@ final class TLSByteStream: ByteStream {
       OpenSSLErrors.clear()
       return nil
     }
-    guard SSL_set_fd(ssl, fd) == 1 else {
+    guard let method = NoSignalBIOMethod.shared.pointer, cossl_ssl_set_socket(ssl, fd, method) == 1 else {
       SSL_free(ssl)
       OpenSSLErrors.clear()
       return nil
@@ -140,6 +140,18 @@ final class TLSByteStream: ByteStream {
     _ = SSL_shutdown(ssl)
     OpenSSLErrors.clear()
   }
+}
+
+/// The process-wide BIO method that writes with `MSG_NOSIGNAL`, so a peer that hung up yields EPIPE
+/// rather than a SIGPIPE that would kill the host process (OpenSSL's socket BIO uses `write(2)`).
+///
+/// Invariant (`@unchecked Sendable`): created once by the thread-safe `static let`, never mutated or
+/// freed; OpenSSL only reads a `BIO_METHOD`.
+final class NoSignalBIOMethod: @unchecked Sendable {
+  static let shared = NoSignalBIOMethod()
+  /// Nil only when OpenSSL could not allocate it.
+  let pointer: OpaquePointer?
+  private init() { pointer = cossl_make_nosigpipe_method() }
 }
 
 /// Text forms of X.509 names.

@@ -54,10 +54,14 @@ enum TLSSetup {
         "mockserver-\(getpid())-localhost.pem")
       try write(root.certificatePEM, to: path, mode: 0o644)
       trustPath = path
-      served = try fault.map { f throws(TLSError) in try CertificateFactory.makeFaultCertificate(f, trusted: root) }
-        ?? root
+      if let fault {
+        served = try CertificateFactory.makeFaultCertificate(fault, trusted: root)
+      } else {
+        served = root
+      }
     }
-    let clientCA = try options.tlsClientCAFile.map { f throws(TLSError) in try TLSServerContext.readFile(f) }
+    var clientCA: String?
+    if let file = options.tlsClientCAFile { clientCA = try TLSServerContext.readFile(file) }
     let context = try TLSServerContext(
       certificateChainPEM: served.certificatePEM, privateKeyPEM: served.privateKeyPEM,
       clientCertificateAuthorityPEM: clientCA)
@@ -94,12 +98,14 @@ enum TLSSetup {
     let now = Date()
     let server = try CertificateFactory.issue(
       commonName: "localhost", hosts: CertificateFactory.loopbackHosts, usage: .server, issuer: ca,
-      notBefore: now.addingTimeInterval(-3600), notAfter: now.addingTimeInterval(397 * CertificateFactory.day))
+      notBefore: now.addingTimeInterval(-3600), notAfter: now.addingTimeInterval(397 * CertificateFactory.day)
+    )
     try write(server.certificatePEM, to: path("server.pem"), mode: 0o644)
     try write(server.privateKeyPEM, to: path("server-key.pem"), mode: 0o600)
     let client = try CertificateFactory.issue(
       commonName: "mockserver client", hosts: [], usage: .client, issuer: ca,
-      notBefore: now.addingTimeInterval(-3600), notAfter: now.addingTimeInterval(397 * CertificateFactory.day))
+      notBefore: now.addingTimeInterval(-3600), notAfter: now.addingTimeInterval(397 * CertificateFactory.day)
+    )
     try write(client.certificatePEM, to: path("client.pem"), mode: 0o644)
     try write(client.privateKeyPEM, to: path("client-key.pem"), mode: 0o600)
     lines += ["server.pem", "server-key.pem", "client.pem", "client-key.pem"].map { "wrote \(path($0))" }
