@@ -55,6 +55,15 @@ public enum MockServerMain {
     configuration.limits.maxHeaderSectionBytes = options.maxHeaderSectionBytes
     configuration.limits.maxBodyBytes = options.maxBodyBytes
     let server = HTTPServer(configuration: configuration, responder: NotFoundResponder())
+    var tls: TLSSetup.Prepared?
+    if options.httpsPort != nil {
+      do {
+        tls = try TLSSetup.prepare(options)
+      } catch {
+        printError("mockserver: cannot start HTTPS: \(error)")
+        return 3
+      }
+    }
     do {
       try server.start()
     } catch {
@@ -62,7 +71,7 @@ public enum MockServerMain {
       return 3
     }
     print("listening on \(server.baseURL)")
-    if options.httpsPort != nil, !startHTTPS(server, options) {
+    if let tls, !startHTTPS(server, tls, port: options.httpsPort ?? 0) {
       server.shutdown(graceful: false)
       return 3
     }
@@ -70,6 +79,7 @@ public enum MockServerMain {
     waitForTermination()
     printError("mockserver: shutting down")
     server.shutdown(graceful: true)
+    if let tls, tls.isGenerated { try? FileManager.default.removeItem(atPath: tls.trustPath) }
     return 0
   }
 
@@ -105,11 +115,10 @@ public struct NotFoundResponder: HTTPResponder {
 
 extension MockServerMain {
   /// Adds the HTTPS listener (`--https-port`) and prints `listening on https://HOST:PORT` and
-  /// `certificate: PATH`. Returns false (after printing why) when TLS cannot be set up or bound.
-  static func startHTTPS(_ server: HTTPServer, _ options: CommandLineOptions) -> Bool {
+  /// `certificate: PATH`. Returns false (after printing why) when the port cannot be bound.
+  static func startHTTPS(_ server: HTTPServer, _ tls: TLSSetup.Prepared, port: Int) -> Bool {
     do {
-      let tls = try TLSSetup.prepare(options)
-      let port = try server.addHTTPSListener(port: options.httpsPort ?? 0, context: tls.context)
+      let port = try server.addHTTPSListener(port: port, context: tls.context)
       let host = server.boundAddress
       print("listening on https://\(host.contains(":") ? "[\(host)]" : host):\(port)")
       print("certificate: \(tls.trustPath)")

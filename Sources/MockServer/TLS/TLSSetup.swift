@@ -12,6 +12,8 @@ enum TLSSetup {
     var context: TLSServerContext
     /// The certificate clients should trust (printed as `certificate: PATH`).
     var trustPath: String
+    /// True when ``trustPath`` was generated at startup (removed again at shutdown).
+    var isGenerated = false
   }
 
   /// Builds the context from `--tls-cert`/`--tls-key` (or a certificate generated now for localhost,
@@ -65,7 +67,8 @@ enum TLSSetup {
     let context = try TLSServerContext(
       certificateChainPEM: served.certificatePEM, privateKeyPEM: served.privateKeyPEM,
       clientCertificateAuthorityPEM: clientCA)
-    return Prepared(context: context, trustPath: trustPath)
+    return Prepared(
+      context: context, trustPath: trustPath, isGenerated: options.tlsCertificateFile == nil)
   }
 
   /// `mockserver cert`: writes `ca.pem`, `ca-key.pem` (reused when both exist), `server.pem` (server
