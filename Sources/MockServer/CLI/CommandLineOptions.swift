@@ -12,6 +12,8 @@ public struct CommandLineOptions: Sendable, Equatable {
     case help
     /// Print the version and exit.
     case version
+    /// Write a local CA and server/client certificates (`mockserver cert [--out DIR]`) and exit.
+    case cert
   }
 
   public var command: Command = .serve
@@ -55,6 +57,22 @@ public struct CommandLineOptions: Sendable, Equatable {
   public var adminToken: String?
   /// `--admin-host ADDR`: accept admin requests from this address too (default loopback only).
   public var adminHost: String?
+  /// `--https-port N`: also serve HTTPS on N (0 picks a free port); nil for no HTTPS.
+  public var httpsPort: Int?
+  /// `--tls-cert FILE`: server certificate chain PEM (default: one generated at startup).
+  public var tlsCertificateFile: String?
+  /// `--tls-key FILE`: private key PEM of `--tls-cert`.
+  public var tlsKeyFile: String?
+  /// `--tls-client-ca FILE`: require client certificates issued by these CAs (mutual TLS).
+  public var tlsClientCAFile: String?
+  /// `--tls-fault expired|wrong-host|untrusted`: serve such a certificate instead.
+  public var tlsFault: String?
+  /// `--tls-ca FILE` / `--tls-ca-key FILE`: the CA that signs fault certificates when `--tls-cert` is used.
+  public var tlsCAFile: String?
+  /// See ``tlsCAFile``.
+  public var tlsCAKeyFile: String?
+  /// `cert --out DIR` (default `certs`).
+  public var certOutputDirectory = "certs"
 
   /// Defaults.
   public init() {}
@@ -75,7 +93,8 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "lint": options.command = .lint
       case "help": options.command = .help
       case "version": options.command = .version
-      default: throw UsageError(description: "unknown command '\(first)' (expected serve, lint)")
+      case "cert": options.command = .cert
+      default: throw UsageError(description: "unknown command '\(first)' (expected serve, lint, cert)")
       }
       rest = rest.dropFirst()
     }
@@ -131,6 +150,19 @@ public struct CommandLineOptions: Sendable, Equatable {
           throw UsageError(description: "--log-format expects json or text, got '\(v)'")
         }
         options.logJSON = v == "json"
+      case "--https-port": options.httpsPort = try integer(name, 0...65535)
+      case "--tls-cert": options.tlsCertificateFile = try value(name)
+      case "--tls-key": options.tlsKeyFile = try value(name)
+      case "--tls-client-ca": options.tlsClientCAFile = try value(name)
+      case "--tls-ca": options.tlsCAFile = try value(name)
+      case "--tls-ca-key": options.tlsCAKeyFile = try value(name)
+      case "--tls-fault":
+        let v = try value(name)
+        guard ["expired", "wrong-host", "untrusted"].contains(v) else {
+          throw UsageError(description: "--tls-fault expects expired, wrong-host or untrusted, got '\(v)'")
+        }
+        options.tlsFault = v
+      case "--out" where options.command == .cert: options.certOutputDirectory = try value(name)
       default:
         if options.command == .lint, !argument.hasPrefix("-") {
           options.fixturesDirectory = argument
@@ -139,7 +171,23 @@ public struct CommandLineOptions: Sendable, Equatable {
         }
       }
     }
+    try options.validateTLS()
     return options
+  }
+
+  /// Checks that the TLS options come in working combinations.
+  private func validateTLS() throws(UsageError) {
+    if (tlsCertificateFile == nil) != (tlsKeyFile == nil) {
+      throw UsageError(description: "--tls-cert and --tls-key go together")
+    }
+    if (tlsCAFile == nil) != (tlsCAKeyFile == nil) {
+      throw UsageError(description: "--tls-ca and --tls-ca-key go together")
+    }
+    let usesTLS =
+      tlsCertificateFile != nil || tlsClientCAFile != nil || tlsFault != nil || tlsCAFile != nil
+    if usesTLS, httpsPort == nil, command == .serve {
+      throw UsageError(description: "TLS options need --https-port")
+    }
   }
 
   /// The `--help` text.
@@ -149,6 +197,8 @@ public struct CommandLineOptions: Sendable, Equatable {
     USAGE
       mockserver [serve] [options]     serve the fixtures folder
       mockserver lint [DIR]            validate fixtures (default DIR: Fixtures) and exit
+      mockserver cert [--out DIR]      write ca.pem, ca-key.pem, server.pem, server-key.pem, client.pem,
+                                       client-key.pem into DIR (default certs; an existing CA is kept)
 
     OPTIONS
       --host ADDR              address to bind (default 127.0.0.1; ::1 and 0.0.0.0 work)
@@ -173,11 +223,21 @@ public struct CommandLineOptions: Sendable, Equatable {
       -v, --verbose            log request and response headers and bodies
       -q, --quiet              no per-request log lines
       --log-format text|json   log line format (default text)
+      --https-port N           also serve HTTPS on port N (0 picks a free port); see docs/tls.md
+      --tls-cert FILE          server certificate chain PEM (default: a self-signed certificate for
+                               localhost, 127.0.0.1 and ::1 generated at startup)
+      --tls-key FILE           private key PEM of --tls-cert
+      --tls-client-ca FILE     require client certificates issued by these CAs (mutual TLS)
+      --tls-fault KIND         serve an expired, wrong-host or untrusted certificate instead
+      --tls-ca FILE            with --tls-cert and --tls-fault: the CA (and --tls-ca-key FILE its key)
+                               that signs the expired and wrong-host certificates
       -h, --help               this help
       -V, --version            print the version
 
     OUTPUT
       When ready, prints one line to stdout:  listening on http://HOST:PORT
+      With --https-port, two more:            listening on https://HOST:PORT
+                                              certificate: PATH   (the certificate clients trust)
 
     EXIT CODES
       0  stopped normally (SIGINT/SIGTERM: responses in flight finish first), or lint found no problem

@@ -29,6 +29,8 @@ public enum MockServerMain {
       return lint(options)
     case .serve:
       return serve(options)
+    case .cert:
+      return writeCertificates(options)
     }
   }
 
@@ -86,6 +88,15 @@ public enum MockServerMain {
     configuration.maxHoldMilliseconds = options.maxHoldMilliseconds
     let service = MockService(configuration: serviceConfiguration, fixtures: fixtures)
     let server = HTTPServer(configuration: configuration, responder: service)
+    var tls: TLSSetup.Prepared?
+    if options.httpsPort != nil {
+      do {
+        tls = try TLSSetup.prepare(options)
+      } catch {
+        printError("mockserver: cannot start HTTPS: \(error)")
+        return 3
+      }
+    }
     do {
       try server.start()
     } catch {
@@ -93,11 +104,16 @@ public enum MockServerMain {
       return 3
     }
     print("listening on \(server.baseURL)")
+    if let tls, !startHTTPS(server, tls, port: options.httpsPort ?? 0) {
+      server.shutdown(graceful: false)
+      return 3
+    }
     fflush(nil)
     waitForTermination()
     printError("mockserver: shutting down")
     server.shutdown(graceful: true)
     service.logger.flush()
+    if let tls, tls.isGenerated { try? FileManager.default.removeItem(atPath: tls.trustPath) }
     return 0
   }
 
@@ -128,5 +144,33 @@ public struct NotFoundResponder: HTTPResponder {
       status: .notFound,
       #"{"error":"no stub matched","method":"\#(jsonEscaped(request.method.rawValue))","url":"\#(jsonEscaped(request.head.target))"}"#
     )
+  }
+}
+
+extension MockServerMain {
+  /// Adds the HTTPS listener (`--https-port`) and prints `listening on https://HOST:PORT` and
+  /// `certificate: PATH`. Returns false (after printing why) when the port cannot be bound.
+  static func startHTTPS(_ server: HTTPServer, _ tls: TLSSetup.Prepared, port: Int) -> Bool {
+    do {
+      let port = try server.addHTTPSListener(port: port, context: tls.context)
+      let host = server.boundAddress
+      print("listening on https://\(host.contains(":") ? "[\(host)]" : host):\(port)")
+      print("certificate: \(tls.trustPath)")
+      return true
+    } catch {
+      printError("mockserver: cannot start HTTPS: \(error)")
+    }
+    return false
+  }
+
+  /// `mockserver cert [--out DIR]`: exit code 0, or 3 when the files cannot be written.
+  static func writeCertificates(_ options: CommandLineOptions) -> Int32 {
+    do {
+      for line in try TLSSetup.writeCertificateSet(to: options.certOutputDirectory) { print(line) }
+      return 0
+    } catch {
+      printError("mockserver: cert: \(error)")
+      return 3
+    }
   }
 }

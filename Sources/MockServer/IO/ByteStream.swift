@@ -16,6 +16,13 @@ protocol ByteStream: AnyObject {
   var peerDescription: String? { get }
   /// Releases the stream's resources and closes the socket. `reset` sends a TCP RST instead of a FIN.
   func close(reset: Bool)
+  /// True while a handshake (TLS) has not completed: no request bytes can have arrived yet.
+  var isHandshaking: Bool { get }
+}
+
+extension ByteStream {
+  /// Plain streams have no handshake.
+  var isHandshaking: Bool { false }
 }
 
 /// A plain TCP byte stream.

@@ -39,6 +39,10 @@ final class Connection: EventHandler {
   private var requestCount = 0
   private var headStartedAt: UInt64?
   private(set) var lastActivity: UInt64
+  /// When the connection was accepted (monotonic ns): bounds a handshake that never completes.
+  private let acceptedAt: UInt64
+  /// The last read wanted the socket writable (a TLS handshake flight did not fit): retry it on EPOLLOUT.
+  private var readWantsWritable = false
 
   private var steps: [ResponsePlan.Step] = []
   private var stepIndex = 0
@@ -62,6 +66,7 @@ final class Connection: EventHandler {
     self.isTLS = isTLS
     self.parser = HTTPParser(mode: .request, limits: limits)
     self.lastActivity = SocketOps.monotonicNanos()
+    self.acceptedAt = lastActivity
   }
 
   var fd: Int32 { stream.fd }
@@ -73,7 +78,7 @@ final class Connection: EventHandler {
     if writable, phase != .closed {
       flush()
     }
-    if isReadable, phase != .closed {
+    if isReadable || (writable && readWantsWritable), phase != .closed {
       readAvailable()
     }
   }
@@ -81,6 +86,7 @@ final class Connection: EventHandler {
   private func readAvailable() {
     let buffer = loop.readBuffer
     var gotBytes = false
+    readWantsWritable = false
     while phase != .closed {
       switch stream.read(into: buffer) {
       case .bytes(let n):
@@ -92,7 +98,10 @@ final class Connection: EventHandler {
         if n < buffer.count && !stream.hasBufferedInput { break }
         continue
       case .wouldBlock(let wantsWrite):
-        if wantsWrite { updateInterest(forceWritable: true) }
+        if wantsWrite {
+          readWantsWritable = true
+          updateInterest(forceWritable: true)
+        }
       case .eof:
         peerClosed = true
       case .failed:
@@ -414,6 +423,11 @@ final class Connection: EventHandler {
   /// Applies idle and head timeouts; `now` in monotonic ns.
   func checkTimeouts(now: UInt64, idleNanos: UInt64, headNanos: UInt64) {
     guard phase == .reading, out.isEmpty else { return }
+    if stream.isHandshaking {
+      // A TLS handshake is a request head not yet received: same limit, counted from accept.
+      if now - acceptedAt > headNanos { close(served: false) }
+      return
+    }
     if let started = headStartedAt, parser.isReadingHead, !parser.isIdle, now - started > headNanos {
       timeOutRequest()
     } else if parser.isIdle, now - lastActivity > idleNanos {

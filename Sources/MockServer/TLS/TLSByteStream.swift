@@ -1,0 +1,179 @@
+import COpenSSL
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The server side of one TLS connection over an accepted non-blocking socket: an `SSL` object in accept
+/// state whose handshake is driven implicitly by ``read(into:)`` and ``write(_:)``. `SSL_ERROR_WANT_READ`
+/// becomes `.wouldBlock(wantsWrite: false)` and `SSL_ERROR_WANT_WRITE` `.wouldBlock(wantsWrite: true)`,
+/// so the connection waits for the right readiness instead of blocking its event loop.
+///
+/// Invariant: used only on its connection's event-loop thread (like every ``ByteStream``); the `SSL`
+/// pointer is owned by this object and freed exactly once, in ``close(reset:)`` or `deinit`, whichever
+/// comes first. The shared `SSL_CTX` is retained through ``context``.
+final class TLSByteStream: ByteStream {
+  let fd: Int32
+  private let context: TLSServerContext
+  private var ssl: OpaquePointer?
+  /// Set after a fatal TLS or socket error: OpenSSL forbids `SSL_shutdown` then.
+  private var fatal = false
+  private var cachedSubject: String??
+  /// The reason of the last fatal error, for logs and tests.
+  private(set) var lastError: String?
+
+  /// Wraps `fd` (non-blocking, connected) in a new `SSL` from `context`; nil when OpenSSL refuses.
+  init?(fd: Int32, context: TLSServerContext) {
+    guard let ssl = SSL_new(context.ctx) else {
+      OpenSSLErrors.clear()
+      return nil
+    }
+    guard let method = NoSignalBIOMethod.shared.pointer, cossl_ssl_set_socket(ssl, fd, method) == 1 else {
+      SSL_free(ssl)
+      OpenSSLErrors.clear()
+      return nil
+    }
+    SSL_set_accept_state(ssl)
+    self.fd = fd
+    self.context = context
+    self.ssl = ssl
+  }
+
+  deinit {
+    if let ssl { SSL_free(ssl) }
+  }
+
+  /// True until the handshake has completed (no request can have started yet).
+  var isHandshaking: Bool {
+    guard let ssl else { return false }
+    return SSL_is_init_finished(ssl) == 0
+  }
+
+  func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
+    guard let ssl, !fatal else { return .eof }
+    let count = Int32(clamping: buffer.count)
+    OpenSSLErrors.clear()
+    let n = SSL_read(ssl, buffer.baseAddress, count)
+    if n > 0 { return .bytes(Int(n)) }
+    return failure(SSL_get_error(ssl, n), operation: "TLS read")
+  }
+
+  func write(_ bytes: UnsafeRawBufferPointer) -> IOResult {
+    guard let ssl, !fatal else { return .failed(IOError("TLS write", errno: EPIPE)) }
+    guard !bytes.isEmpty else { return .bytes(0) }
+    let count = Int32(clamping: bytes.count)
+    OpenSSLErrors.clear()
+    let n = SSL_write(ssl, bytes.baseAddress, count)
+    if n > 0 { return .bytes(Int(n)) }
+    let result = failure(SSL_get_error(ssl, n), operation: "TLS write")
+    if case .eof = result { return .failed(IOError("TLS write", errno: EPIPE)) }
+    return result
+  }
+
+  /// Maps an `SSL_get_error` code to an ``IOResult``.
+  private func failure(_ code: Int32, operation: String) -> IOResult {
+    switch code {
+    case SSL_ERROR_WANT_READ:
+      return .wouldBlock(wantsWrite: false)
+    case SSL_ERROR_WANT_WRITE:
+      return .wouldBlock(wantsWrite: true)
+    case SSL_ERROR_ZERO_RETURN:
+      return .eof
+    case SSL_ERROR_SYSCALL:
+      let e = errno
+      fatal = true
+      lastError = OpenSSLErrors.drain()
+      // errno 0: the peer closed the socket without close_notify.
+      return e == 0 ? .eof : .failed(IOError(operation, errno: e))
+    default:
+      // SSL_ERROR_SSL: a protocol error (garbage, failed handshake, bad certificate).
+      fatal = true
+      lastError = OpenSSLErrors.drain()
+      return .failed(IOError("\(operation): \(lastError ?? "protocol error")", errno: EPROTO))
+    }
+  }
+
+  var hasBufferedInput: Bool {
+    guard let ssl, !fatal else { return false }
+    return SSL_pending(ssl) > 0
+  }
+
+  /// Sends close_notify (best effort, non-blocking), then a TCP FIN.
+  func shutdownWrite() {
+    sendCloseNotify()
+    SocketOps.shutdownWrite(fd)
+  }
+
+  /// The verified client certificate's subject in one-line RFC 2253 form (`CN=alice,O=Example`), or
+  /// nil without mutual TLS or before the handshake finished.
+  var peerDescription: String? {
+    if let cachedSubject { return cachedSubject }
+    guard let ssl, SSL_is_init_finished(ssl) != 0 else { return nil }
+    var subject: String?
+    if let peer = SSL_get1_peer_certificate(ssl) {
+      if SSL_get_verify_result(ssl) == Int(X509_V_OK) {
+        subject = X509Text.rfc2253(X509_get_subject_name(peer))
+      }
+      X509_free(peer)
+    }
+    cachedSubject = .some(subject)
+    return subject
+  }
+
+  func close(reset: Bool) {
+    if reset {
+      SocketOps.setLingerZero(fd)
+    } else {
+      sendCloseNotify()
+      SocketOps.discardAvailable(fd)
+    }
+    if let ssl {
+      SSL_free(ssl)
+      self.ssl = nil
+    }
+    SocketOps.close(fd)
+  }
+
+  private func sendCloseNotify() {
+    guard let ssl, !fatal, SSL_is_init_finished(ssl) != 0 else { return }
+    OpenSSLErrors.clear()
+    _ = SSL_shutdown(ssl)
+    OpenSSLErrors.clear()
+  }
+}
+
+/// The process-wide BIO method that writes with `MSG_NOSIGNAL`, so a peer that hung up yields EPIPE
+/// rather than a SIGPIPE that would kill the host process (OpenSSL's socket BIO uses `write(2)`).
+///
+/// Invariant (`@unchecked Sendable`): created once by the thread-safe `static let`, never mutated or
+/// freed; OpenSSL only reads a `BIO_METHOD`.
+final class NoSignalBIOMethod: @unchecked Sendable {
+  static let shared = NoSignalBIOMethod()
+  /// Nil only when OpenSSL could not allocate it.
+  let pointer: OpaquePointer?
+  private init() { pointer = cossl_make_nosigpipe_method() }
+}
+
+/// Text forms of X.509 names.
+enum X509Text {
+  /// `name` in one-line RFC 2253 form, or nil.
+  static func rfc2253(_ name: OpaquePointer?) -> String? {
+    guard let name, let bio = BIO_new(BIO_s_mem()) else { return nil }
+    defer { BIO_free(bio) }
+    guard X509_NAME_print_ex(bio, name, 0, UInt(cossl_xn_flag_rfc2253())) >= 0 else { return nil }
+    return MemoryBIO.string(bio)
+  }
+}
+
+/// Reading memory BIOs.
+enum MemoryBIO {
+  /// The bytes written to a memory `bio`, as UTF-8 text.
+  static func string(_ bio: OpaquePointer) -> String {
+    var pointer: UnsafeMutablePointer<CChar>?
+    let length = cossl_bio_get_mem_data(bio, &pointer)
+    guard let pointer, length > 0 else { return "" }
+    return UnsafeRawBufferPointer(start: pointer, count: length).withMemoryRebound(to: UInt8.self) {
+      String(decoding: $0, as: UTF8.self)
+    }
+  }
+}
