@@ -43,6 +43,8 @@ public final class MockService: HTTPResponder, Sendable {
     var scenarios: [String: String] = [:]
     var serveCounts: [String: Int] = [:]
     var globalDelayMilliseconds: Int
+    /// Serialized responses of stubs answered before, by stub id; cleared when stubs change.
+    var prepared: [String: PreparedResponse] = [:]
   }
 
   /// The configuration.
@@ -143,17 +145,22 @@ public final class MockService: HTTPResponder, Sendable {
   // MARK: Serving a stub
 
   private func serve(_ stub: StubMapping, request: HTTPRequest, context: RequestContext) -> ResponsePlan {
-    let (serveCount, globalDelay) = state.withLock {
-      ($0.serveCounts[stub.id] ?? 0, $0.globalDelayMilliseconds)
+    let (serveCount, globalDelay, cached) = state.withLock {
+      ($0.serveCounts[stub.id] ?? 0, $0.globalDelayMilliseconds, $0.prepared[stub.id])
     }
     let definition = stub.response(serveCount: serveCount)
+    var prepared = cached
+    if prepared == nil, stub.responseSequence == nil, let made = builder.prepare(definition) {
+      prepared = made
+      state.withLock { $0.prepared[stub.id] = made }
+    }
     let (delay, seed) = random.withLock { rng -> (Double, UInt64) in
       (definition.sampleDelayMilliseconds { rng.nextDouble() }, rng.next())
     }
     var fruitful = SplitMix64(seed: seed)
     var plan = builder.plan(
       for: definition, request: request, delayMilliseconds: Int(delay.rounded()) + globalDelay,
-      random: { fruitful.next() })
+      prepared: prepared, random: { fruitful.next() })
     var entry = makeEntry(request, context: context, stubID: stub.id, nearMisses: [])
     entry.fault = definition.fault?.rawValue
     journal.record(entry)
@@ -271,6 +278,7 @@ public final class MockService: HTTPResponder, Sendable {
     state.withLock { s in
       change(&s)
       s.table = StubTable(s.fileStubs + s.runtimeStubs)
+      s.prepared = [:]
     }
   }
 

@@ -1,0 +1,55 @@
+import HTTPCore
+import Testing
+
+@testable import MockServer
+
+@Suite("Prepared responses")
+struct PreparedResponseTests {
+  static let stubs = """
+    [{"request": {"method": "GET", "urlPath": "/friends"},
+      "response": {"status": 200, "headers": {"Content-Type": "application/json"}, "body": "{\\"status\\":\\"OK\\"}"}}]
+    """
+
+  func plan(_ service: MockService, headers: HTTPHeaders) -> ResponsePlan {
+    service.respond(
+      to: HTTPRequest(head: HTTPRequestHead(method: .get, target: "/friends", headers: headers)),
+      context: RequestContext(
+        clientAddress: "127.0.0.1:1", localPort: 1, isTLS: false, clientCertificateSubject: nil,
+        connectionID: 1,
+        requestNumber: 1, receivedAt: 0))
+  }
+
+  @Test func usedWhenTheRequestCannotChangeTheAnswer() async throws {
+    try await withMockServer(mappings: Self.stubs) { server, service in
+      for _ in 0..<2 {
+        let steps = plan(service, headers: ["Host": "x"]).steps
+        guard case .prepared(let prepared) = steps.first else {
+          Issue.record("expected a prepared response, got \(steps)")
+          return
+        }
+        let head = String(decoding: prepared.headPrefix, as: UTF8.self)
+        #expect(
+          head
+            == "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nVary: Accept-Encoding\r\nContent-Length: 15\r\n"
+        )
+      }
+      guard case .response = plan(service, headers: ["Host": "x", "Accept-Encoding": "gzip"]).steps.first
+      else {
+        Issue.record("Accept-Encoding must go through content negotiation")
+        return
+      }
+      let client = try RawClient(port: server.port)
+      client.send(
+        "GET /friends HTTP/1.1\r\nHost: x\r\n\r\nHEAD /friends HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+      )
+      let (bytes, _) = client.read(timeout: 3)
+      let text = String(decoding: bytes, as: UTF8.self)
+      #expect(
+        text.hasPrefix(
+          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nVary: Accept-Encoding\r\nContent-Length: 15\r\nDate: "
+        ))
+      #expect(text.components(separatedBy: "{\"status\":\"OK\"}").count == 2)
+      #expect(text.hasSuffix("Connection: close\r\n\r\n"))
+    }
+  }
+}
