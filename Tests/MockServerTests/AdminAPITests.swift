@@ -138,7 +138,8 @@ struct AdminAPITests {
       let overwrite = body.replacingOccurrences(of: "IGNORE", with: "OVERWRITE")
       #expect(try http(port, "POST", "/__admin/mappings/import", body: overwrite).status == 200)
       #expect(try http(port, "GET", "/hello").body == "imported")
-      let only = #"{"mappings":[{"id":"c","request":{"url":"/c"},"response":{"status":200}}],"importOptions":{"deleteAllNotInImport":true}}"#
+      let only =
+        #"{"mappings":[{"id":"c","request":{"url":"/c"},"response":{"status":200}}],"importOptions":{"deleteAllNotInImport":true}}"#
       #expect(try http(port, "POST", "/__admin/mappings/import", body: only).status == 200)
       #expect(service.stubs.map(\.id) == ["c"])
     }
@@ -186,7 +187,8 @@ struct AdminAPITests {
       _ = try http(port, "POST", "/__admin/mappings", body: helloStub)
       let before = Date().timeIntervalSince1970
       _ = try http(port, "GET", "/hello?x=1", headers: ["X-Test": "a"])
-      _ = try http(port, "POST", "/missing", body: #"{"k":"v"}"#, headers: ["Content-Type": "application/json"])
+      _ = try http(
+        port, "POST", "/missing", body: #"{"k":"v"}"#, headers: ["Content-Type": "application/json"])
       let list = try http(port, "GET", "/__admin/requests")
       #expect(list.status == 200)
       let requests = try #require(list.json?["requests"]?.arrayValue)
@@ -216,9 +218,11 @@ struct AdminAPITests {
       let onlyUnmatched = try http(port, "GET", "/__admin/requests?unmatched=true")
       #expect(onlyUnmatched.json?["requests"]?.arrayValue?.count == 1)
       let future = JournalEntry.isoDate(Date().timeIntervalSince1970 + 3600)
-      #expect(try http(port, "GET", "/__admin/requests?since=\(future)").json?["requests"]?.arrayValue?.count == 0)
+      #expect(
+        try http(port, "GET", "/__admin/requests?since=\(future)").json?["requests"]?.arrayValue?.count == 0)
       let past = JournalEntry.isoDate(before - 3600)
-      #expect(try http(port, "GET", "/__admin/requests?since=\(past)").json?["requests"]?.arrayValue?.count == 2)
+      #expect(
+        try http(port, "GET", "/__admin/requests?since=\(past)").json?["requests"]?.arrayValue?.count == 2)
 
       let id = try #require(matched["id"]?.stringValue)
       let one = try http(port, "GET", "/__admin/requests/\(id)")
@@ -279,7 +283,9 @@ struct AdminAPITests {
     try await withMockService(configure: { $0.journalCapacity = 5 }) { service, port in
       _ = try http(port, "POST", "/__admin/mappings", body: helloStub)
       let pattern = #"{"method":"GET","urlPath":"/hello"}"#
-      #expect(try http(port, "POST", "/__admin/requests/count", body: pattern).json?["count"] == .number(JSONNumber(0)))
+      #expect(
+        try http(port, "POST", "/__admin/requests/count", body: pattern).json?["count"]
+          == .number(JSONNumber(0)))
       for _ in 0..<20 { _ = try http(port, "GET", "/hello") }
       let count = try http(port, "POST", "/__admin/requests/count", body: pattern)
       #expect(count.json?["count"] == .number(JSONNumber(20)))
@@ -388,14 +394,16 @@ struct AdminAPITests {
   @Test("settings: global fixed delay in both shapes")
   func settings() async throws {
     try await withMockService { service, port in
-      #expect(try http(port, "GET", "/__admin/settings").json?["settings"]?["fixedDelay"] == .number(JSONNumber(0)))
+      #expect(
+        try http(port, "GET", "/__admin/settings").json?["settings"]?["fixedDelay"] == .number(JSONNumber(0)))
       #expect(try http(port, "POST", "/__admin/settings", body: #"{"fixedDelay":150}"#).status == 200)
       #expect(service.globalDelayMilliseconds == 150)
       _ = try http(port, "POST", "/__admin/mappings", body: helloStub)
       let started = Date()
       _ = try http(port, "GET", "/hello")
       #expect(Date().timeIntervalSince(started) >= 0.14)
-      #expect(try http(port, "PUT", "/__admin/settings", body: #"{"settings":{"fixedDelay":0}}"#).status == 200)
+      #expect(
+        try http(port, "PUT", "/__admin/settings", body: #"{"settings":{"fixedDelay":0}}"#).status == 200)
       #expect(service.globalDelayMilliseconds == 0)
       #expect(try http(port, "POST", "/__admin/settings", body: #"{"settings":3}"#).status == 400)
     }
@@ -438,8 +446,10 @@ struct AdminAPITests {
       let missing = try http(port, "GET", "/__admin/health")
       #expect(missing.status == 401)
       #expect(missing.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
-      #expect(try http(port, "GET", "/__admin/health", headers: ["Authorization": "Bearer wrong"]).status == 401)
-      #expect(try http(port, "GET", "/__admin/health", headers: ["Authorization": "Bearer s3cret"]).status == 200)
+      #expect(
+        try http(port, "GET", "/__admin/health", headers: ["Authorization": "Bearer wrong"]).status == 401)
+      #expect(
+        try http(port, "GET", "/__admin/health", headers: ["Authorization": "Bearer s3cret"]).status == 200)
     }
     try await withMockService(configure: { $0.adminEnabled = false }) { _, port in
       let reply = try http(port, "GET", "/__admin/health")
@@ -484,7 +494,8 @@ struct AdminAPITests {
             var reads = 0
             for _ in 0..<40 {
               let reply = try http(port, "GET", "/__admin/requests?limit=50")
-              guard reply.status == 200, let list = reply.json?["requests"]?.arrayValue, list.count <= 50 else {
+              guard reply.status == 200, let list = reply.json?["requests"]?.arrayValue, list.count <= 50
+              else {
                 return -1
               }
               let count = try http(port, "POST", "/__admin/requests/count", body: #"{"urlPath":"/hello"}"#)

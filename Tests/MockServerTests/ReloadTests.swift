@@ -40,7 +40,8 @@ struct ReloadTests {
       #expect(try http(port, "GET", "/rt").status == 202)
 
       // A new file and the fix.
-      try ReloadTests.write(#"{"id":"b","request":{"url":"/b"},"response":{"status":201}}"#, folder + "/mappings/b.json")
+      try ReloadTests.write(
+        #"{"id":"b","request":{"url":"/b"},"response":{"status":201}}"#, folder + "/mappings/b.json")
       try ReloadTests.write(#"{"id":"a","request":{"url":"/a"},"response":{"status":200,"body":"v3"}}"#, file)
       #expect(try eventually(1.5) { try http(port, "GET", "/a").body == "v3" })
       #expect(try http(port, "GET", "/b").status == 201)

@@ -167,7 +167,8 @@ extension AdminAPI {
   func saveMappings() -> ResponsePlan {
     guard let directory = service.configuration.fixturesDirectory else {
       return AdminAPI.error(
-        HTTPStatus(code: 409), title: "No fixtures folder", detail: "the server was started without a fixtures folder")
+        HTTPStatus(code: 409), title: "No fixtures folder",
+        detail: "the server was started without a fixtures folder")
     }
     let runtime = service.runtimeStubs
     let mappingsURL = URL(fileURLWithPath: directory, isDirectory: true).appendingPathComponent("mappings")
@@ -183,7 +184,8 @@ extension AdminAPI {
     } catch {
       service.markSaved(saved)
       return AdminAPI.error(
-        .internalServerError, title: "Save failed", detail: "\(mappingsURL.path): \(error.localizedDescription)")
+        .internalServerError, title: "Save failed",
+        detail: "\(mappingsURL.path): \(error.localizedDescription)")
     }
     service.markSaved(saved)
     return AdminAPI.empty

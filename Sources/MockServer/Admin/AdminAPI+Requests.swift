@@ -53,7 +53,8 @@ extension AdminAPI {
 
   func noRequest(_ id: String) -> ResponsePlan {
     AdminAPI.error(
-      .notFound, title: "Request not found", detail: "no journal entry has id \(id) (it may have been evicted)")
+      .notFound, title: "Request not found",
+      detail: "no journal entry has id \(id) (it may have been evicted)")
   }
 
   func requestsObject(_ list: [JSONValue]) -> JSONValue {
@@ -191,11 +192,13 @@ extension AdminAPI {
       }
       let body = o["body"]?.stringValue.map { Array($0.utf8) } ?? []
       let request = HTTPRequest(
-        head: HTTPRequestHead(method: HTTPMethod(rawValue: method), target: url, headers: headers), body: body)
+        head: HTTPRequestHead(method: HTTPMethod(rawValue: method), target: url, headers: headers), body: body
+      )
       let (table, scenarios) = service.matchingSnapshot
       guard let view = try? RequestView(request) else {
         return AdminAPI.error(
-          .badRequest, title: "Invalid request", detail: "$.url: expected valid percent-encoding, found \(url)",
+          .badRequest, title: "Invalid request",
+          detail: "$.url: expected valid percent-encoding, found \(url)",
           pointer: "/url")
       }
       let report = table.nearMisses(
@@ -214,7 +217,8 @@ extension AdminAPI {
   }
 
   static func nearMissJSON(
-    request: JSONValue, stub: JSONValue?, pattern: JSONValue?, distance: Double, mismatches: [NearMiss.Mismatch]
+    request: JSONValue, stub: JSONValue?, pattern: JSONValue?, distance: Double,
+    mismatches: [NearMiss.Mismatch]
   ) -> JSONValue {
     var pairs: [(String, JSONValue)] = [("request", request)]
     if let stub { pairs.append(("stubMapping", stub)) }
@@ -223,7 +227,8 @@ extension AdminAPI {
     pairs.append(
       (
         "matchResult",
-        .object(JSONObject(pairs: [("distance", .number(JSONNumber(text: String(rounded)) ?? JSONNumber(0)))]))
+        .object(
+          JSONObject(pairs: [("distance", .number(JSONNumber(text: String(rounded)) ?? JSONNumber(0)))]))
       ))
     pairs.append(
       (
@@ -232,7 +237,8 @@ extension AdminAPI {
           mismatches.map {
             .object(
               JSONObject(pairs: [
-                ("part", .string($0.part)), ("expected", .string($0.expected)), ("actual", .string($0.actual)),
+                ("part", .string($0.part)), ("expected", .string($0.expected)),
+                ("actual", .string($0.actual)),
               ]))
           })
       ))

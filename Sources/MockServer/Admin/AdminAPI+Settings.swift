@@ -35,7 +35,8 @@ extension AdminAPI {
         } else {
           return AdminAPI.error(
             .badRequest, title: "Invalid settings",
-            detail: "\(base).fixedDelay: expected an integer number of milliseconds in 0...3600000, found \(v.kindDescription)",
+            detail:
+              "\(base).fixedDelay: expected an integer number of milliseconds in 0...3600000, found \(v.kindDescription)",
             pointer: AdminAPI.pointer(base + ".fixedDelay"))
         }
       }

@@ -108,14 +108,17 @@ struct AdminAPI {
   /// A JSON response (pretty, as WireMock sends it).
   static func json(_ value: JSONValue, status: HTTPStatus = .ok) -> ResponsePlan {
     .respond(
-      status: status, headers: ["Content-Type": "application/json"], body: value.serializedBytes(pretty: true))
+      status: status, headers: ["Content-Type": "application/json"], body: value.serializedBytes(pretty: true)
+    )
   }
 
   /// `{}` with 200.
   static var empty: ResponsePlan { json(.object(JSONObject())) }
 
   /// WireMock's error shape: `{"errors":[{"title","detail"}]}`.
-  static func error(_ status: HTTPStatus, title: String, detail: String, pointer: String? = nil) -> ResponsePlan {
+  static func error(_ status: HTTPStatus, title: String, detail: String, pointer: String? = nil)
+    -> ResponsePlan
+  {
     errors(status, [(title, detail, pointer)])
   }
 
@@ -184,7 +187,8 @@ struct AdminAPI {
     do {
       return .success(try JSONValue.parse(bytes: bytes))
     } catch {
-      return .failure(AdminFailure(AdminAPI.error(.badRequest, title: "Error parsing JSON", detail: error.description)))
+      return .failure(
+        AdminFailure(AdminAPI.error(.badRequest, title: "Error parsing JSON", detail: error.description)))
     }
   }
 

@@ -76,7 +76,8 @@ extension JournalEntry {
     if let fault { pairs.append(("fault", .string(fault))) }
     if let served { pairs.append(("served", .bool(served))) }
     if !wasMatched {
-      let report = NearMissReport(method: request.method.rawValue, url: request.head.target, nearMisses: nearMisses)
+      let report = NearMissReport(
+        method: request.method.rawValue, url: request.head.target, nearMisses: nearMisses)
       pairs.append(("nearMisses", report.json["nearMisses"] ?? .array([])))
     }
     return .object(JSONObject(pairs: pairs))
@@ -145,6 +146,7 @@ extension JournalEntry {
     let m = millisOfDay / 60_000 % 60
     let sec = millisOfDay / 1000 % 60
     let ms = millisOfDay % 1000
-    return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(h, 2)):\(pad(m, 2)):\(pad(sec, 2)).\(pad(ms, 3))Z"
+    return
+      "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(h, 2)):\(pad(m, 2)):\(pad(sec, 2)).\(pad(ms, 3))Z"
   }
 }

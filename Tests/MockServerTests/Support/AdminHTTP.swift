@@ -33,7 +33,8 @@ func parseReply(_ raw: String) -> Reply {
   var headers: [String: String] = [:]
   for line in lines.dropFirst() {
     guard let colon = line.firstIndex(of: ":") else { continue }
-    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+      in: .whitespaces)
   }
   return Reply(status: status, headers: headers, body: String(raw[split.upperBound...]))
 }
