@@ -7,3 +7,15 @@ if ! command -v curl >/dev/null 2>&1; then
   apt-get update -qq >/dev/null 2>&1 || true
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl >/dev/null
 fi
+# The Python WireMock admin client (PyPI package `wiremock`) for the admin API compatibility test.
+if command -v python3 >/dev/null 2>&1 || { apt-get update -qq >/dev/null 2>&1 || true; \
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 >/dev/null; }; then :; fi
+if ! python3 -c "import wiremock.client" >/dev/null 2>&1; then
+  echo "setup: installing the python wiremock client"
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    apt-get update -qq >/dev/null 2>&1 || true
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip >/dev/null
+  fi
+  python3 -m pip install -q --disable-pip-version-check wiremock >/dev/null 2>&1 \
+    || python3 -m pip install -q --disable-pip-version-check --break-system-packages wiremock >/dev/null
+fi

@@ -1,15 +1,237 @@
 import HTTPCore
 
 /// The admin API under `/__admin` (WireMock's paths and JSON shapes). See `docs/admin-api.md`.
+///
+/// Runs on the event-loop thread: every handler works on snapshots and never holds a lock while doing
+/// I/O (only reset-to-files and save touch the disk). Malformed input gets 400 with WireMock's error shape
+/// `{"errors":[{"title","detail","source":{"pointer"}}]}` and changes nothing.
 struct AdminAPI {
   let service: MockService
 
+  /// One decoded admin request: method, path segments after `/__admin`, query parameters, body.
+  struct Call {
+    var method: String
+    var segments: [String]
+    var query: [(name: String, value: String)]
+    var request: HTTPRequest
+    var context: RequestContext
+
+    /// The last value of query parameter `name`.
+    func parameter(_ name: String) -> String? { query.last(where: { $0.name == name })?.value }
+  }
+
+  /// Authorizes, routes and logs one admin request.
   func handle(_ request: HTTPRequest, context: RequestContext) -> ResponsePlan {
-    switch (request.method.rawValue, request.head.rawPath) {
-    case ("GET", "/__admin/health"):
-      return .json(status: .ok, #"{"status":"healthy","version":"\#(MockServerInfo.version)"}"#)
-    default:
-      return .json(status: .notFound, #"{"error":"no admin endpoint \#(jsonEscaped(request.head.rawPath))"}"#)
+    let started = SocketOps.monotonicNanos()
+    let plan = authorizeAndRoute(request, context: context)
+    if service.logger.level != .quiet {
+      let ms = Double(SocketOps.monotonicNanos() - started) / 1e6
+      var status: Int?
+      for step in plan.steps {
+        if case .response(let head, _) = step { status = head.status.code }
+      }
+      service.logger.request(request, status: status, fault: nil, stub: "admin", durationMilliseconds: ms)
+    }
+    return plan
+  }
+
+  func authorizeAndRoute(_ request: HTTPRequest, context: RequestContext) -> ResponsePlan {
+    let configuration = service.configuration
+    if !configuration.adminAllowsRemote, !JournalEntry.isLoopback(context.clientAddress) {
+      return AdminAPI.error(
+        .forbidden, title: "Forbidden",
+        detail: "the admin API only accepts loopback clients (start with --admin-host to allow others)")
+    }
+    if let token = configuration.adminToken {
+      let given = request.headers.first("Authorization").map { $0.trimmingOWS() } ?? ""
+      let parts = given.split(separator: " ", maxSplits: 1)
+      let ok =
+        parts.count == 2 && parts[0].equalsIgnoringASCIICase("Bearer")
+        && AdminAPI.constantTimeEqual(Array(parts[1].trimmingOWS().utf8), Array(token.utf8))
+      if !ok {
+        var plan = AdminAPI.error(
+          .unauthorized, title: "Unauthorized",
+          detail: "the admin API needs the header Authorization: Bearer <token given with --admin-token>")
+        plan.steps = plan.steps.map { step in
+          guard case .response(var head, let body) = step else { return step }
+          head.headers.add(name: "WWW-Authenticate", value: #"Bearer realm="mockserver-admin""#)
+          return .response(head, body: body)
+        }
+        return plan
+      }
+    }
+    var segments: [String] = []
+    for raw in request.head.rawPath.dropFirst("/__admin".count).split(separator: "/") {
+      guard let s = try? PercentDecoding.decode(raw, component: "path") else {
+        return AdminAPI.error(
+          .badRequest, title: "Invalid path", detail: "path segment \(raw) has invalid percent-encoding")
+      }
+      segments.append(s)
+    }
+    var query: [(name: String, value: String)] = []
+    if let raw = request.head.rawQuery {
+      do {
+        query = try PercentDecoding.queryParameters(raw).map { (name: $0.0, value: $0.1) }
+      } catch {
+        return AdminAPI.error(.badRequest, title: "Invalid query", detail: error.description)
+      }
+    }
+    let call = Call(
+      method: request.method.rawValue, segments: segments, query: query, request: request, context: context)
+    return route(call)
+  }
+
+  func route(_ call: Call) -> ResponsePlan {
+    let s = call.segments
+    switch (call.method, s.first ?? "") {
+    case (_, "mappings"): return mappings(call, Array(s.dropFirst()))
+    case (_, "requests"): return requests(call, Array(s.dropFirst()))
+    case ("POST", "near-misses") where s.count == 2: return nearMisses(call, kind: s[1])
+    case (_, "scenarios"): return scenarios(call, Array(s.dropFirst()))
+    case (_, "settings") where s.count == 1: return settings(call)
+    case ("POST", "reset") where s.count == 1: return resetAll()
+    case ("GET", "health") where s.count == 1: return health()
+    case ("GET", "version") where s.count == 1: return version()
+    case ("POST", "shutdown") where s.count == 1: return shutdown()
+    default: return notFound(call)
     }
   }
+
+  func notFound(_ call: Call) -> ResponsePlan {
+    AdminAPI.error(
+      .notFound, title: "Not found",
+      detail: "no admin endpoint \(call.method) \(call.request.head.rawPath) (see docs/admin-api.md)")
+  }
+
+  // MARK: - Responses
+
+  /// A JSON response (pretty, as WireMock sends it).
+  static func json(_ value: JSONValue, status: HTTPStatus = .ok) -> ResponsePlan {
+    .respond(
+      status: status, headers: ["Content-Type": "application/json"], body: value.serializedBytes(pretty: true)
+    )
+  }
+
+  /// `{}` with 200.
+  static var empty: ResponsePlan { json(.object(JSONObject())) }
+
+  /// WireMock's error shape: `{"errors":[{"title","detail"}]}`.
+  static func error(_ status: HTTPStatus, title: String, detail: String, pointer: String? = nil)
+    -> ResponsePlan
+  {
+    errors(status, [(title, detail, pointer)])
+  }
+
+  /// Several errors at once.
+  static func errors(_ status: HTTPStatus, _ list: [(title: String, detail: String, pointer: String?)])
+    -> ResponsePlan
+  {
+    json(
+      .object(
+        JSONObject(pairs: [
+          (
+            "errors",
+            .array(
+              list.map { e in
+                var pairs: [(String, JSONValue)] = [("code", .number(JSONNumber(status.code)))]
+                if let p = e.pointer {
+                  pairs.append(("source", .object(JSONObject(pairs: [("pointer", .string(p))]))))
+                }
+                pairs += [("title", .string(e.title)), ("detail", .string(e.detail))]
+                return .object(JSONObject(pairs: pairs))
+              })
+          )
+        ])), status: status)
+  }
+
+  /// 400 for fixture problems in admin input: detail `JSON path: expected …, found …`.
+  static func invalid(_ problems: [FixtureProblem], title: String) -> ResponsePlan {
+    errors(
+      .badRequest,
+      problems.filter(\.isError).map { p in (title, "\(p.path): \(p.message)", pointer(p.path)) })
+  }
+
+  /// `$.request.headers.X[0]` → `/request/headers/X/0` (JSON Pointer); nil for syntax positions.
+  static func pointer(_ path: String) -> String? {
+    guard path.hasPrefix("$") else { return nil }
+    var out = ""
+    var rest = Substring(path.dropFirst())
+    while let c = rest.first {
+      if c == "." {
+        rest = rest.dropFirst()
+        let name = rest.prefix { $0 != "." && $0 != "[" }
+        out += "/" + name
+        rest = rest.dropFirst(name.count)
+      } else if c == "[" {
+        rest = rest.dropFirst()
+        var name = rest.prefix { $0 != "]" }
+        rest = rest.dropFirst(name.count + 1)
+        if name.hasPrefix("'"), name.hasSuffix("'"), name.count >= 2 { name = name.dropFirst().dropLast() }
+        out += "/" + name
+      } else {
+        return nil
+      }
+    }
+    return out.isEmpty ? "/" : out
+  }
+
+  /// Parses the request body as JSON, or the 400 to send.
+  static func body(_ call: Call, allowEmpty: Bool = false) -> Result<JSONValue?, AdminFailure> {
+    let bytes = call.request.body
+    if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+      if allowEmpty { return .success(nil) }
+      return .failure(
+        AdminFailure(
+          error(.badRequest, title: "Missing body", detail: "$: expected a JSON body, found an empty body")))
+    }
+    do {
+      return .success(try JSONValue.parse(bytes: bytes))
+    } catch {
+      return .failure(
+        AdminFailure(AdminAPI.error(.badRequest, title: "Error parsing JSON", detail: error.description)))
+    }
+  }
+
+  /// Parses the body as a JSON object, or the 400 to send.
+  static func objectBody(_ call: Call, describing what: String) -> Result<JSONObject, AdminFailure> {
+    switch body(call) {
+    case .failure(let f): return .failure(f)
+    case .success(let v):
+      guard let v, let o = v.objectValue else {
+        return .failure(
+          AdminFailure(
+            error(
+              .badRequest, title: "Invalid \(what)",
+              detail: "$: expected \(what), found \(v?.kindDescription ?? "nothing")", pointer: "/")))
+      }
+      return .success(o)
+    }
+  }
+
+  /// A non-negative integer query parameter, or the 400 to send.
+  static func integerParameter(_ call: Call, _ name: String) -> Result<Int?, AdminFailure> {
+    guard let text = call.parameter(name) else { return .success(nil) }
+    guard let n = Int(text), n >= 0 else {
+      return .failure(
+        AdminFailure(
+          error(
+            .badRequest, title: "Invalid query parameter",
+            detail: "\(name): expected a non-negative integer, found \(JSONValue.quoted(text))")))
+    }
+    return .success(n)
+  }
+
+  static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    var diff = UInt8(a.count == b.count ? 0 : 1)
+    for i in 0..<max(a.count, b.count) {
+      diff |= (i < a.count ? a[i] : 0) ^ (i < b.count ? b[i] : 0)
+    }
+    return diff == 0
+  }
+}
+
+/// A ready error response, carried through `Result`.
+struct AdminFailure: Error {
+  let plan: ResponsePlan
+  init(_ plan: ResponsePlan) { self.plan = plan }
 }

@@ -73,6 +73,8 @@ public struct CommandLineOptions: Sendable, Equatable {
   public var tlsCAKeyFile: String?
   /// `cert --out DIR` (default `certs`).
   public var certOutputDirectory = "certs"
+  /// False with `--no-watch`: no hot reload of the fixtures folder.
+  public var watch = true
 
   /// Defaults.
   public init() {}
@@ -142,6 +144,7 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "--no-admin": options.adminEnabled = false
       case "--admin-token": options.adminToken = try value(name)
       case "--admin-host": options.adminHost = try value(name)
+      case "--no-watch": options.watch = false
       case "-v", "--verbose": options.verbose = true
       case "-q", "--quiet": options.quiet = true
       case "--log-format":
@@ -205,6 +208,7 @@ public struct CommandLineOptions: Sendable, Equatable {
       -p, --port N             port (default 8080; 0 picks a free port)
       --fixtures DIR           fixtures folder: mappings/, __files/, envelopes.json (default Fixtures)
       --skip-invalid           start with the valid fixtures, warn about invalid ones
+      --no-watch               do not reload the fixtures folder when its files change
       --seed N                 seed random delays and fault data (reproducible runs)
       --global-delay-ms N      add N ms to every stub response (default 0)
       --max-hold-ms N          longest NO_RESPONSE / HEADERS_THEN_STALL hold (default 300000)

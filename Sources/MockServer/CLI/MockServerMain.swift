@@ -103,13 +103,18 @@ public enum MockServerMain {
       printError("mockserver: cannot start: \(error)")
       return 3
     }
+    let watcher = FixtureWatcher(directory: options.fixturesDirectory, service: service)
+    if options.watch { watcher.start() }
+    let done = DispatchSemaphore(value: 0)
+    service.onShutdownRequested = { done.signal() }
     print("listening on \(server.baseURL)")
     if let tls, !startHTTPS(server, tls, port: options.httpsPort ?? 0) {
       server.shutdown(graceful: false)
       return 3
     }
     fflush(nil)
-    waitForTermination()
+    waitForTermination(done)
+    watcher.stop()
     printError("mockserver: shutting down")
     server.shutdown(graceful: true)
     service.logger.flush()
@@ -117,11 +122,10 @@ public enum MockServerMain {
     return 0
   }
 
-  /// Blocks until SIGINT or SIGTERM arrives.
-  static func waitForTermination() {
+  /// Blocks until SIGINT or SIGTERM arrives, or `done` is signalled (`POST /__admin/shutdown`).
+  static func waitForTermination(_ done: DispatchSemaphore = DispatchSemaphore(value: 0)) {
     signal(SIGINT, SIG_IGN)
     signal(SIGTERM, SIG_IGN)
-    let done = DispatchSemaphore(value: 0)
     let queue = DispatchQueue(label: "mockserver.signals")
     let sources = [SIGINT, SIGTERM].map { sig in
       let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)

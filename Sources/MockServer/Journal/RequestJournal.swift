@@ -28,6 +28,8 @@ public struct JournalEntry: Sendable {
   public var served: Bool?
   /// Time from request complete to plan complete, in milliseconds (nil while in flight).
   public var durationMilliseconds: Double?
+  /// Position in the journal's history (1 for the first request ever recorded); set by ``RequestJournal``.
+  public internal(set) var sequence: UInt64 = 0
 
   /// True when no stub matched.
   public var wasMatched: Bool { stubID != nil }
@@ -37,9 +39,33 @@ public struct JournalEntry: Sendable {
 ///
 /// The ring keeps the newest `capacity` entries; `totalRecorded`, the per-stub serve counts and the
 /// unmatched count are kept for every request ever recorded (since the last reset), so counts by stub stay
-/// exact when entries are evicted. Counting by an arbitrary request pattern can only look at retained
-/// entries; ``evictedCount`` says how many are gone. No I/O happens while the lock is held.
+/// exact when entries are evicted.
+///
+/// Counting by a request pattern (``count(matching:)``) uses *tracked patterns*: the first count of a
+/// pattern counts the retained entries and registers the pattern; from then on every recorded request is
+/// tested against it as it is recorded, so its count stays exact however many entries are evicted later.
+/// The count is exact from the start (``PatternCount/exact``) when no entry recorded before the
+/// registration had been evicted. At most ``maxTrackedPatterns`` are tracked (least recently counted
+/// dropped first). Memory stays bounded: the ring, the id index, one counter per stub and per tracked
+/// pattern. No I/O happens while the lock is held.
 public final class RequestJournal: Sendable {
+  /// The result of counting requests by pattern.
+  public struct PatternCount: Sendable, Equatable {
+    /// Requests that match, since the last clear (see ``exact``).
+    public var count: Int
+    /// True when `count` covers every request since the last clear; false when requests recorded before
+    /// the pattern was first counted had already been evicted (they could not be examined).
+    public var exact: Bool
+  }
+
+  struct Tracked {
+    var pattern: RequestPattern
+    var count: Int
+    var exact: Bool
+    var pending: Bool
+    var lastUsed: UInt64
+  }
+
   private struct State {
     var ring: [JournalEntry?]
     var next = 0
@@ -48,29 +74,131 @@ public final class RequestJournal: Sendable {
     var unmatched = 0
     var perStub: [String: Int] = [:]
     var indexByID: [String: Int] = [:]
+    var sequence: UInt64 = 0
+    var firstEvictedSequence: UInt64?
+    var tracked: [Tracked] = []
+    var clock: UInt64 = 0
   }
 
   /// Most entries kept; 0 disables the journal (counters still run).
   public let capacity: Int
+  /// Most request patterns counted live (see the type's documentation).
+  public let maxTrackedPatterns: Int
   private let state: Mutex<State>
+  private let trackedCount = Atomic<Int>(0)
 
   /// Creates a journal holding at most `capacity` entries (default 10,000; 0 keeps none).
-  public init(capacity: Int = 10_000) {
+  public init(capacity: Int = 10_000, maxTrackedPatterns: Int = 256) {
     self.capacity = max(0, capacity)
+    self.maxTrackedPatterns = max(1, maxTrackedPatterns)
     state = Mutex(State(ring: Array(repeating: nil, count: max(0, capacity))))
   }
 
-  /// Records an entry, evicting the oldest when full.
+  /// Records an entry, evicting the oldest when full, and counts it for every tracked pattern.
   public func record(_ entry: JournalEntry) {
+    var entry = entry
+    // The matcher's view is built outside the lock when patterns are tracked (the usual case: none).
+    let view = trackedCount.load(ordering: .relaxed) > 0 ? try? RequestView(entry.request) : nil
     state.withLock { s in
+      s.sequence += 1
+      entry.sequence = s.sequence
       s.totalRecorded += 1
       if let stub = entry.stubID { s.perStub[stub, default: 0] += 1 } else { s.unmatched += 1 }
-      guard capacity > 0 else { return }
+      if !s.tracked.isEmpty, let view = view ?? (try? RequestView(entry.request)) {
+        for i in s.tracked.indices where s.tracked[i].pattern.matches(view).0 { s.tracked[i].count += 1 }
+      }
+      guard capacity > 0 else {
+        if s.firstEvictedSequence == nil { s.firstEvictedSequence = entry.sequence }
+        return
+      }
+      if s.stored == capacity, s.firstEvictedSequence == nil {
+        let oldest = (s.next - s.stored + capacity) % capacity
+        s.firstEvictedSequence = s.ring[oldest]?.sequence ?? entry.sequence
+      }
       if let old = s.ring[s.next] { s.indexByID.removeValue(forKey: old.id) }
       s.ring[s.next] = entry
       s.indexByID[entry.id] = s.next
       s.next = (s.next + 1) % capacity
       s.stored = min(s.stored + 1, capacity)
+    }
+  }
+
+  /// Counts requests matching `pattern` since the last clear (see the type's documentation for when the
+  /// count is exact). Registers the pattern for live counting. Does the matching of retained entries
+  /// outside the lock.
+  public func count(matching pattern: RequestPattern) -> PatternCount {
+    enum Start {
+      case known(PatternCount)
+      case registered(baseline: UInt64, exact: Bool, [JournalEntry])
+      case untracked([JournalEntry], exact: Bool)
+    }
+    let start: Start = state.withLock { s in
+      s.clock += 1
+      if let i = s.tracked.firstIndex(where: { $0.pattern == pattern }) {
+        s.tracked[i].lastUsed = s.clock
+        if !s.tracked[i].pending {
+          return .known(PatternCount(count: s.tracked[i].count, exact: s.tracked[i].exact))
+        }
+        return .untracked(retained(s), exact: s.firstEvictedSequence == nil)
+      }
+      if s.tracked.count >= maxTrackedPatterns,
+        let oldest = s.tracked.indices.min(by: { s.tracked[$0].lastUsed < s.tracked[$1].lastUsed })
+      {
+        s.tracked.remove(at: oldest)
+      }
+      let baseline = s.sequence + 1
+      let exact = s.firstEvictedSequence == nil
+      s.tracked.append(Tracked(pattern: pattern, count: 0, exact: exact, pending: true, lastUsed: s.clock))
+      trackedCount.store(s.tracked.count, ordering: .relaxed)
+      return .registered(baseline: baseline, exact: exact, retained(s))
+    }
+    switch start {
+    case .known(let result):
+      return result
+    case .untracked(let entries, let exact):
+      return PatternCount(count: entries.count { RequestJournal.matches(pattern, $0) }, exact: exact)
+    case .registered(let baseline, let exact, let entries):
+      let before = entries.count { $0.sequence < baseline && RequestJournal.matches(pattern, $0) }
+      return state.withLock { s in
+        guard let i = s.tracked.firstIndex(where: { $0.pattern == pattern && $0.pending }) else {
+          return PatternCount(count: before, exact: exact)
+        }
+        s.tracked[i].count += before
+        s.tracked[i].pending = false
+        return PatternCount(count: s.tracked[i].count, exact: s.tracked[i].exact)
+      }
+    }
+  }
+
+  /// Retained entries matching `pattern`, oldest first.
+  public func entries(matching pattern: RequestPattern) -> [JournalEntry] {
+    snapshot().filter { RequestJournal.matches(pattern, $0) }
+  }
+
+  /// Patterns currently counted live.
+  public var trackedPatternCount: Int { state.withLock { $0.tracked.count } }
+
+  static func matches(_ pattern: RequestPattern, _ entry: JournalEntry) -> Bool {
+    guard let view = try? RequestView(entry.request) else { return false }
+    return pattern.matches(view).0
+  }
+
+  private func retained(_ s: State) -> [JournalEntry] {
+    guard capacity > 0, s.stored > 0 else { return [] }
+    var out: [JournalEntry] = []
+    out.reserveCapacity(s.stored)
+    let start = (s.next - s.stored + capacity) % capacity
+    for i in 0..<s.stored {
+      if let e = s.ring[(start + i) % capacity] { out.append(e) }
+    }
+    return out
+  }
+
+  /// Takes a removed entry out of the tracked counts (called with the lock held).
+  private static func uncount(_ entry: JournalEntry, _ s: inout State) {
+    guard !s.tracked.isEmpty, let view = try? RequestView(entry.request) else { return }
+    for i in s.tracked.indices where s.tracked[i].pattern.matches(view).0 {
+      s.tracked[i].count = max(0, s.tracked[i].count - 1)
     }
   }
 
@@ -103,16 +231,7 @@ public final class RequestJournal: Sendable {
 
   /// Retained entries, oldest first.
   public func snapshot() -> [JournalEntry] {
-    state.withLock { s in
-      guard capacity > 0, s.stored > 0 else { return [] }
-      var out: [JournalEntry] = []
-      out.reserveCapacity(s.stored)
-      let start = (s.next - s.stored + capacity) % capacity
-      for i in 0..<s.stored {
-        if let e = s.ring[(start + i) % capacity] { out.append(e) }
-      }
-      return out
-    }
+    state.withLock { s in retained(s) }
   }
 
   /// The retained entry with this id.
@@ -125,6 +244,7 @@ public final class RequestJournal: Sendable {
   public func remove(id: String) -> Bool {
     state.withLock { s in
       guard let index = s.indexByID.removeValue(forKey: id) else { return false }
+      if let e = s.ring[index] { RequestJournal.uncount(e, &s) }
       s.ring[index] = nil
       return true
     }
@@ -137,6 +257,7 @@ public final class RequestJournal: Sendable {
       var removed = 0
       for i in s.ring.indices {
         if let e = s.ring[i], predicate(e) {
+          RequestJournal.uncount(e, &s)
           s.ring[i] = nil
           s.indexByID.removeValue(forKey: e.id)
           removed += 1
@@ -146,10 +267,20 @@ public final class RequestJournal: Sendable {
     }
   }
 
-  /// Forgets every entry and resets all counters.
+  /// Forgets every entry and resets all counters (tracked patterns stay tracked, at 0 and exact).
   public func clear() {
     state.withLock { s in
-      s = State(ring: Array(repeating: nil, count: capacity))
+      var fresh = State(ring: Array(repeating: nil, count: capacity))
+      fresh.sequence = s.sequence
+      fresh.clock = s.clock
+      fresh.tracked = s.tracked.map { t in
+        var t = t
+        t.count = 0
+        t.exact = true
+        t.pending = false
+        return t
+      }
+      s = fresh
     }
   }
 
@@ -161,6 +292,8 @@ public final class RequestJournal: Sendable {
   public func count(stubID: String) -> Int { state.withLock { $0.perStub[stubID] ?? 0 } }
   /// Requests recorded but no longer retained.
   public var evictedCount: Int {
-    state.withLock { s in s.totalRecorded - s.ring.reduce(0) { $0 + ($1 == nil ? 0 : 1) } }
+    state.withLock { s in s.totalRecorded - s.indexByID.count }
   }
+  /// Entries currently retained.
+  public var retainedCount: Int { state.withLock { $0.indexByID.count } }
 }

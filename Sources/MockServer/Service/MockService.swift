@@ -56,6 +56,10 @@ public final class MockService: HTTPResponder, Sendable {
   let state: Mutex<State>
   let builder: ResponsePlanBuilder
   private let random: Mutex<SplitMix64>
+  /// Set by the host (`MockServerMain`) to stop the server on `POST /__admin/shutdown`.
+  let shutdownHandler = Mutex<(@Sendable () -> Void)?>(nil)
+  /// Monotonic time the service was created, for `/__admin/health` uptime.
+  let createdAt = SocketOps.monotonicNanos()
 
   /// Creates the service serving `fixtures` (already loaded and validated by the caller).
   public init(configuration: MockServiceConfiguration = MockServiceConfiguration(), fixtures: FixtureSet) {

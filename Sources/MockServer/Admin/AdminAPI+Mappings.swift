@@ -1,0 +1,249 @@
+import Foundation
+import HTTPCore
+
+extension AdminAPI {
+  /// `/__admin/mappings…`
+  func mappings(_ call: Call, _ rest: [String]) -> ResponsePlan {
+    switch (call.method, rest.count, rest.first ?? "") {
+    case ("GET", 0, _): return listMappings(call)
+    case ("POST", 0, _): return createMapping(call)
+    case ("DELETE", 0, _):
+      service.removeAllStubs()
+      return AdminAPI.empty
+    case ("POST", 1, "import"): return importMappings(call)
+    case ("POST", 1, "reset"): return resetMappings()
+    case ("POST", 1, "save"): return saveMappings()
+    case ("GET", 1, let id):
+      guard let stub = service.stub(id: id) else { return noStub(id) }
+      return AdminAPI.json(AdminAPI.stubJSON(stub))
+    case ("PUT", 1, let id): return replaceMapping(call, id: id)
+    case ("DELETE", 1, let id):
+      return service.removeStub(id: id) ? AdminAPI.empty : noStub(id)
+    default: return notFound(call)
+    }
+  }
+
+  func noStub(_ id: String) -> ResponsePlan {
+    AdminAPI.error(.notFound, title: "Stub mapping not found", detail: "no stub mapping has id \(id)")
+  }
+
+  /// `GET /__admin/mappings?limit=&offset=` → `{"mappings":[…],"meta":{"total":N}}`.
+  func listMappings(_ call: Call) -> ResponsePlan {
+    let limit: Int?
+    let offset: Int?
+    switch (AdminAPI.integerParameter(call, "limit"), AdminAPI.integerParameter(call, "offset")) {
+    case (.failure(let f), _), (_, .failure(let f)): return f.plan
+    case (.success(let l), .success(let o)):
+      limit = l
+      offset = o
+    }
+    let all = service.stubs
+    let page = all.dropFirst(offset ?? 0).prefix(limit ?? Int.max)
+    return AdminAPI.json(
+      .object(
+        JSONObject(pairs: [
+          ("mappings", .array(page.map(AdminAPI.stubJSON))),
+          ("meta", .object(JSONObject(pairs: [("total", .number(JSONNumber(all.count)))]))),
+        ])))
+  }
+
+  /// `POST /__admin/mappings` → 201 with the stub (with `id` and `uuid`).
+  func createMapping(_ call: Call) -> ResponsePlan {
+    let json: JSONValue
+    switch AdminAPI.body(call) {
+    case .failure(let f): return f.plan
+    case .success(let v): json = v ?? .null
+    }
+    let (stub, problems) = StubParser.parse(json, file: "", context: parsingContext())
+    guard let stub else { return AdminAPI.invalid(problems, title: "Invalid stub mapping") }
+    service.addStub(stub)
+    return AdminAPI.json(AdminAPI.stubJSON(stub), status: .created)
+  }
+
+  /// `PUT /__admin/mappings/{id}`: replaces the stub in place (the path's id wins over the body's).
+  func replaceMapping(_ call: Call, id: String) -> ResponsePlan {
+    let json: JSONValue
+    switch AdminAPI.body(call) {
+    case .failure(let f): return f.plan
+    case .success(let v): json = v ?? .null
+    }
+    let (parsed, problems) = StubParser.parse(
+      AdminAPI.withID(json, id), file: "", context: parsingContext())
+    guard var stub = parsed else { return AdminAPI.invalid(problems, title: "Invalid stub mapping") }
+    guard let old = service.stub(id: id) else { return noStub(id) }
+    stub.file = old.file
+    stub.location = old.location
+    return service.replaceStub(stub) ? AdminAPI.json(AdminAPI.stubJSON(stub)) : noStub(id)
+  }
+
+  /// `POST /__admin/mappings/import` `{"mappings":[…],"importOptions":{…}}`: all or nothing.
+  func importMappings(_ call: Call) -> ResponsePlan {
+    let o: JSONObject
+    switch AdminAPI.objectBody(call, describing: #"an object {"mappings": [ … ]}"#) {
+    case .failure(let f): return f.plan
+    case .success(let v): o = v
+    }
+    var problems: [FixtureProblem] = []
+    var policy = StubImportPolicy.overwrite
+    var deleteAll = false
+    if let options = o["importOptions"] {
+      if let opts = options.objectValue {
+        if let p = opts["duplicatePolicy"] {
+          if let name = p.stringValue, let v = StubImportPolicy(rawValue: name) {
+            policy = v
+          } else {
+            problems.append(
+              .error(
+                file: "", path: "$.importOptions.duplicatePolicy", expected: "\"OVERWRITE\" or \"IGNORE\"",
+                found: p.kindDescription))
+          }
+        }
+        if let d = opts["deleteAllNotInImport"] {
+          if let b = d.boolValue {
+            deleteAll = b
+          } else {
+            problems.append(
+              .error(
+                file: "", path: "$.importOptions.deleteAllNotInImport", expected: "true or false",
+                found: d.kindDescription))
+          }
+        }
+      } else {
+        problems.append(
+          .error(file: "", path: "$.importOptions", expected: "an object", found: options.kindDescription))
+      }
+    }
+    guard let list = o["mappings"]?.arrayValue else {
+      problems.append(
+        .error(
+          file: "", path: "$.mappings", expected: "an array of stub mappings",
+          found: o["mappings"]?.kindDescription ?? "nothing"))
+      return AdminAPI.invalid(problems, title: "Invalid import")
+    }
+    var stubs: [StubMapping] = []
+    var seen: [String: Int] = [:]
+    let context = parsingContext()
+    for (k, item) in list.enumerated() {
+      let (stub, p) = StubParser.parse(item, file: "", location: "$.mappings[\(k)]", context: context)
+      problems += p
+      guard let stub else { continue }
+      if let first = seen[stub.id] {
+        problems.append(
+          .error(
+            file: "", path: "$.mappings[\(k)].id", expected: "an id used by no other imported stub",
+            found: "\(JSONValue.quoted(stub.id)), also used by $.mappings[\(first)]"))
+        continue
+      }
+      seen[stub.id] = k
+      stubs.append(stub)
+    }
+    if problems.contains(where: \.isError) { return AdminAPI.invalid(problems, title: "Invalid import") }
+    service.importStubs(stubs, policy: policy, deleteAllNotInImport: deleteAll)
+    return AdminAPI.empty
+  }
+
+  /// `POST /__admin/mappings/reset`: the stubs of the fixtures folder only (runtime stubs dropped).
+  func resetMappings() -> ResponsePlan {
+    guard let directory = service.configuration.fixturesDirectory else {
+      service.removeAllStubs()
+      return AdminAPI.empty
+    }
+    let set = FixtureLoader.load(directory: directory)
+    if set.hasErrors { return fixtureErrors(set) }
+    service.replaceFileStubs(set, keepRuntimeStubs: false)
+    return AdminAPI.empty
+  }
+
+  /// 500 listing the fixture errors that kept a reset from happening.
+  func fixtureErrors(_ set: FixtureSet) -> ResponsePlan {
+    let problems = set.errors
+    return AdminAPI.errors(
+      .internalServerError,
+      problems.map { ("Fixtures have errors; nothing was changed", $0.description, nil) })
+  }
+
+  /// `POST /__admin/mappings/save`: writes each runtime stub to `mappings/<name-or-stub>-<id>.json` in the
+  /// fixtures folder; they become file stubs.
+  func saveMappings() -> ResponsePlan {
+    guard let directory = service.configuration.fixturesDirectory else {
+      return AdminAPI.error(
+        HTTPStatus(code: 409), title: "No fixtures folder",
+        detail: "the server was started without a fixtures folder")
+    }
+    let runtime = service.runtimeStubs
+    let mappingsURL = URL(fileURLWithPath: directory, isDirectory: true).appendingPathComponent("mappings")
+    var saved: [String: String] = [:]
+    do {
+      try FileManager.default.createDirectory(at: mappingsURL, withIntermediateDirectories: true)
+      for stub in runtime {
+        let name = AdminAPI.fileSafe(stub.name ?? "stub") + "-" + AdminAPI.fileSafe(stub.id) + ".json"
+        let bytes = AdminAPI.stubJSON(stub).serializedBytes(pretty: true) + [10]
+        try Data(bytes).write(to: mappingsURL.appendingPathComponent(name), options: .atomic)
+        saved[stub.id] = "mappings/" + name
+      }
+    } catch {
+      service.markSaved(saved)
+      return AdminAPI.error(
+        .internalServerError, title: "Save failed",
+        detail: "\(mappingsURL.path): \(error.localizedDescription)")
+    }
+    service.markSaved(saved)
+    return AdminAPI.empty
+  }
+
+  /// Context for stubs posted to the admin API: the current envelopes, body files from the fixtures
+  /// folder's `__files/`, random UUIDs.
+  func parsingContext() -> StubParsingContext {
+    let filesRoot = service.configuration.fixturesDirectory.map {
+      URL(fileURLWithPath: $0, isDirectory: true).standardizedFileURL.appendingPathComponent(
+        "__files", isDirectory: true)
+    }
+    return StubParsingContext(
+      envelopes: service.envelopes,
+      readBodyFile: { path in
+        guard let filesRoot else { return .failure(.notFound) }
+        return FixtureLoader.readBodyFile(path, filesRoot: filesRoot)
+      },
+      makeID: { UUID().uuidString.lowercased() })
+  }
+
+  /// The stub's JSON as written, with `id` and `uuid` set to its id (numbers keep their spelling).
+  static func stubJSON(_ stub: StubMapping) -> JSONValue {
+    guard case .object(let source) = stub.source, !source.members.isEmpty else {
+      var pairs: [(String, JSONValue)] = [("id", .string(stub.id)), ("uuid", .string(stub.id))]
+      if let name = stub.name { pairs.append(("name", .string(name))) }
+      pairs.append(("priority", .number(JSONNumber(stub.priority))))
+      return .object(JSONObject(pairs: pairs))
+    }
+    return withID(.object(source), stub.id)
+  }
+
+  /// `json` with `id` and `uuid` members set to `id` (added at the front when missing).
+  static func withID(_ json: JSONValue, _ id: String) -> JSONValue {
+    guard case .object(var o) = json else { return json }
+    var hasID = false
+    var hasUUID = false
+    for i in o.members.indices {
+      if o.members[i].key == "id" {
+        o.members[i].value = .string(id)
+        hasID = true
+      } else if o.members[i].key == "uuid" {
+        o.members[i].value = .string(id)
+        hasUUID = true
+      }
+    }
+    if !hasUUID { o.members.insert(.init(key: "uuid", value: .string(id)), at: 0) }
+    if !hasID { o.members.insert(.init(key: "id", value: .string(id)), at: 0) }
+    return .object(o)
+  }
+
+  /// Letters, digits, `-` and `_` kept; anything else becomes `-`; at most 60 characters.
+  static func fileSafe(_ s: String) -> String {
+    let mapped = s.unicodeScalars.prefix(60).map { u -> Character in
+      let v = u.value
+      let ok = (v >= 48 && v <= 57) || (v >= 65 && v <= 90) || (v >= 97 && v <= 122) || v == 45 || v == 95
+      return ok ? Character(u) : "-"
+    }
+    return mapped.isEmpty ? "stub" : String(mapped)
+  }
+}

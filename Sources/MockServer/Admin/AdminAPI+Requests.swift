@@ -1,0 +1,258 @@
+import Foundation
+import HTTPCore
+
+extension AdminAPI {
+  /// `/__admin/requests…`
+  func requests(_ call: Call, _ rest: [String]) -> ResponsePlan {
+    let journal = service.journal
+    switch (call.method, rest.count, rest.first ?? "") {
+    case ("GET", 0, _): return listRequests(call)
+    case ("DELETE", 0, _), ("POST", 1, "reset"):
+      journal.clear()
+      return AdminAPI.empty
+    case ("POST", 1, "count"):
+      switch requestPattern(call) {
+      case .failure(let f): return f.plan
+      case .success(let pattern):
+        let result = journal.count(matching: pattern)
+        var pairs: [(String, JSONValue)] = [("count", .number(JSONNumber(result.count)))]
+        if !result.exact {
+          pairs.append(("exact", .bool(false)))
+          pairs.append(("evicted", .number(JSONNumber(journal.evictedCount))))
+        }
+        return AdminAPI.json(.object(JSONObject(pairs: pairs)))
+      }
+    case ("POST", 1, "find"):
+      switch requestPattern(call) {
+      case .failure(let f): return f.plan
+      case .success(let pattern):
+        return AdminAPI.json(requestsObject(journal.entries(matching: pattern).map(\.requestJSON)))
+      }
+    case ("POST", 1, "remove"):
+      switch requestPattern(call) {
+      case .failure(let f): return f.plan
+      case .success(let pattern):
+        let removed = journal.entries(matching: pattern)
+        let ids = Set(removed.map(\.id))
+        journal.removeAll { ids.contains($0.id) }
+        let stubs = stubLookup()
+        return AdminAPI.json(requestsObject(removed.map { $0.json(stub: stubs($0.stubID)) }))
+      }
+    case ("GET", 1, "unmatched"):
+      return AdminAPI.json(requestsObject(journal.entries(unmatchedOnly: true).reversed().map(\.requestJSON)))
+    case ("GET", 2, "unmatched") where rest[1] == "near-misses":
+      return unmatchedNearMisses()
+    case ("GET", 1, let id):
+      guard let entry = journal.entry(id: id) else { return noRequest(id) }
+      return AdminAPI.json(entry.json(stub: stubLookup()(entry.stubID)))
+    case ("DELETE", 1, let id):
+      return journal.remove(id: id) ? AdminAPI.empty : noRequest(id)
+    default: return notFound(call)
+    }
+  }
+
+  func noRequest(_ id: String) -> ResponsePlan {
+    AdminAPI.error(
+      .notFound, title: "Request not found",
+      detail: "no journal entry has id \(id) (it may have been evicted)")
+  }
+
+  func requestsObject(_ list: [JSONValue]) -> JSONValue {
+    .object(JSONObject(pairs: [("requests", .array(list))]))
+  }
+
+  /// Stub JSON by id, for journal entries (`{"id"}` for a stub that is gone).
+  func stubLookup() -> (String?) -> JSONValue? {
+    var byID: [String: StubMapping] = [:]
+    for stub in service.stubs { byID[stub.id] = stub }
+    return { id in
+      guard let id else { return nil }
+      return byID[id].map(AdminAPI.stubJSON) ?? .object(JSONObject(pairs: [("id", .string(id))]))
+    }
+  }
+
+  /// `GET /__admin/requests?limit=&since=&unmatched=` → newest first,
+  /// `{"requests":[…],"meta":{"total":N},"requestJournalDisabled":false}`.
+  func listRequests(_ call: Call) -> ResponsePlan {
+    let limit: Int?
+    switch AdminAPI.integerParameter(call, "limit") {
+    case .failure(let f): return f.plan
+    case .success(let l): limit = l
+    }
+    var since: Double?
+    if let text = call.parameter("since") {
+      guard let t = AdminAPI.parseTime(text) else {
+        return AdminAPI.error(
+          .badRequest, title: "Invalid query parameter",
+          detail:
+            "since: expected an ISO 8601 time such as 2024-05-01T12:00:00Z or milliseconds since 1970, found \(JSONValue.quoted(text))"
+        )
+      }
+      since = t
+    }
+    var unmatchedOnly = false
+    if let text = call.parameter("unmatched") {
+      guard text == "true" || text == "false" else {
+        return AdminAPI.error(
+          .badRequest, title: "Invalid query parameter",
+          detail: "unmatched: expected true or false, found \(JSONValue.quoted(text))")
+      }
+      unmatchedOnly = text == "true"
+    }
+    let journal = service.journal
+    let entries = journal.entries(limit: limit, since: since, unmatchedOnly: unmatchedOnly)
+    let stubs = stubLookup()
+    return AdminAPI.json(
+      .object(
+        JSONObject(pairs: [
+          ("requests", .array(entries.map { $0.json(stub: stubs($0.stubID)) })),
+          ("meta", .object(JSONObject(pairs: [("total", .number(JSONNumber(journal.retainedCount)))]))),
+          ("requestJournalDisabled", .bool(journal.capacity == 0)),
+        ])))
+  }
+
+  /// The body parsed as a request pattern, or the 400 to send.
+  func requestPattern(_ call: Call) -> Result<RequestPattern, AdminFailure> {
+    switch AdminAPI.body(call) {
+    case .failure(let f): return .failure(f)
+    case .success(let json):
+      let (pattern, problems) = StubParser.parseRequestPattern(json ?? .null)
+      guard let pattern else {
+        return .failure(AdminFailure(AdminAPI.invalid(problems, title: "Invalid request pattern")))
+      }
+      return .success(pattern)
+    }
+  }
+
+  /// `GET /__admin/requests/unmatched/near-misses`: for each retained unmatched request (oldest first),
+  /// its nearest stubs as `{"request","stubMapping","matchResult":{"distance"},"mismatches"}`.
+  func unmatchedNearMisses() -> ResponsePlan {
+    let stubs = stubLookup()
+    var list: [JSONValue] = []
+    for entry in service.journal.entries(unmatchedOnly: true).reversed() {
+      let request = entry.requestJSON
+      for miss in entry.nearMisses {
+        list.append(
+          AdminAPI.nearMissJSON(
+            request: request, stub: stubs(miss.stubID), pattern: nil, distance: 1 - miss.score,
+            mismatches: miss.mismatches))
+      }
+    }
+    return AdminAPI.json(.object(JSONObject(pairs: [("nearMisses", .array(list))])))
+  }
+
+  /// `POST /__admin/near-misses/request-pattern` (retained requests nearest to a pattern) and
+  /// `POST /__admin/near-misses/request` (stubs nearest to a logged request).
+  func nearMisses(_ call: Call, kind: String) -> ResponsePlan {
+    switch kind {
+    case "request-pattern":
+      let patternJSON: JSONValue
+      let pattern: RequestPattern
+      switch AdminAPI.body(call) {
+      case .failure(let f): return f.plan
+      case .success(let json):
+        patternJSON = json ?? .null
+        let (p, problems) = StubParser.parseRequestPattern(patternJSON)
+        guard let p else { return AdminAPI.invalid(problems, title: "Invalid request pattern") }
+        pattern = p
+      }
+      var scored: [(Double, JournalEntry, [NearMiss.Mismatch])] = []
+      for entry in service.journal.snapshot() {
+        guard let view = try? RequestView(entry.request) else { continue }
+        let (weight, failures) = pattern.mismatches(view)
+        let failed = failures.reduce(0) { $0 + $1.weight }
+        scored.append((weight == 0 ? 0 : Double(failed) / Double(weight), entry, failures))
+      }
+      scored.sort { $0.0 < $1.0 }
+      let list = scored.prefix(3).map { s in
+        AdminAPI.nearMissJSON(
+          request: s.1.requestJSON, stub: nil, pattern: patternJSON, distance: s.0, mismatches: s.2)
+      }
+      return AdminAPI.json(.object(JSONObject(pairs: [("nearMisses", .array(list))])))
+    case "request":
+      let o: JSONObject
+      switch AdminAPI.objectBody(call, describing: #"a logged request {"method", "url", …}"#) {
+      case .failure(let f): return f.plan
+      case .success(let v): o = v
+      }
+      guard let url = o["url"]?.stringValue, url.hasPrefix("/") else {
+        return AdminAPI.error(
+          .badRequest, title: "Invalid request",
+          detail: "$.url: expected a string starting with /, found \(o["url"]?.kindDescription ?? "nothing")",
+          pointer: "/url")
+      }
+      let method = o["method"]?.stringValue ?? "GET"
+      var headers = HTTPHeaders()
+      if let h = o["headers"]?.objectValue {
+        for m in h {
+          for v in m.value.arrayValue ?? [m.value] {
+            if let s = v.stringValue { headers.add(name: m.key, value: s) }
+          }
+        }
+      }
+      let body = o["body"]?.stringValue.map { Array($0.utf8) } ?? []
+      let request = HTTPRequest(
+        head: HTTPRequestHead(method: HTTPMethod(rawValue: method), target: url, headers: headers), body: body
+      )
+      let (table, scenarios) = service.matchingSnapshot
+      guard let view = try? RequestView(request) else {
+        return AdminAPI.error(
+          .badRequest, title: "Invalid request",
+          detail: "$.url: expected valid percent-encoding, found \(url)",
+          pointer: "/url")
+      }
+      let report = table.nearMisses(
+        view, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted }, limit: 3)
+      let stubs = stubLookup()
+      let requestJSON = JSONValue.object(o)
+      let list = report.nearMisses.map { m in
+        AdminAPI.nearMissJSON(
+          request: requestJSON, stub: stubs(m.stubID), pattern: nil, distance: 1 - m.score,
+          mismatches: m.mismatches)
+      }
+      return AdminAPI.json(.object(JSONObject(pairs: [("nearMisses", .array(list))])))
+    default:
+      return notFound(call)
+    }
+  }
+
+  static func nearMissJSON(
+    request: JSONValue, stub: JSONValue?, pattern: JSONValue?, distance: Double,
+    mismatches: [NearMiss.Mismatch]
+  ) -> JSONValue {
+    var pairs: [(String, JSONValue)] = [("request", request)]
+    if let stub { pairs.append(("stubMapping", stub)) }
+    if let pattern { pairs.append(("requestPattern", pattern)) }
+    let rounded = (distance * 1000).rounded() / 1000
+    pairs.append(
+      (
+        "matchResult",
+        .object(
+          JSONObject(pairs: [("distance", .number(JSONNumber(text: String(rounded)) ?? JSONNumber(0)))]))
+      ))
+    pairs.append(
+      (
+        "mismatches",
+        .array(
+          mismatches.map {
+            .object(
+              JSONObject(pairs: [
+                ("part", .string($0.part)), ("expected", .string($0.expected)),
+                ("actual", .string($0.actual)),
+              ]))
+          })
+      ))
+    return .object(JSONObject(pairs: pairs))
+  }
+
+  /// ISO 8601 (`2024-05-01T12:00:00Z`, with fraction or offset) or milliseconds since 1970 → seconds.
+  static func parseTime(_ text: String) -> Double? {
+    if let ms = Double(text), ms.isFinite { return ms / 1000 }
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    if let d = formatter.date(from: text) { return d.timeIntervalSince1970 }
+    formatter.formatOptions = [.withInternetDateTime]
+    if let d = formatter.date(from: text) { return d.timeIntervalSince1970 }
+    return nil
+  }
+}

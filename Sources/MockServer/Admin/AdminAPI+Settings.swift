@@ -1,0 +1,107 @@
+import Dispatch
+import Foundation
+import HTTPCore
+
+extension AdminAPI {
+  /// `GET /__admin/settings` → `{"settings":{"fixedDelay":ms}}`; `POST`/`PUT` accept that shape or
+  /// `{"fixedDelay":ms}` (`null` means 0).
+  func settings(_ call: Call) -> ResponsePlan {
+    switch call.method {
+    case "GET":
+      return AdminAPI.json(settingsJSON())
+    case "POST", "PUT":
+      let o: JSONObject
+      switch AdminAPI.objectBody(call, describing: #"an object {"fixedDelay": ms}"#) {
+      case .failure(let f): return f.plan
+      case .success(let v): o = v
+      }
+      var settings = o
+      var base = "$"
+      if let inner = o["settings"] {
+        guard let io = inner.objectValue else {
+          return AdminAPI.error(
+            .badRequest, title: "Invalid settings",
+            detail: "$.settings: expected an object, found \(inner.kindDescription)", pointer: "/settings")
+        }
+        settings = io
+        base = "$.settings"
+      }
+      var delay: Int?
+      if let v = settings["fixedDelay"] {
+        if case .null = v {
+          delay = 0
+        } else if let n = v.numberValue?.intValue, n >= 0, n <= 3_600_000 {
+          delay = n
+        } else {
+          return AdminAPI.error(
+            .badRequest, title: "Invalid settings",
+            detail:
+              "\(base).fixedDelay: expected an integer number of milliseconds in 0...3600000, found \(v.kindDescription)",
+            pointer: AdminAPI.pointer(base + ".fixedDelay"))
+        }
+      }
+      if let delay { service.globalDelayMilliseconds = delay }
+      return AdminAPI.json(settingsJSON())
+    default:
+      return notFound(call)
+    }
+  }
+
+  func settingsJSON() -> JSONValue {
+    .object(
+      JSONObject(pairs: [
+        (
+          "settings",
+          .object(
+            JSONObject(pairs: [("fixedDelay", .number(JSONNumber(service.globalDelayMilliseconds)))]))
+        )
+      ]))
+  }
+
+  /// `POST /__admin/reset`: stubs back to the fixtures folder (runtime stubs dropped), journal cleared,
+  /// scenarios and sequences restarted. When the folder has errors now, nothing changes (500).
+  func resetAll() -> ResponsePlan {
+    if let directory = service.configuration.fixturesDirectory {
+      let set = FixtureLoader.load(directory: directory)
+      if set.hasErrors { return fixtureErrors(set) }
+      service.replaceFileStubs(set, keepRuntimeStubs: false)
+    } else {
+      service.removeAllStubs()
+    }
+    service.resetRequestsAndScenarios()
+    return AdminAPI.empty
+  }
+
+  /// `GET /__admin/health`.
+  func health() -> ResponsePlan {
+    let uptime = (SocketOps.monotonicNanos() - service.createdAt) / 1_000_000_000
+    return AdminAPI.json(
+      .object(
+        JSONObject(pairs: [
+          ("status", .string("healthy")),
+          ("message", .string("Mock server is ok")),
+          ("version", .string(MockServerInfo.version)),
+          ("uptimeInSeconds", .number(JSONNumber(Int(uptime)))),
+          ("timestamp", .string(JournalEntry.isoDate(Date().timeIntervalSince1970))),
+        ])))
+  }
+
+  /// `GET /__admin/version`.
+  func version() -> ResponsePlan {
+    AdminAPI.json(.object(JSONObject(pairs: [("version", .string(MockServerInfo.version))])))
+  }
+
+  /// `POST /__admin/shutdown`: answers `{}`, closes the connection, then asks the host to stop (501 when
+  /// the host gave no way to stop).
+  func shutdown() -> ResponsePlan {
+    guard let handler = service.onShutdownRequested else {
+      return AdminAPI.error(
+        .notImplemented, title: "Shutdown not available",
+        detail: "this server was started without a shutdown hook (embedded in a test?)")
+    }
+    var plan = AdminAPI.empty
+    plan.keepAlive = false
+    plan.onComplete = { _ in DispatchQueue.global().async { handler() } }
+    return plan
+  }
+}

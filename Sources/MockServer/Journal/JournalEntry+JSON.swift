@@ -1,0 +1,152 @@
+import HTTPCore
+
+extension JournalEntry {
+  /// The request in WireMock's "logged request" shape:
+  /// `{"url","absoluteUrl","method","clientIp","headers":{name: value or [values]},"queryParams",
+  ///   "body","bodyAsBase64","browserProxyRequest","loggedDate","loggedDateString"}`.
+  /// `loggedDate` is milliseconds since 1970; `body` is the content as UTF-8 text (after removing the
+  /// transfer coding and any `Content-Encoding`), `bodyAsBase64` the same bytes in base64.
+  public var requestJSON: JSONValue {
+    let head = request.head
+    let scheme = isTLS ? "https" : "http"
+    let host = head.headers.first("Host") ?? "localhost"
+    let absolute = head.target.hasPrefix("/") ? "\(scheme)://\(host)\(head.target)" : head.target
+    var pairs: [(String, JSONValue)] = [
+      ("url", .string(head.originForm)),
+      ("absoluteUrl", .string(absolute)),
+      ("method", .string(head.method.rawValue)),
+      ("clientIp", .string(JournalEntry.host(of: clientAddress))),
+      ("headers", JournalEntry.headersJSON(head.headers)),
+    ]
+    if let query = head.rawQuery, let params = try? PercentDecoding.queryParameters(query), !params.isEmpty {
+      var order: [String] = []
+      var values: [String: [String]] = [:]
+      for (name, value) in params {
+        if values[name] == nil { order.append(name) }
+        values[name, default: []].append(value)
+      }
+      pairs.append(
+        (
+          "queryParams",
+          .object(
+            JSONObject(
+              pairs: order.map { name in
+                (
+                  name,
+                  .object(
+                    JSONObject(pairs: [
+                      ("key", .string(name)), ("values", .array((values[name] ?? []).map { .string($0) })),
+                    ]))
+                )
+              }))
+        ))
+    }
+    pairs += [
+      ("body", .string(String(decoding: request.body, as: UTF8.self))),
+      ("bodyAsBase64", .string(Base64.encode(request.body))),
+      ("browserProxyRequest", .bool(false)),
+      ("loggedDate", .number(JSONNumber(Int((loggedAt * 1000).rounded(.down))))),
+      ("loggedDateString", .string(JournalEntry.isoDate(loggedAt))),
+    ]
+    if isTLS, let subject = clientCertificateSubject {
+      pairs.append(("clientCertificateSubject", .string(subject)))
+    }
+    return .object(JSONObject(pairs: pairs))
+  }
+
+  /// The entry as a WireMock serve event:
+  /// `{"id","request":{…},"responseDefinition":{"status"},"response":{"status"},"wasMatched",
+  ///   "stubMapping"?,"timing":{"totalTime"}}` plus our `fault`, `served` and `nearMisses` (unmatched).
+  /// - Parameter stub: the JSON of the matched stub (nil when none matched; `{"id"}` when it is gone).
+  public func json(stub: JSONValue?) -> JSONValue {
+    var pairs: [(String, JSONValue)] = [("id", .string(id)), ("request", requestJSON)]
+    let status: JSONValue = responseStatus.map { .number(JSONNumber($0)) } ?? .null
+    pairs.append(
+      (
+        "responseDefinition",
+        .object(JSONObject(pairs: [("status", status), ("fromConfiguredStub", .bool(wasMatched))]))
+      ))
+    pairs.append(("response", .object(JSONObject(pairs: [("status", status)]))))
+    pairs.append(("wasMatched", .bool(wasMatched)))
+    if let stub { pairs.append(("stubMapping", stub)) }
+    if let durationMilliseconds {
+      let total = JSONValue.number(JSONNumber(Int(durationMilliseconds.rounded())))
+      pairs.append(("timing", .object(JSONObject(pairs: [("totalTime", total)]))))
+    }
+    if let fault { pairs.append(("fault", .string(fault))) }
+    if let served { pairs.append(("served", .bool(served))) }
+    if !wasMatched {
+      let report = NearMissReport(
+        method: request.method.rawValue, url: request.head.target, nearMisses: nearMisses)
+      pairs.append(("nearMisses", report.json["nearMisses"] ?? .array([])))
+    }
+    return .object(JSONObject(pairs: pairs))
+  }
+
+  /// Header fields as `{name: value}` (`[values]` for a repeated name), names as first received.
+  static func headersJSON(_ headers: HTTPHeaders) -> JSONValue {
+    var order: [String] = []
+    var values: [String: [String]] = [:]
+    var spelling: [String: String] = [:]
+    for field in headers {
+      let key = field.name.lowercasedASCII()
+      if values[key] == nil {
+        order.append(key)
+        spelling[key] = field.name
+      }
+      values[key, default: []].append(field.value)
+    }
+    return .object(
+      JSONObject(
+        pairs: order.map { key in
+          let v = values[key] ?? []
+          return (spelling[key] ?? key, v.count == 1 ? .string(v[0]) : .array(v.map { .string($0) }))
+        }))
+  }
+
+  /// `1.2.3.4` from `1.2.3.4:5678`, `::1` from `[::1]:5678`.
+  static func host(of address: String) -> String {
+    if address.hasPrefix("["), let close = address.firstIndex(of: "]") {
+      return String(address[address.index(after: address.startIndex)..<close])
+    }
+    if let colon = address.lastIndex(of: ":"), address.firstIndex(of: ":") == colon {
+      return String(address[..<colon])
+    }
+    return address
+  }
+
+  /// True for 127.0.0.0/8, `::1` and IPv4-mapped loopback addresses (`ip:port` or `[v6]:port` accepted).
+  static func isLoopback(_ address: String) -> Bool {
+    let host = host(of: address).lowercased()
+    if host == "::1" || host == "localhost" { return true }
+    let v4 = host.hasPrefix("::ffff:") ? String(host.dropFirst(7)) : host
+    return v4.hasPrefix("127.")
+  }
+
+  /// ISO 8601 UTC with milliseconds, e.g. `2024-05-01T12:00:00.123Z`.
+  static func isoDate(_ seconds: Double) -> String {
+    let totalMillis = Int64((seconds * 1000).rounded(.down))
+    var days = totalMillis >= 0 ? totalMillis / 86_400_000 : (totalMillis - 86_399_999) / 86_400_000
+    let millisOfDay = totalMillis - days * 86_400_000
+    // Civil-from-days (Howard Hinnant).
+    days += 719_468
+    let era = (days >= 0 ? days : days - 146_096) / 146_097
+    let doe = days - era * 146_097
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+    let mp = (5 * doy + 2) / 153
+    let day = doy - (153 * mp + 2) / 5 + 1
+    let month = mp < 10 ? mp + 3 : mp - 9
+    let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+    func pad(_ v: Int64, _ n: Int) -> String {
+      let s = String(v)
+      return String(repeating: "0", count: max(0, n - s.count)) + s
+    }
+    let h = millisOfDay / 3_600_000
+    let m = millisOfDay / 60_000 % 60
+    let sec = millisOfDay / 1000 % 60
+    let ms = millisOfDay % 1000
+    return
+      "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(h, 2)):\(pad(m, 2)):\(pad(sec, 2)).\(pad(ms, 3))Z"
+  }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+
+@testable import MockServer
+
+@Suite("Reload: fixtures folder hot reload")
+struct ReloadTests {
+  static func write(_ text: String, _ path: String) throws {
+    try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+  }
+
+  @Test("edits are picked up within a second; broken edits keep the last good set; runtime stubs survive")
+  func hotReload() async throws {
+    let folder = try temporaryFolder("reload")
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let file = folder + "/mappings/a.json"
+    try ReloadTests.write(#"{"id":"a","request":{"url":"/a"},"response":{"status":200,"body":"v1"}}"#, file)
+    try await withMockService(
+      configure: { $0.fixturesDirectory = folder }, fixtures: FixtureLoader.load(directory: folder)
+    ) { service, port in
+      let watcher = FixtureWatcher(directory: folder, service: service)
+      watcher.start()
+      defer { watcher.stop() }
+      _ = try http(
+        port, "POST", "/__admin/mappings",
+        body: #"{"id":"rt","request":{"url":"/rt"},"response":{"status":202}}"#)
+      #expect(try http(port, "GET", "/a").body == "v1")
+
+      try ReloadTests.write(#"{"id":"a","request":{"url":"/a"},"response":{"status":200,"body":"v2"}}"#, file)
+      let started = Date()
+      #expect(try eventually(1.0) { try http(port, "GET", "/a").body == "v2" })
+      #expect(Date().timeIntervalSince(started) < 1.0)
+      #expect(try http(port, "GET", "/rt").status == 202)
+
+      // A broken edit: reported, the last good set keeps serving.
+      let reloadsBefore = watcher.reloadCount
+      try ReloadTests.write(#"{"id":"a","request":{"url":5},"response":{"status":200}}"#, file)
+      #expect(eventually(2.0) { watcher.reloadCount > reloadsBefore })
+      #expect(try http(port, "GET", "/a").body == "v2")
+      #expect(try http(port, "GET", "/rt").status == 202)
+
+      // A new file and the fix.
+      try ReloadTests.write(
+        #"{"id":"b","request":{"url":"/b"},"response":{"status":201}}"#, folder + "/mappings/b.json")
+      try ReloadTests.write(#"{"id":"a","request":{"url":"/a"},"response":{"status":200,"body":"v3"}}"#, file)
+      #expect(try eventually(1.5) { try http(port, "GET", "/a").body == "v3" })
+      #expect(try http(port, "GET", "/b").status == 201)
+      #expect(try http(port, "GET", "/rt").status == 202)
+
+      // A deleted file disappears.
+      try FileManager.default.removeItem(atPath: folder + "/mappings/b.json")
+      #expect(try eventually(1.5) { try http(port, "GET", "/b").status == 404 })
+      #expect(Set(service.stubs.map(\.id)) == ["a", "rt"])
+    }
+  }
+
+  @Test("the lint-format report of a broken edit")
+  func brokenEditReport() throws {
+    let folder = try temporaryFolder("report")
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    try ReloadTests.write(#"{"request":{"url":5},"response":{"status":200}}"#, folder + "/mappings/x.json")
+    let report = FixtureLoader.load(directory: folder).report()
+    #expect(report.contains("mappings/x.json: $.request.url: expected"))
+  }
+}
