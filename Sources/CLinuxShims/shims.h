@@ -1,17 +1,15 @@
 #ifndef CLINUXSHIMS_H
 #define CLINUXSHIMS_H
+// Linux-only declarations that the Glibc module does not export to Swift.
 #ifdef __linux__
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <sys/socket.h>
-#include <netinet/tcp.h>
-#include <netinet/in.h>
-#include <sys/resource.h>
-#include <sched.h>
+
+// accept4 is declared by <sys/socket.h> only under _GNU_SOURCE, which would make this module's view of
+// the system headers differ from Glibc's; declare the one function instead.
+extern int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
 
 static inline int cshims_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) {
   return accept4(fd, addr, len, flags);

@@ -339,3 +339,24 @@ struct HTTPSerializerTests {
     #expect(HTTPSerializer.lastChunk == Array("0\r\n\r\n".utf8))
   }
 }
+
+@Suite("HTTPDate (RFC 9110 §5.6.7)")
+struct HTTPDateTests {
+  @Test(arguments: [
+    "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994",
+  ])
+  func acceptsAllThreeForms(text: String) {
+    #expect(HTTPDate.parse(text) == 784_111_777)
+  }
+
+  @Test func formatsIMFFixdate() {
+    #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+    #expect(HTTPDate.format(0) == "Thu, 01 Jan 1970 00:00:00 GMT")
+    #expect(HTTPDate.parse(HTTPDate.format(1_800_000_000)) == 1_800_000_000)
+  }
+
+  @Test(arguments: ["", "yesterday", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 GMT"])
+  func rejectsOthers(text: String) {
+    #expect(HTTPDate.parse(text) == nil)
+  }
+}

@@ -1,0 +1,104 @@
+import CZlib
+
+/// gzip (RFC 1952) and deflate (zlib format, RFC 1950, as RFC 9110 §8.4.1.2 defines the `deflate`
+/// content coding) through zlib.
+public enum Zlib {
+  /// The container format around deflate data.
+  public enum Format: Sendable {
+    /// gzip member (RFC 1952).
+    case gzip
+    /// zlib stream (RFC 1950), the `deflate` content coding.
+    case zlib
+
+    var windowBits: Int32 { self == .gzip ? 15 + 16 : 15 }
+  }
+
+  /// Why decompression failed.
+  public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The input is not a valid stream of the expected format, or is truncated.
+    case corrupt
+    /// The output would exceed the given limit (bytes).
+    case tooLarge(limit: Int)
+    /// zlib could not be initialised.
+    case unavailable
+
+    public var description: String {
+      switch self {
+      case .corrupt: return "corrupt or truncated compressed data"
+      case .tooLarge(let limit): return "decompressed data exceeds \(limit) bytes"
+      case .unavailable: return "zlib unavailable"
+      }
+    }
+  }
+
+  /// Compresses `input` at `level` (0...9, default 6). Never fails for valid input sizes.
+  public static func compress(_ input: [UInt8], format: Format, level: Int32 = 6) -> [UInt8] {
+    var stream = z_stream()
+    guard
+      deflateInit2_(
+        &stream, level, Z_DEFLATED, format.windowBits, 8, Z_DEFAULT_STRATEGY, zlibVersion(),
+        Int32(MemoryLayout<z_stream>.size)) == Z_OK
+    else { return [] }
+    defer { deflateEnd(&stream) }
+    var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(input.count))) + 32)
+    var input = input
+    let produced: Int = input.withUnsafeMutableBufferPointer { inBuf in
+      output.withUnsafeMutableBufferPointer { outBuf in
+        stream.next_in = inBuf.baseAddress
+        stream.avail_in = uInt(inBuf.count)
+        stream.next_out = outBuf.baseAddress
+        stream.avail_out = uInt(outBuf.count)
+        _ = deflate(&stream, Z_FINISH)
+        return outBuf.count - Int(stream.avail_out)
+      }
+    }
+    output.removeSubrange(produced...)
+    return output
+  }
+
+  /// Decompresses `input`.
+  /// - Parameters:
+  ///   - format: gzip or zlib; `.gzip` also accepts several concatenated members.
+  ///   - limit: largest output accepted, in bytes.
+  /// - Throws: ``Failure/corrupt`` for invalid or truncated input, ``Failure/tooLarge(limit:)``.
+  public static func decompress(_ input: [UInt8], format: Format, limit: Int = 64 << 20) throws(Failure)
+    -> [UInt8]
+  {
+    var stream = z_stream()
+    guard
+      inflateInit2_(&stream, format.windowBits, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK
+    else { throw .unavailable }
+    defer { inflateEnd(&stream) }
+    var output: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    var input = input
+    var failure: Failure?
+    input.withUnsafeMutableBufferPointer { inBuf in
+      stream.next_in = inBuf.baseAddress
+      stream.avail_in = uInt(inBuf.count)
+      while true {
+        let (status, produced) = chunk.withUnsafeMutableBufferPointer { outBuf -> (Int32, Int) in
+          stream.next_out = outBuf.baseAddress
+          stream.avail_out = uInt(outBuf.count)
+          let status = inflate(&stream, Z_NO_FLUSH)
+          return (status, outBuf.count - Int(stream.avail_out))
+        }
+        output.append(contentsOf: chunk[0..<produced])
+        if output.count > limit {
+          failure = .tooLarge(limit: limit)
+          return
+        }
+        if status == Z_STREAM_END {
+          if format == .gzip, stream.avail_in > 0, inflateReset(&stream) == Z_OK { continue }
+          return
+        }
+        if status != Z_OK || (stream.avail_in == 0 && produced == 0) {
+          failure = .corrupt
+          return
+        }
+      }
+    }
+    if let failure { throw failure }
+    return output
+  }
+}
