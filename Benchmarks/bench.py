@@ -95,11 +95,11 @@ def free_port():
 
 
 def proc_cpu_seconds(pid):
-    """utime + stime of the whole process (all threads), from /proc/PID/stat."""
+    """(utime, stime) of the whole process (all threads) in seconds, from /proc/PID/stat."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     # fields[0] is field 3 (state); utime is field 14, stime field 15.
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
 
 
 def proc_rss_kib(pid):
@@ -299,7 +299,8 @@ def run_client(cmd, server, sample_rss=False):
     err = p.stderr.read().decode(errors="replace")
     _children.remove(p)
     server.check_alive()
-    cpu = server.cpu() - cpu0
+    cpu1 = server.cpu()
+    cpu = (cpu1[0] - cpu0[0], cpu1[1] - cpu0[1])
     if p.returncode != 0:
         die(f"{' '.join(cmd)} failed ({p.returncode}):\n{out}\n{err}")
     client_cpu = 100.0 * (usage.ru_utime + usage.ru_stime) / wall if wall > 0 else 0.0
@@ -328,8 +329,10 @@ def wrk(server, connections, duration, path=BENCH_PATH, sample_rss=False):
         "p99_ms": latency.get("99"),
         "non2xx": int(non2xx.group(1)) if non2xx else 0,
         "socket_errors": sum(int(x) for x in sock.groups()) if sock else 0,
-        "server_cpu_s": cpu,
-        "cpu_us_per_req": 1e6 * cpu / requests if requests else None,
+        "server_cpu_s": sum(cpu),
+        "cpu_us_per_req": 1e6 * sum(cpu) / requests if requests else None,
+        "user_us_per_req": 1e6 * cpu[0] / requests if requests else None,
+        "sys_us_per_req": 1e6 * cpu[1] / requests if requests else None,
         "client_cpu_pct": client_cpu,
         "max_rss_kib": max_rss,
     }
@@ -352,8 +355,10 @@ def ab(server, requests, concurrency):
         "requests": done,
         "failed": int(failed.group(1)) if failed else 0,
         "non2xx": int(non2xx.group(1)) if non2xx else 0,
-        "server_cpu_s": cpu,
-        "cpu_us_per_req": 1e6 * cpu / done if done else None,
+        "server_cpu_s": sum(cpu),
+        "cpu_us_per_req": 1e6 * sum(cpu) / done if done else None,
+        "user_us_per_req": 1e6 * cpu[0] / done if done else None,
+        "sys_us_per_req": 1e6 * cpu[1] / done if done else None,
         "client_cpu_pct": client_cpu,
     }
 
@@ -621,6 +626,10 @@ def main():
             "no_keepalive_rps": pick(kind, "ab", "rps"),
             "cpu_us_per_req_keepalive": pick(kind, "c32", "cpu_us_per_req"),
             "cpu_us_per_req_no_keepalive": pick(kind, "ab", "cpu_us_per_req"),
+            "user_us_per_req_keepalive": pick(kind, "c32", "user_us_per_req"),
+            "sys_us_per_req_keepalive": pick(kind, "c32", "sys_us_per_req"),
+            "user_us_per_req_no_keepalive": pick(kind, "ab", "user_us_per_req"),
+            "sys_us_per_req_no_keepalive": pick(kind, "ab", "sys_us_per_req"),
             "client_cpu_pct_keepalive": pick(kind, "c32", "client_cpu_pct"),
             "client_cpu_pct_no_keepalive": pick(kind, "ab", "client_cpu_pct"),
             "startup_ms": summary(startup[kind]),
@@ -670,8 +679,12 @@ def main():
          lambda r, v: r >= 0.9),
         ("server CPU µs/req, keep-alive", "cpu_us_per_req_keepalive", "µs", "cpu_per_req_keepalive", "≤ 1.0×",
          lambda r, v: r <= 1.0),
+        ("  of which user, keep-alive", "user_us_per_req_keepalive", "µs", None, "", None),
+        ("  of which kernel, keep-alive", "sys_us_per_req_keepalive", "µs", None, "", None),
         ("server CPU µs/req, no keep-alive", "cpu_us_per_req_no_keepalive", "µs", "cpu_per_req_no_keepalive",
          "≤ 1.0×", lambda r, v: r <= 1.0),
+        ("  of which user, no keep-alive", "user_us_per_req_no_keepalive", "µs", None, "", None),
+        ("  of which kernel, no keep-alive", "sys_us_per_req_no_keepalive", "µs", None, "", None),
         ("wrk CPU % (c32; 100 = saturated)", "client_cpu_pct_keepalive", "%", None, "", None),
         ("ab CPU % (100 = saturated)", "client_cpu_pct_no_keepalive", "%", None, "", None),
         ("startup ms, bundled fixtures", "startup_ms", "ms-abs", "startup", "≤ 2.0×", lambda r, v: r <= 2.0),
