@@ -41,6 +41,20 @@ public struct CommandLineOptions: Sendable, Equatable {
   public var quiet = false
   /// `--log-format json|text`.
   public var logJSON = false
+  /// `--seed N`: reproducible random delays and fault data.
+  public var seed: UInt64?
+  /// `--journal-size N` (default 10 000); `--no-journal` sets 0.
+  public var journalSize = 10_000
+  /// `--global-delay-ms N`: added to every stub response.
+  public var globalDelayMilliseconds = 0
+  /// `--max-hold-ms N`: bound for NO_RESPONSE / HEADERS_THEN_STALL (default 300 000).
+  public var maxHoldMilliseconds = 300_000
+  /// `--no-admin`.
+  public var adminEnabled = true
+  /// `--admin-token TOKEN`.
+  public var adminToken: String?
+  /// `--admin-host ADDR`: accept admin requests from this address too (default loopback only).
+  public var adminHost: String?
 
   /// Defaults.
   public init() {}
@@ -96,6 +110,19 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "--max-header-bytes": options.maxHeaderSectionBytes = try integer(name, 1024...(64 << 20))
       case "--max-body-bytes": options.maxBodyBytes = try integer(name, 0...(4 << 30))
       case "--skip-invalid": options.skipInvalid = true
+      case "--seed":
+        let v = try value(name)
+        guard let n = UInt64(v) else {
+          throw UsageError(description: "--seed expects an unsigned integer, got '\(v)'")
+        }
+        options.seed = n
+      case "--journal-size": options.journalSize = try integer(name, 0...10_000_000)
+      case "--no-journal": options.journalSize = 0
+      case "--global-delay-ms": options.globalDelayMilliseconds = try integer(name, 0...3_600_000)
+      case "--max-hold-ms": options.maxHoldMilliseconds = try integer(name, 0...86_400_000)
+      case "--no-admin": options.adminEnabled = false
+      case "--admin-token": options.adminToken = try value(name)
+      case "--admin-host": options.adminHost = try value(name)
       case "-v", "--verbose": options.verbose = true
       case "-q", "--quiet": options.quiet = true
       case "--log-format":
@@ -128,6 +155,15 @@ public struct CommandLineOptions: Sendable, Equatable {
       -p, --port N             port (default 8080; 0 picks a free port)
       --fixtures DIR           fixtures folder: mappings/, __files/, envelopes.json (default Fixtures)
       --skip-invalid           start with the valid fixtures, warn about invalid ones
+      --seed N                 seed random delays and fault data (reproducible runs)
+      --global-delay-ms N      add N ms to every stub response (default 0)
+      --max-hold-ms N          longest NO_RESPONSE / HEADERS_THEN_STALL hold (default 300000)
+      --journal-size N         request journal entries kept (default 10000)
+      --no-journal             keep no journal entries (counts by stub stay exact)
+      --no-admin               turn the /__admin API off
+      --admin-token TOKEN      require "Authorization: Bearer TOKEN" on /__admin requests
+      --admin-host ADDR        also accept /__admin requests from ADDR (default: loopback clients only;
+                               0.0.0.0 or :: accepts any client)
       --threads N              event-loop threads (default 1)
       --idle-timeout-ms N      close idle keep-alive connections after N ms (default 60000)
       --header-timeout-ms N    408 and close when a request head takes longer (default 15000)

@@ -37,8 +37,14 @@ public enum MockServerMain {
   }
 
   static func lint(_ options: CommandLineOptions) -> Int32 {
-    printError("mockserver: lint is not available yet")
-    return 0
+    let (output, code) = FixtureLoader.runLint(directory: options.fixturesDirectory)
+    if code == 0 {
+      if !output.isEmpty { printError(output) }
+      print("\(options.fixturesDirectory): no errors")
+    } else {
+      printError(output)
+    }
+    return code
   }
 
   static func serve(_ options: CommandLineOptions) -> Int32 {
@@ -52,7 +58,34 @@ public enum MockServerMain {
     configuration.eventLoops = options.eventLoops
     configuration.limits.maxHeaderSectionBytes = options.maxHeaderSectionBytes
     configuration.limits.maxBodyBytes = options.maxBodyBytes
-    let server = HTTPServer(configuration: configuration, responder: NotFoundResponder())
+    let fixtures = FixtureLoader.load(directory: options.fixturesDirectory)
+    if fixtures.hasErrors {
+      printError(fixtures.report())
+      if !options.skipInvalid {
+        printError(
+          "mockserver: \(fixtures.errors.count) error(s) in \(options.fixturesDirectory); fix them or pass --skip-invalid"
+        )
+        return 1
+      }
+      printError("mockserver: --skip-invalid: starting with \(fixtures.stubs.count) valid stub(s)")
+    } else if !fixtures.warnings.isEmpty {
+      printError(fixtures.report())
+    }
+    var serviceConfiguration = MockServiceConfiguration()
+    serviceConfiguration.fixturesDirectory = options.fixturesDirectory
+    serviceConfiguration.journalCapacity = options.journalSize
+    serviceConfiguration.seed = options.seed
+    serviceConfiguration.globalDelayMilliseconds = options.globalDelayMilliseconds
+    serviceConfiguration.maxHoldMilliseconds = options.maxHoldMilliseconds
+    serviceConfiguration.logLevel = options.quiet ? .quiet : options.verbose ? .verbose : .normal
+    serviceConfiguration.logJSON = options.logJSON
+    serviceConfiguration.adminEnabled = options.adminEnabled
+    serviceConfiguration.adminToken = options.adminToken
+    serviceConfiguration.adminAllowsRemote =
+      options.adminHost.map { !["127.0.0.1", "::1", "localhost"].contains($0) } ?? false
+    configuration.maxHoldMilliseconds = options.maxHoldMilliseconds
+    let service = MockService(configuration: serviceConfiguration, fixtures: fixtures)
+    let server = HTTPServer(configuration: configuration, responder: service)
     do {
       try server.start()
     } catch {
@@ -64,6 +97,7 @@ public enum MockServerMain {
     waitForTermination()
     printError("mockserver: shutting down")
     server.shutdown(graceful: true)
+    service.logger.flush()
     return 0
   }
 

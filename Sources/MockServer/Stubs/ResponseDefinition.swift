@@ -1,0 +1,174 @@
+import HTTPCore
+
+/// A stub's response, fully resolved at load time (body bytes read from `__files/`, base64 decoded,
+/// `jsonBody` serialized, envelope filled).
+public struct ResponseDefinition: Sendable, Hashable {
+  /// Where the body came from, for the admin API and diagnostics.
+  public enum BodySource: Sendable, Hashable {
+    /// No body field.
+    case none
+    /// `body`: a string.
+    case text
+    /// `jsonBody`: JSON serialized compactly, numbers as written.
+    case json
+    /// `base64Body`.
+    case base64
+    /// `bodyFileName`, relative to `__files/`.
+    case file(String)
+    /// `x-envelope`: the named envelope template filled with the stub's values.
+    case envelope(String)
+  }
+
+  /// `status` (default 200).
+  public var status: Int
+  /// `statusMessage`: reason phrase, nil for the standard one.
+  public var statusMessage: String?
+  /// `headers` in fixture order; a list value gives several lines. Framing headers
+  /// (`Content-Length`, `Transfer-Encoding`) are removed at load time with a warning (BR-04).
+  public var headers: HTTPHeaders
+  /// Body bytes.
+  public var body: [UInt8]
+  /// Where the body came from.
+  public var bodySource: BodySource
+  /// `fixedDelayMilliseconds`.
+  public var fixedDelayMilliseconds: Int?
+  /// `delayDistribution`; added to the fixed delay when both are given.
+  public var delayDistribution: DelayDistribution?
+  /// `chunkedDribbleDelay`.
+  public var chunkedDribbleDelay: ChunkedDribbleDelay?
+  /// `fault`: instead of a proper response.
+  public var fault: Fault?
+  /// `x-compression` (our extension): `auto` (gzip/deflate when `Accept-Encoding` allows and the body
+  /// is at least 256 bytes), `always` (gzip whatever the request says), `never`.
+  public var compression: CompressionMode = .auto
+  /// `x-conditional` (our extension): answer `If-None-Match` / `If-Modified-Since` with 304, adding a
+  /// strong `ETag` when the stub has none.
+  public var conditional = false
+  /// `x-respondBeforeBody` (our extension): on `Expect: 100-continue`, answer with this response before
+  /// the request content is sent (no `100 Continue`), then close.
+  public var respondBeforeContent = false
+
+  /// Creates a response definition.
+  public init(
+    status: Int = 200, statusMessage: String? = nil, headers: HTTPHeaders = [:], body: [UInt8] = [],
+    bodySource: BodySource = .none, fixedDelayMilliseconds: Int? = nil,
+    delayDistribution: DelayDistribution? = nil, chunkedDribbleDelay: ChunkedDribbleDelay? = nil,
+    fault: Fault? = nil
+  ) {
+    self.status = status
+    self.statusMessage = statusMessage
+    self.headers = headers
+    self.body = body
+    self.bodySource = bodySource
+    self.fixedDelayMilliseconds = fixedDelayMilliseconds
+    self.delayDistribution = delayDistribution
+    self.chunkedDribbleDelay = chunkedDribbleDelay
+    self.fault = fault
+  }
+
+  /// The HTTP response to send (before delays and faults, which the connection applies).
+  ///
+  /// No framing headers are included: the serializer adds the one true `Content-Length` or
+  /// `Transfer-Encoding`. The body is empty for 1xx/204/304 and for `HEAD` requests.
+  /// - Parameter method: the request method (`HEAD` gets no body).
+  public func httpResponse(for method: HTTPMethod = .get) -> HTTPResponse {
+    let status = HTTPStatus(code: self.status, reasonPhrase: statusMessage ?? "")
+    var headers = self.headers
+    headers.remove(name: "Content-Length")
+    headers.remove(name: "Transfer-Encoding")
+    let body = status.forbidsContent || method == .head ? [] : self.body
+    return HTTPResponse(head: HTTPResponseHead(status: status, headers: headers), body: body)
+  }
+
+  /// Total delay before the response in milliseconds: fixed plus a sample of the distribution.
+  /// - Parameter random: a source of uniform numbers in [0, 1).
+  public func sampleDelayMilliseconds(random: () -> Double) -> Double {
+    Double(fixedDelayMilliseconds ?? 0) + (delayDistribution?.sample(random: random) ?? 0)
+  }
+}
+
+/// How a stub's response body may be compressed (`x-compression`).
+public enum CompressionMode: String, Sendable, Hashable {
+  /// Compress when the client accepts it and the body is large enough.
+  case auto
+  /// Always gzip.
+  case always
+  /// Never compress.
+  case never
+}
+
+/// WireMock's `delayDistribution`.
+public enum DelayDistribution: Sendable, Hashable {
+  /// `{"type":"fixed","milliseconds":n}`.
+  case fixed(milliseconds: Double)
+  /// `{"type":"uniform","lower":a,"upper":b}`: uniform in [lower, upper] ms.
+  case uniform(lower: Double, upper: Double)
+  /// `{"type":"lognormal","median":m,"sigma":s,"maxValue":cap?}`: median × e^(σ·N(0,1)), capped.
+  case lognormal(median: Double, sigma: Double, maxValue: Double?)
+
+  /// One sample in milliseconds.
+  /// - Parameter random: a source of uniform numbers in [0, 1).
+  public func sample(random: () -> Double) -> Double {
+    switch self {
+    case .fixed(let ms): return ms
+    case .uniform(let lower, let upper): return lower + (upper - lower) * random()
+    case .lognormal(let median, let sigma, let maxValue):
+      // Box–Muller transform for one standard normal sample.
+      let u1 = max(random(), 1e-12)
+      let u2 = random()
+      let z = (-2 * log(u1)).squareRoot() * cos(2 * Double.pi * u2)
+      let v = median * exp(sigma * z)
+      return maxValue.map { min(v, $0) } ?? v
+    }
+  }
+}
+
+/// WireMock's `chunkedDribbleDelay`: the body sent in `numberOfChunks` pieces spread over
+/// `totalDuration` milliseconds.
+public struct ChunkedDribbleDelay: Sendable, Hashable {
+  /// Number of pieces, at least 1.
+  public var numberOfChunks: Int
+  /// Total time in milliseconds.
+  public var totalDuration: Int
+  /// Creates a dribble delay.
+  public init(numberOfChunks: Int, totalDuration: Int) {
+    self.numberOfChunks = numberOfChunks
+    self.totalDuration = totalDuration
+  }
+}
+
+/// A `fault` instead of a well-formed response: WireMock's four, plus our documented extensions.
+public enum Fault: String, Sendable, Hashable, CaseIterable {
+  /// WireMock: close with a TCP reset (SO_LINGER 0).
+  case connectionResetByPeer = "CONNECTION_RESET_BY_PEER"
+  /// WireMock: close without sending anything.
+  case emptyResponse = "EMPTY_RESPONSE"
+  /// WireMock: send 200 with a chunked body containing garbage framing, then close.
+  case malformedResponseChunk = "MALFORMED_RESPONSE_CHUNK"
+  /// WireMock: send random bytes, then close.
+  case randomDataThenClose = "RANDOM_DATA_THEN_CLOSE"
+  /// Extension: read the request and never answer, keeping the connection open.
+  case noResponse = "NO_RESPONSE"
+  /// Extension: send the head with the full `Content-Length`, half of the body, then close.
+  case truncatedBody = "TRUNCATED_BODY"
+  /// Extension: send the head, then nothing more while keeping the connection open.
+  case headersThenStall = "HEADERS_THEN_STALL"
+  /// Extension: `Content-Encoding: gzip` with a corrupted gzip body.
+  case corruptGzip = "CORRUPT_GZIP"
+
+  /// True for our extensions (not understood by WireMock).
+  public var isExtension: Bool {
+    switch self {
+    case .connectionResetByPeer, .emptyResponse, .malformedResponseChunk, .randomDataThenClose: return false
+    default: return true
+    }
+  }
+}
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif

@@ -1,0 +1,143 @@
+import HTTPCore
+
+/// The outcome of matching one request.
+public enum StubMatch: Sendable {
+  /// The winning stub and the path parameters of its `urlPathTemplate` (empty otherwise).
+  case matched(StubMapping, pathParameters: [String: String])
+  /// No stub matched; the report lists the nearest stubs and what failed (answer 404 with
+  /// `report.jsonBody()` and log `report.text()`).
+  case unmatched(NearMissReport)
+  /// The request-target has invalid percent-encoding (answer 400 with `error.description`).
+  case invalidRequest(URLDecodingError)
+}
+
+/// An immutable snapshot of stub mappings, built once and shared between threads.
+///
+/// Stubs with a literal `url` or `urlPath` are indexed by method and canonical path (dictionary
+/// lookups), so matching them costs the same with 10 or 10,000 stubs; pattern, template and any-URL stubs
+/// are checked in rank order. The winner is the matching stub with the lowest `priority` number; among
+/// equal priorities the one added last (latest in `stubs`).
+public struct StubTable: Sendable {
+  /// Stubs in the order they were added (later = newer).
+  public let stubs: [StubMapping]
+
+  struct Key: Hashable, Sendable {
+    var method: String
+    var value: String
+  }
+
+  /// Stub indexes by (method or "" for ANY, canonical path) for `urlPath` stubs.
+  let pathIndex: [Key: [Int]]
+  /// Stub indexes by (method or "", canonical url) for `url` stubs.
+  let urlIndex: [Key: [Int]]
+  /// Other stubs, in rank order.
+  let linear: [Int]
+
+  /// Builds the table; `stubs` order is addition order.
+  public init(_ stubs: [StubMapping]) {
+    self.stubs = stubs
+    var pathIndex: [Key: [Int]] = [:]
+    var urlIndex: [Key: [Int]] = [:]
+    var linear: [Int] = []
+    for (k, s) in stubs.enumerated() {
+      let m = s.request.method?.rawValue ?? ""
+      switch s.request.url {
+      case .urlPath(let p): pathIndex[Key(method: m, value: p), default: []].append(k)
+      case .url(let u): urlIndex[Key(method: m, value: u), default: []].append(k)
+      default: linear.append(k)
+      }
+    }
+    let rank: (Int, Int) -> Bool = { a, b in
+      stubs[a].priority != stubs[b].priority ? stubs[a].priority < stubs[b].priority : a > b
+    }
+    self.pathIndex = pathIndex.mapValues { $0.sorted(by: rank) }
+    self.urlIndex = urlIndex.mapValues { $0.sorted(by: rank) }
+    self.linear = linear.sorted(by: rank)
+  }
+
+  /// True when stub `a` outranks stub `b`.
+  func outranks(_ a: Int, _ b: Int) -> Bool {
+    stubs[a].priority != stubs[b].priority ? stubs[a].priority < stubs[b].priority : a > b
+  }
+
+  /// Matches a raw request: builds the ``RequestView`` and calls ``match(_:scenarioState:nearMissLimit:)``.
+  public func match(
+    _ request: HTTPRequest, scenarioState: (String) -> String, nearMissLimit: Int = 3
+  ) -> StubMatch {
+    do {
+      let view = try RequestView(request)
+      return match(view, scenarioState: scenarioState, nearMissLimit: nearMissLimit)
+    } catch {
+      return .invalidRequest(error)
+    }
+  }
+
+  /// Finds the winning stub for `request`.
+  /// - Parameters:
+  ///   - scenarioState: the current state of a scenario by name (return `"Started"` for unknown ones).
+  ///   - nearMissLimit: how many near misses to report when nothing matches.
+  /// - Returns: the winner and its path parameters, or the near-miss report.
+  public func match(
+    _ request: RequestView, scenarioState: (String) -> String, nearMissLimit: Int = 3
+  ) -> StubMatch {
+    var best: (Int, [String: String])?
+    func consider(_ list: [Int]?) {
+      guard let list else { return }
+      for k in list {
+        if let b = best, !outranks(k, b.0) { return }
+        let stub = stubs[k]
+        if let name = stub.scenarioName, let required = stub.requiredScenarioState,
+          scenarioState(name) != required
+        {
+          continue
+        }
+        let (ok, params) = stub.request.matches(request)
+        if ok {
+          best = (k, params)
+          return
+        }
+      }
+    }
+    let m = request.method.rawValue
+    consider(pathIndex[Key(method: m, value: request.path)])
+    consider(pathIndex[Key(method: "", value: request.path)])
+    consider(urlIndex[Key(method: m, value: request.url)])
+    consider(urlIndex[Key(method: "", value: request.url)])
+    consider(linear)
+    if let (k, params) = best { return .matched(stubs[k], pathParameters: params) }
+    return .unmatched(nearMisses(request, scenarioState: scenarioState, limit: nearMissLimit))
+  }
+
+  /// The `limit` stubs closest to matching `request`, best first (all stubs are evaluated; only used
+  /// when nothing matched).
+  public func nearMisses(
+    _ request: RequestView, scenarioState: (String) -> String, limit: Int = 3
+  ) -> NearMissReport {
+    var scored: [(Int, NearMiss)] = []
+    for (k, stub) in stubs.enumerated() {
+      var (weight, failures) = stub.request.mismatches(request)
+      if let name = stub.scenarioName, let required = stub.requiredScenarioState {
+        weight += 1
+        let state = scenarioState(name)
+        if state != required {
+          failures.append(
+            .init(
+              part: "scenario \(name)", expected: "state \(JSONValue.quoted(required))",
+              actual: "state \(JSONValue.quoted(state))", weight: 1))
+        }
+      }
+      let failed = failures.reduce(0) { $0 + $1.weight }
+      let score = weight == 0 ? 1 : Double(weight - failed) / Double(weight)
+      scored.append(
+        (
+          k,
+          NearMiss(
+            stubID: stub.id, stubName: stub.name, file: stub.file, location: stub.location, score: score,
+            mismatches: failures)
+        ))
+    }
+    scored.sort { a, b in a.1.score != b.1.score ? a.1.score > b.1.score : outranks(a.0, b.0) }
+    return NearMissReport(
+      method: request.method.rawValue, url: request.target, nearMisses: scored.prefix(max(limit, 0)).map(\.1))
+  }
+}

@@ -1,0 +1,113 @@
+import HTTPCore
+import Testing
+
+@testable import MockServer
+
+/// Parses one matcher object from JSON text (test helper).
+func matcher(_ json: String) throws -> StringValuePattern {
+  var d = Diagnostics(file: "test.json")
+  let m = StubParser.parseMatcher(try JSONValue.parse(json), "$", &d)
+  #expect(d.problems.isEmpty, "\(d.problems)")
+  return try #require(m)
+}
+
+@Suite("String value matchers")
+struct MatcherTests {
+  @Test(
+    "single-value matchers",
+    arguments: [
+      (#"{"equalTo":"abc"}"#, "abc", true), (#"{"equalTo":"abc"}"#, "ABC", false),
+      (#"{"equalTo":"abc","caseInsensitive":true}"#, "ABC", true),
+      (#"{"equalTo":"Straße","caseInsensitive":true}"#, "STRASSE", false),
+      (#"{"contains":"b"}"#, "abc", true), (#"{"contains":"z"}"#, "abc", false),
+      (#"{"doesNotContain":"z"}"#, "abc", true), (#"{"doesNotContain":"b"}"#, "abc", false),
+      (#"{"matches":"[a-c]+"}"#, "abc", true), (#"{"matches":"b"}"#, "abc", false),
+      (#"{"matches":"a|ab"}"#, "ab", true), (#"{"matches":"abc"}"#, "abc\n", false),
+      (#"{"doesNotMatch":"[0-9]+"}"#, "abc", true), (#"{"doesNotMatch":"a.c"}"#, "abc", false),
+      (#"{"absent":true}"#, "x", false),
+      (#"{"binaryEqualTo":"AQID"}"#, "\u{1}\u{2}\u{3}", true),
+      (#"{"and":[{"contains":"a"},{"contains":"c"}]}"#, "abc", true),
+      (#"{"and":[{"contains":"a"},{"contains":"z"}]}"#, "abc", false),
+      (#"{"or":[{"equalTo":"x"},{"equalTo":"abc"}]}"#, "abc", true),
+      (#"{"or":[{"equalTo":"x"},{"equalTo":"y"}]}"#, "abc", false),
+      (#"{"not":{"equalTo":"abc"}}"#, "abc", false), (#"{"not":{"equalTo":"x"}}"#, "abc", true),
+      (#"{"equalToJson":{"a":1}}"#, #"{"a":1.0}"#, true),
+      (#"{"equalToJson":"{\"a\": 1}"}"#, #"{ "a" : 1 }"#, true),
+      (#"{"equalToJson":{"a":1}}"#, #"{"a":1,"b":2}"#, false),
+      (#"{"equalToJson":{"a":1},"ignoreExtraElements":true}"#, #"{"a":1,"b":2}"#, true),
+      (#"{"equalToJson":[1,2]}"#, "[2,1]", false),
+      (#"{"equalToJson":[1,2],"ignoreArrayOrder":true}"#, "[2,1]", true),
+      (
+        #"{"equalToJson":{"a":[{"x":1},{"y":2}]},"ignoreArrayOrder":true,"ignoreExtraElements":true}"#,
+        #"{"a":[{"y":2,"z":0},{"x":1}],"b":3}"#, true
+      ),
+      (#"{"equalToJson":{"a":1}}"#, "not json", false),
+      (#"{"matchesJsonPath":"$.name"}"#, #"{"name":"Tom"}"#, true),
+      (#"{"matchesJsonPath":"$.name"}"#, #"{"name":null}"#, false),
+      (#"{"matchesJsonPath":"$.name"}"#, #"{"other":1}"#, false),
+      (#"{"matchesJsonPath":"$.items[?(@.qty > 1)]"}"#, #"{"items":[{"qty":1},{"qty":2}]}"#, true),
+      (#"{"matchesJsonPath":"$.items[?(@.qty > 5)]"}"#, #"{"items":[{"qty":1},{"qty":2}]}"#, false),
+      (#"{"matchesJsonPath":{"expression":"$.name","equalTo":"Tom"}}"#, #"{"name":"Tom"}"#, true),
+      (#"{"matchesJsonPath":{"expression":"$.name","equalTo":"Tom"}}"#, #"{"name":"Bob"}"#, false),
+      (#"{"matchesJsonPath":{"expression":"$.qty","equalTo":"2.0"}}"#, #"{"qty":2.0}"#, true),
+      (#"{"matchesJsonPath":{"expression":"$.tags[*]","contains":"ur"}}"#, #"{"tags":["a","urgent"]}"#, true),
+      (
+        #"{"matchesJsonPath":{"expression":"$.o","equalToJson":{"b":2,"a":1}}}"#, #"{"o":{"a":1,"b":2}}"#,
+        true
+      ),
+      (#"{"matchesJsonPath":{"expression":"$.x","absent":true}}"#, #"{"y":1}"#, true),
+    ])
+  func singleValue(json: String, value: String, expected: Bool) throws {
+    #expect(try matcher(json).match(value) == expected)
+  }
+
+  @Test(
+    "absent fields",
+    arguments: [
+      (#"{"absent":true}"#, true), (#"{"equalTo":"a"}"#, false), (#"{"doesNotContain":"a"}"#, false),
+      (#"{"not":{"absent":true}}"#, false), (#"{"or":[{"absent":true},{"equalTo":"a"}]}"#, true),
+    ])
+  func absent(json: String, expected: Bool) throws {
+    #expect(try matcher(json).match(nil) == expected)
+  }
+
+  @Test(
+    "multi-valued: hasExactly and includes",
+    arguments: [
+      (#"{"hasExactly":[{"equalTo":"a"},{"equalTo":"b"}]}"#, ["b", "a"], true),
+      (#"{"hasExactly":[{"equalTo":"a"},{"equalTo":"b"}]}"#, ["a", "b", "c"], false),
+      (#"{"hasExactly":[{"equalTo":"a"},{"contains":"a"}]}"#, ["a", "a"], true),
+      (#"{"hasExactly":[{"equalTo":"a"},{"equalTo":"a"}]}"#, ["a", "b"], false),
+      (#"{"includes":[{"equalTo":"a"}]}"#, ["x", "a"], true),
+      (#"{"includes":[{"equalTo":"a"},{"equalTo":"z"}]}"#, ["x", "a"], false),
+      (#"{"equalTo":"a"}"#, ["x", "a"], true),
+      (#"{"equalTo":"a"}"#, [], false),
+      (#"{"absent":true}"#, [], true),
+    ])
+  func multiValue(json: String, values: [String], expected: Bool) throws {
+    var d = Diagnostics(file: "t")
+    let m = try #require(StubParser.parseMultiMatcher(try JSONValue.parse(json), "$", &d))
+    #expect(m.match(values) == expected)
+  }
+
+  /// BR-15: numbers compared by exact decimal value, a string is not a number, array order matters.
+  @Test(
+    "BR-15 equalToJson numbers",
+    arguments: [
+      (#"{"qty":1.0,"rate":1.2000,"amount":275,"id":9007199254740993,"tags":["a","b"]}"#, false, true),
+      (#"{"qty":1.0,"rate":1.2000,"amount":2.75e2,"id":9007199254740993,"tags":["a","b"]}"#, false, true),
+      (#"{"qty":1.0,"rate":1.2000,"amount":275,"id":9007199254740992,"tags":["a","b"]}"#, false, false),
+      (#"{"qty":"1","rate":1.2000,"amount":275,"id":9007199254740993,"tags":["a","b"]}"#, false, false),
+      (#"{"qty":1.0,"rate":1.2000,"amount":275,"id":9007199254740993,"tags":["b","a"]}"#, false, false),
+      (#"{"qty":1.0,"rate":1.2000,"amount":275,"id":9007199254740993,"tags":["b","a"]}"#, true, true),
+    ])
+  func br15(body: String, ignoreOrder: Bool, expected: Bool) throws {
+    let fixture = #"{"amount": 275.0, "rate": 1.2, "qty": 1, "id": 9007199254740993, "tags": ["a","b"]}"#
+    let m = try matcher(#"{"equalToJson":\#(fixture)\#(ignoreOrder ? ",\"ignoreArrayOrder\":true" : "")}"#)
+    #expect(m.match(body) == expected)
+    // The fixture keeps its spelling for the admin round-trip.
+    #expect(
+      m.json["equalToJson"]?.serialized()
+        == #"{"amount":275.0,"rate":1.2,"qty":1,"id":9007199254740993,"tags":["a","b"]}"#)
+  }
+}
