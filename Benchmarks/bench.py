@@ -102,11 +102,12 @@ def proc_cpu_seconds(pid):
     return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
 
 
-def proc_rss_kib(pid):
+def proc_rss_kib(pid, field="VmRSS"):
+    """VmRSS (resident, including shared library pages) or RssAnon (private heap and stacks), KiB."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1])
     except FileNotFoundError:
         return None
@@ -159,6 +160,9 @@ class Server:
 
     def rss_kib(self):
         return proc_rss_kib(self.pid)
+
+    def anon_kib(self):
+        return proc_rss_kib(self.pid, "RssAnon")
 
     def stop(self):
         if self.proc is not None:
@@ -507,6 +511,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--binary", default=".build/release/mockserver")
     parser.add_argument("--output", default=".build/bench.json")
+    parser.add_argument("--build-label", default="swift build -c release --product mockserver")
     args = parser.parse_args()
 
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -538,6 +543,7 @@ def main():
         http_get_status(s.port, BENCH_PATH)
     time.sleep(0.3)
     idle_rss = {s.kind: s.rss_kib() for s in servers}
+    idle_anon = {s.kind: s.anon_kib() for s in servers}
     for s in servers:
         status = http_get_status(s.port, BENCH_PATH)
         if status != 200:
@@ -573,6 +579,7 @@ def main():
             wrk(s, 32, seconds)
             points.append((s.requests_served, s.rss_kib()))
         rss_track[s.kind] = points
+    after_anon = {s.kind: s.anon_kib() for s in servers}
     load_rss = {s.kind: max(x["max_rss_kib"] for x in runs[s.kind]["c32"]) for s in servers}
     ours.stop()
     nginx.stop()
@@ -636,6 +643,8 @@ def main():
             "rss_idle_mib": summary([idle_rss[kind] / 1024]),
             "rss_load_mib": summary([load_rss[kind] / 1024]),
             "rss_after_requests_mib": summary([rss_track[kind][-1][1] / 1024]),
+            "anon_idle_mib": summary([idle_anon[kind] / 1024]),
+            "anon_after_requests_mib": summary([after_anon[kind] / 1024]),
             "rss_track": [{"requests": n, "rss_kib": k} for n, k in rss_track[kind]],
             "non2xx": sum(x["non2xx"] for g in ("c32", "c1", "ab") for x in runs[kind][g]),
             "errors": sum(x.get("socket_errors", 0) + x.get("failed", 0)
@@ -697,6 +706,8 @@ def main():
         ("RSS idle MiB, 10,000 stubs", "rss_idle_10k_mib", "MiB", None, "", None),
         ("RSS under load (max) MiB", "rss_load_mib", "MiB", None, "flat", None),
         (f"RSS after {JOURNAL_REQUESTS:,} req MiB", "rss_after_requests_mib", "MiB", None, "bounded", None),
+        ("  of which private (RssAnon), idle", "anon_idle_mib", "MiB", None, "", None),
+        (f"  of which private, after {JOURNAL_REQUESTS:,} req", "anon_after_requests_mib", "MiB", None, "", None),
     ]
 
     def cell(kind, key, unit):
@@ -751,6 +762,7 @@ def main():
         "nginx": _version(["nginx", "-v"]),
         "bundled_fixtures": bundled_note,
         "commit": _version(["git", "-C", repo, "rev-parse", "--short", "HEAD"]),
+        "build": args.build_label,
         "elapsed_s": round(time.monotonic() - started, 1),
     }
     for kind in ("ours", "nginx"):
@@ -776,6 +788,7 @@ def main():
     print()
     print(f"MockServer vs nginx {meta['nginx']} — loopback, server on CPU {SERVER_CPU}, load generator on "
           f"CPU {CLIENT_CPU}; median of {ROUNDS} round(s) (range){'  [BENCH_QUICK]' if QUICK else ''}")
+    print(f"ours: {meta['build']} (commit {meta['commit']}); journal on (default size)")
     print(f"startup: median of {STARTUP_RUNS}; bundled = {bundled_note}")
     print()
     print(table)

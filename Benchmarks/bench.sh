@@ -8,6 +8,7 @@
 #   BENCH_ROUNDS=N       rounds of A B alternation (default 3)
 #   BENCH_DURATION=S     seconds per wrk run (default 5)
 #   BENCH_SKIP_BUILD=1   use the existing .build/release/mockserver
+#   BENCH_STATIC=1       build with --static-swift-stdlib (into .build/static) and benchmark that
 #   BENCH_BINARY=PATH    benchmark this binary instead
 #   BENCH_FIXTURES=DIR   the "bundled" fixtures for the startup figure (default Fixtures/)
 set -eu
@@ -46,10 +47,8 @@ if [ -n "$missing" ]; then
     echo "bench: error: could not install:$pkgs (install them by hand: apt-get install -y wrk nginx-light apache2-utils)" >&2
     exit 1
   fi
-  # The Debian package starts an nginx service on port 80; the benchmark runs its own instance.
-  if [ -n "$SUDO$(id -u | grep -x 0 || true)" ] && command -v systemctl >/dev/null 2>&1; then
-    $SUDO systemctl stop nginx >/dev/null 2>&1 || true
-  fi
+  # The Debian package may start an nginx service on port 80; the benchmark runs its own instance.
+  $SUDO service nginx stop >/dev/null 2>&1 || true
 fi
 
 for tool in wrk ab nginx taskset python3; do
@@ -64,14 +63,24 @@ if [ "$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)" -lt 2 ]; then
   exit 1
 fi
 
-BINARY="${BENCH_BINARY:-.build/release/mockserver}"
-if [ -z "${BENCH_BINARY:-}" ] && [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
-  echo "bench: building release"
+BUILD_FLAGS="-c release --product mockserver"
+BINARY=.build/release/mockserver
+if [ "${BENCH_STATIC:-0}" = 1 ]; then
+  BUILD_FLAGS="$BUILD_FLAGS --static-swift-stdlib --scratch-path .build/static"
+  BINARY=.build/static/release/mockserver
+fi
+LABEL="swift build $BUILD_FLAGS"
+if [ -n "${BENCH_BINARY:-}" ]; then
+  BINARY="$BENCH_BINARY"
+  LABEL="$BENCH_BINARY"
+elif [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
+  echo "bench: building: swift build $BUILD_FLAGS"
   # Other builds may share this machine: take the shared build lock when flock is there.
+  # shellcheck disable=SC2086
   if command -v flock >/dev/null 2>&1; then
-    flock /tmp/swift-build.lock ${SWIFT:-swift} build -c release --product mockserver
+    flock /tmp/swift-build.lock ${SWIFT:-swift} build $BUILD_FLAGS
   else
-    ${SWIFT:-swift} build -c release --product mockserver
+    ${SWIFT:-swift} build $BUILD_FLAGS
   fi
 fi
 if [ ! -x "$BINARY" ]; then
@@ -79,4 +88,4 @@ if [ ! -x "$BINARY" ]; then
   exit 1
 fi
 
-exec python3 Benchmarks/bench.py --binary "$BINARY"
+exec python3 Benchmarks/bench.py --binary "$BINARY" --build-label "$LABEL"
