@@ -36,6 +36,22 @@ public enum ContentCoding: String, Sendable, CaseIterable {
   ///   including identity has `q=0`, explicitly or through `*;q=0`).
   public static func negotiate(acceptEncoding: [String]) -> ContentCoding? {
     guard !acceptEncoding.isEmpty else { return .identity }
+    let weight = weights(acceptEncoding)
+    var best: (ContentCoding, Double)?
+    for coding in [ContentCoding.gzip, .deflate, .identity] {
+      let w = weight(coding)
+      if w > 0, w > (best?.1 ?? 0) { best = (coding, w) }
+    }
+    return best?.0
+  }
+
+  /// True when `coding` has a non-zero q-value under these `Accept-Encoding` values (identity is
+  /// acceptable unless excluded; everything is acceptable when the field is absent).
+  public static func isAcceptable(_ coding: ContentCoding, acceptEncoding: [String]) -> Bool {
+    acceptEncoding.isEmpty || weights(acceptEncoding)(coding) > 0
+  }
+
+  private static func weights(_ acceptEncoding: [String]) -> (ContentCoding) -> Double {
     var weights: [String: Double] = [:]
     for value in acceptEncoding {
       for element in value.split(separator: ",") {
@@ -58,11 +74,6 @@ public enum ContentCoding: String, Sendable, CaseIterable {
       // identity is acceptable unless excluded (RFC 9110 §12.5.3).
       return coding == .identity ? 0.001 : 0
     }
-    var best: (ContentCoding, Double)?
-    for coding in [ContentCoding.gzip, .deflate, .identity] {
-      let w = weight(coding)
-      if w > 0, w > (best?.1 ?? 0) { best = (coding, w) }
-    }
-    return best?.0
+    return weight
   }
 }

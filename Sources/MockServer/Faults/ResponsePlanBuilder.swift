@@ -51,7 +51,16 @@ final class ResponsePlanBuilder: Sendable {
       return ResponsePlan(steps: steps)
     }
 
-    encode(&head, &body, mode: definition.compression, request: request)
+    guard encode(&head, &body, mode: definition.compression, request: request) else {
+      // RFC 9110 §12.5.3: identity excluded and no coding we have is acceptable.
+      steps.append(
+        .response(
+          HTTPResponseHead(
+            status: HTTPStatus(code: 406),
+            headers: ["Content-Type": "application/json", "Vary": "Accept-Encoding"]),
+          body: Array(#"{"error":"no acceptable content coding (Accept-Encoding)","status":406}"#.utf8)))
+      return ResponsePlan(steps: steps)
+    }
 
     if let dribble = definition.chunkedDribbleDelay, !body.isEmpty,
       HTTPSerializer.sendsContent(status: status, requestMethod: request.method)
@@ -165,26 +174,32 @@ final class ResponsePlanBuilder: Sendable {
 
   // MARK: Content coding
 
+  /// Applies the content coding the stub and the request call for. Returns false when the client
+  /// accepts no coding we can produce (identity excluded too).
   private func encode(
     _ head: inout HTTPResponseHead, _ body: inout [UInt8], mode: CompressionMode, request: HTTPRequest
-  ) {
-    guard mode != .never, !head.headers.contains("Content-Encoding"), !head.status.forbidsContent else {
-      return
-    }
+  ) -> Bool {
+    guard mode != .never, !body.isEmpty, !head.headers.contains("Content-Encoding"),
+      !head.status.forbidsContent
+    else { return true }
     let coding: ContentCoding
     switch mode {
     case .never:
-      return
+      return true
     case .always:
       coding = .gzip
     case .auto:
-      guard body.count >= ResponsePlanBuilder.compressionThreshold else { return }
+      let accepted = request.headers.values("Accept-Encoding")
       addVary(&head)
-      guard let chosen = ContentCoding.negotiate(acceptEncoding: request.headers.values("Accept-Encoding"))
-      else { return }
+      guard let chosen = ContentCoding.negotiate(acceptEncoding: accepted) else { return false }
+      if chosen == .identity { return true }
+      if body.count < ResponsePlanBuilder.compressionThreshold,
+        ContentCoding.isAcceptable(.identity, acceptEncoding: accepted)
+      {
+        return true
+      }
       coding = chosen
     }
-    guard coding != .identity else { return }
     let key = CompressionKey(coding: coding, body: body)
     if let cached = compressed.withLock({ $0[key] }) {
       body = cached
@@ -198,6 +213,7 @@ final class ResponsePlanBuilder: Sendable {
     }
     head.headers.add(name: "Content-Encoding", value: coding.rawValue)
     if mode == .always { addVary(&head) }
+    return true
   }
 
   private func addVary(_ head: inout HTTPResponseHead) {
