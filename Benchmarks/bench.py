@@ -150,6 +150,11 @@ class Server:
         self.proc = None
         self.port = None
         self.requests_served = 0  # counted from the load generators' reports
+        self.track = []  # (requests served, VmRSS KiB, RssAnon KiB) after each load run
+
+    def note_requests(self, n):
+        self.requests_served += n
+        self.track.append((self.requests_served, self.rss_kib(), self.anon_kib()))
 
     @property
     def pid(self):
@@ -325,7 +330,7 @@ def wrk(server, connections, duration, path=BENCH_PATH, sample_rss=False):
     non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
     sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
     requests = int(n.group(1))
-    server.requests_served += requests
+    server.note_requests(requests)
     return {
         "rps": float(m.group(1)),
         "requests": requests,
@@ -353,7 +358,7 @@ def ab(server, requests, concurrency):
     if not rps or not complete:
         die(f"cannot parse ab output:\n{out}")
     done = int(complete.group(1))
-    server.requests_served += done
+    server.note_requests(done)
     return {
         "rps": float(rps.group(1)),
         "requests": done,
@@ -545,6 +550,8 @@ def main():
     idle_rss = {s.kind: s.rss_kib() for s in servers}
     idle_anon = {s.kind: s.anon_kib() for s in servers}
     for s in servers:
+        s.track = [(0, idle_rss[s.kind], idle_anon[s.kind])]
+    for s in servers:
         status = http_get_status(s.port, BENCH_PATH)
         if status != 200:
             flags.append(f"{s.label} answers GET {BENCH_PATH} with {status}, not 200: its figures are for that "
@@ -571,14 +578,12 @@ def main():
     log(f"RSS after {JOURNAL_REQUESTS:,} requests")
     rss_track = {}
     for s in servers:
-        points = [(s.requests_served, s.rss_kib())]
         while s.requests_served < JOURNAL_REQUESTS:
             rps = statistics.median(x["rps"] for x in runs[s.kind]["c32"])
             left = JOURNAL_REQUESTS - s.requests_served
             seconds = max(1, min(10, int(left / max(rps, 1)) + 1))
             wrk(s, 32, seconds)
-            points.append((s.requests_served, s.rss_kib()))
-        rss_track[s.kind] = points
+        rss_track[s.kind] = list(s.track)
     after_anon = {s.kind: s.anon_kib() for s in servers}
     load_rss = {s.kind: max(x["max_rss_kib"] for x in runs[s.kind]["c32"]) for s in servers}
     ours.stop()
@@ -645,7 +650,8 @@ def main():
             "rss_after_requests_mib": summary([rss_track[kind][-1][1] / 1024]),
             "anon_idle_mib": summary([idle_anon[kind] / 1024]),
             "anon_after_requests_mib": summary([after_anon[kind] / 1024]),
-            "rss_track": [{"requests": n, "rss_kib": k} for n, k in rss_track[kind]],
+            "rss_track": [{"requests": n, "rss_kib": k, "anon_kib": a} for n, k, a in rss_track[kind]],
+            "rss_half_mib": summary([_rss_at(rss_track[kind], JOURNAL_REQUESTS // 2) / 1024]),
             "non2xx": sum(x["non2xx"] for g in ("c32", "c1", "ab") for x in runs[kind][g]),
             "errors": sum(x.get("socket_errors", 0) + x.get("failed", 0)
                           for g in ("c32", "c1", "ab") for x in runs[kind][g]),
@@ -676,7 +682,7 @@ def main():
     }
 
     # Rows: label, key, unit, target text, target check (on ratio or our value).
-    rss_growth = (rss_track["ours"][-1][1] - rss_track["ours"][0][1]) / 1024
+    rss_growth = (rss_track["ours"][-1][1] - _rss_at(rss_track["ours"], JOURNAL_REQUESTS // 2)) / 1024
     rows = [
         ("keep-alive c32 req/s", "keepalive_rps", "req/s", "keepalive_rps", "≥ 1.0×", lambda r, v: r >= 1.0),
         ("keep-alive c32 p50", "keepalive_p50_ms", "ms", None, "", None),
@@ -705,6 +711,7 @@ def main():
         ("RSS idle MiB", "rss_idle_mib", "MiB", None, "≤ 16 MiB", lambda r, v: v <= 16),
         ("RSS idle MiB, 10,000 stubs", "rss_idle_10k_mib", "MiB", None, "", None),
         ("RSS under load (max) MiB", "rss_load_mib", "MiB", None, "flat", None),
+        (f"RSS after {JOURNAL_REQUESTS // 2:,} req MiB", "rss_half_mib", "MiB", None, "", None),
         (f"RSS after {JOURNAL_REQUESTS:,} req MiB", "rss_after_requests_mib", "MiB", None, "bounded", None),
         ("  of which private (RssAnon), idle", "anon_idle_mib", "MiB", None, "", None),
         (f"  of which private, after {JOURNAL_REQUESTS:,} req", "anon_after_requests_mib", "MiB", None, "", None),
@@ -742,7 +749,7 @@ def main():
             growth = result["ours"]["rss_load_mib"]["median"] - result["ours"]["rss_idle_mib"]["median"]
             status = f"+{growth:.1f} MiB over idle"
         if key == "rss_after_requests_mib":
-            status = f"{rss_growth:+.1f} MiB over the run"
+            status = f"{rss_growth:+.1f} MiB over the second half"
         rtext = f"{r:.2f}" if r is not None else ""
         lines.append(f"{label:36} {ours_text:>26} {nginx_text:>26} {rtext:>10}  {target:<9} {status}")
     table = "\n".join(lines)
@@ -799,6 +806,14 @@ def main():
     for flag in flags:
         print(f"note: {flag}")
     print(f"wrote {args.output} in {meta['elapsed_s']:.0f} s")
+
+
+def _rss_at(track, requests):
+    """VmRSS (KiB) at the first point of the track at or past `requests` served."""
+    for n, rss, _ in track:
+        if n >= requests:
+            return rss
+    return track[-1][1]
 
 
 def _cpu_model():
