@@ -179,8 +179,8 @@ final class Connection: EventHandler {
 
   /// Handles `Expect` (RFC 9110 §10.1.1). Returns true when a response was started instead of reading on.
   private func handleExpectation(_ h: HTTPRequestHead) -> Bool {
+    guard h.headers.contains("Expect") else { return false }  // no allocation on the common path
     let expectations = h.headers.values("Expect")
-    guard !expectations.isEmpty else { return false }
     let hasContent =
       h.headers.contains("Transfer-Encoding")
       || (h.headers.first("Content-Length").map { $0 != "0" } ?? false)
@@ -324,18 +324,10 @@ final class Connection: EventHandler {
   }
 
   private func writeHead(_ authored: HTTPResponseHead, contentLength: Int) {
-    var h = HTTPSerializer.framed(authored, contentLength: contentLength, requestMethod: requestMethod)
-    if !h.headers.contains("Date") { h.headers.add(name: "Date", value: loop.httpDate()) }
-    if let server = owner.configuration.serverHeader, !h.headers.contains("Server") {
-      h.headers.add(name: "Server", value: server)
-    }
-    h.headers.remove(name: "Connection")
-    if !planKeepAlive {
-      h.headers.add(name: "Connection", value: "close")
-    } else if http10KeepAlive {
-      h.headers.add(name: "Connection", value: "keep-alive")
-    }
-    HTTPSerializer.writeResponseHead(h, into: &out)
+    let connection: String? = !planKeepAlive ? "close" : (http10KeepAlive ? "keep-alive" : nil)
+    ResponseHeadWriter.write(
+      authored, contentLength: contentLength, date: loop.httpDate(), server: owner.configuration.serverHeader,
+      connection: connection, into: &out)
   }
 
   private static let dateName: [UInt8] = Array("Date: ".utf8)

@@ -1,0 +1,840 @@
+#!/usr/bin/env python3
+"""MockServer against nginx on loopback: throughput, latency, CPU per request, startup, matching cost, RSS.
+
+Run through `make bench` (Benchmarks/bench.sh installs the tools and builds the release binary first).
+Standard library only. The server under test is pinned to CPU 0, the load generator (and this script) to
+CPU 1; every measurement alternates ours and nginx (A B A B) for the configured rounds and reports the
+median with the range. Prints one table and writes .build/bench.json. See docs/performance.md.
+"""
+
+import argparse
+import atexit
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BODY = '{"status":"OK","result":{"friends":[{"id":"1","name":"friend 1"}]}}'
+BENCH_PATH = "/friends"
+TEMPLATE_HIT_PATH = "/api/users/2500/items/42"
+SERVER_CPU = "0"
+CLIENT_CPU = "1"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+HOST = "127.0.0.1"
+
+QUICK = os.environ.get("BENCH_QUICK", "") not in ("", "0")
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "1" if QUICK else "3"))
+DURATION = int(os.environ.get("BENCH_DURATION", "1" if QUICK else "5"))
+AB_REQUESTS = int(os.environ.get("BENCH_AB_REQUESTS", "5000" if QUICK else "20000"))
+STARTUP_RUNS = int(os.environ.get("BENCH_STARTUP_RUNS", "3" if QUICK else "10"))
+JOURNAL_REQUESTS = int(os.environ.get("BENCH_JOURNAL_REQUESTS", "100000" if QUICK else "1000000"))
+MANY_STUBS = 10_000
+
+_children = []
+
+
+def log(message):
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def die(message):
+    log(f"error: {message}")
+    sys.exit(1)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Processes
+
+
+def _kill_all():
+    for p in list(_children):
+        stop_process(p)
+
+
+def _on_signal(signum, _frame):
+    sys.exit(128 + signum)
+
+
+atexit.register(_kill_all)
+signal.signal(signal.SIGINT, _on_signal)
+signal.signal(signal.SIGTERM, _on_signal)
+
+
+def spawn(cmd, **kwargs):
+    p = subprocess.Popen(cmd, **kwargs)
+    _children.append(p)
+    return p
+
+
+def stop_process(p, timeout=5.0):
+    if p.poll() is None:
+        try:
+            p.send_signal(signal.SIGTERM)
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        except ProcessLookupError:
+            pass
+    if p in _children:
+        _children.remove(p)
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def proc_cpu_seconds(pid):
+    """(utime, stime) of the whole process (all threads) in seconds, from /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    # fields[0] is field 3 (state); utime is field 14, stime field 15.
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
+
+
+def proc_rss_kib(pid, field="VmRSS"):
+    """VmRSS (resident, including shared library pages) or RssAnon (private heap and stacks), KiB."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except FileNotFoundError:
+        return None
+    return None
+
+
+def http_get_status(port, path, timeout=2.0):
+    """One request on a fresh connection; returns the status code, or None if it could not connect."""
+    try:
+        s = socket.create_connection((HOST, port), timeout=timeout)
+    except OSError:
+        return None
+    try:
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: {HOST}\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while b"\r\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        parts = data.split(b" ", 2)
+        return int(parts[1]) if len(parts) >= 2 and parts[1].isdigit() else None
+    except OSError:
+        return None
+    finally:
+        s.close()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Servers
+
+
+class Server:
+    """A server under test, started pinned to SERVER_CPU."""
+
+    def __init__(self, label, kind, workdir):
+        self.label = label
+        self.kind = kind
+        self.workdir = workdir
+        self.proc = None
+        self.port = None
+        self.requests_served = 0  # counted from the load generators' reports
+        self.track = []  # (requests served, VmRSS KiB, RssAnon KiB) after each load run
+
+    def note_requests(self, n):
+        self.requests_served += n
+        self.track.append((self.requests_served, self.rss_kib(), self.anon_kib()))
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def cpu(self):
+        return proc_cpu_seconds(self.pid)
+
+    def rss_kib(self):
+        return proc_rss_kib(self.pid)
+
+    def anon_kib(self):
+        return proc_rss_kib(self.pid, "RssAnon")
+
+    def stop(self):
+        if self.proc is not None:
+            stop_process(self.proc)
+            self.proc = None
+
+    def check_alive(self):
+        if self.proc is None or self.proc.poll() is not None:
+            die(f"{self.label} exited unexpectedly (see {self.workdir})")
+
+
+class Ours(Server):
+    def __init__(self, label, binary, fixtures, workdir):
+        super().__init__(label, "ours", workdir)
+        self.binary = binary
+        self.fixtures = fixtures
+
+    def command(self, port):
+        return [
+            "taskset", "-c", SERVER_CPU, self.binary, "--host", HOST, "--port", str(port),
+            "--fixtures", self.fixtures, "--quiet",
+        ]
+
+    def start(self, port=0, wait=True):
+        os.makedirs(self.workdir, exist_ok=True)
+        out_path = os.path.join(self.workdir, "stdout.log")
+        self.stdout_path = out_path
+        self.proc = spawn(
+            self.command(port), stdout=open(out_path, "w"),
+            stderr=open(os.path.join(self.workdir, "stderr.log"), "w"), stdin=subprocess.DEVNULL)
+        self.port = port or None
+        if wait:
+            self.wait_listening()
+        return self
+
+    def wait_listening(self, timeout=60.0):
+        deadline = time.monotonic() + timeout
+        pattern = re.compile(r"listening on https?://[^\s]*:(\d+)")
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                err = open(os.path.join(self.workdir, "stderr.log")).read()[-2000:]
+                die(f"{self.label} exited with {self.proc.returncode} before listening:\n{err}")
+            with open(self.stdout_path) as f:
+                m = pattern.search(f.read())
+            if m:
+                self.port = int(m.group(1))
+                return
+            time.sleep(0.002)
+        die(f"{self.label} did not print 'listening on' within {timeout:.0f} s")
+
+
+class Nginx(Server):
+    def __init__(self, label, workdir):
+        super().__init__(label, "nginx", workdir)
+        self.binary = shutil.which("nginx") or "/usr/sbin/nginx"
+
+    def write_config(self, port):
+        os.makedirs(os.path.join(self.workdir, "tmp"), exist_ok=True)
+        body = BODY.replace("\\", "\\\\").replace("'", "\\'")
+        t = os.path.join(self.workdir, "tmp")
+        conf = f"""# Generated by Benchmarks/bench.py: one process, answers from memory.
+daemon off;
+master_process off;
+worker_processes 1;
+pid {self.workdir}/nginx.pid;
+error_log {self.workdir}/error.log warn;
+events {{
+    worker_connections 4096;
+}}
+http {{
+    access_log off;
+    keepalive_requests 1000000;
+    keepalive_timeout 65s;
+    client_body_temp_path {t}/body;
+    proxy_temp_path {t}/proxy;
+    fastcgi_temp_path {t}/fastcgi;
+    uwsgi_temp_path {t}/uwsgi;
+    scgi_temp_path {t}/scgi;
+    server {{
+        listen {HOST}:{port} reuseport;
+        location = {BENCH_PATH} {{
+            default_type application/json;
+            return 200 '{body}';
+        }}
+    }}
+}}
+"""
+        path = os.path.join(self.workdir, "nginx.conf")
+        with open(path, "w") as f:
+            f.write(conf)
+        return path
+
+    def start(self, port=0, wait=True):
+        os.makedirs(self.workdir, exist_ok=True)
+        self.port = port or free_port()
+        conf = self.write_config(self.port)
+        self.proc = spawn(
+            ["taskset", "-c", SERVER_CPU, self.binary, "-p", self.workdir, "-e",
+             os.path.join(self.workdir, "error.log"), "-c", conf],
+            stdout=open(os.path.join(self.workdir, "stdout.log"), "w"), stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL)
+        if wait:
+            deadline = time.monotonic() + 10
+            while http_get_status(self.port, BENCH_PATH) != 200:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    err = open(os.path.join(self.workdir, "error.log")).read()[-2000:]
+                    die(f"nginx did not start:\n{err}")
+                time.sleep(0.005)
+        return self
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Load generators
+
+
+def _units_to_ms(value, unit):
+    v = float(value)
+    return {"us": v / 1000, "ms": v, "s": v * 1000, "m": v * 60000}[unit]
+
+
+def run_client(cmd, server, sample_rss=False):
+    """Runs a load generator pinned to CLIENT_CPU; returns (stdout, server CPU s, client CPU %, wall s,
+    max server RSS KiB while it ran)."""
+    cpu0 = server.cpu()
+    t0 = time.monotonic()
+    p = spawn(["taskset", "-c", CLIENT_CPU] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    max_rss = server.rss_kib() or 0
+    while True:
+        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        if sample_rss:
+            max_rss = max(max_rss, server.rss_kib() or 0)
+        time.sleep(0.05)
+    wall = time.monotonic() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    out = p.stdout.read().decode(errors="replace")
+    err = p.stderr.read().decode(errors="replace")
+    _children.remove(p)
+    server.check_alive()
+    cpu1 = server.cpu()
+    cpu = (cpu1[0] - cpu0[0], cpu1[1] - cpu0[1])
+    if p.returncode != 0:
+        die(f"{' '.join(cmd)} failed ({p.returncode}):\n{out}\n{err}")
+    client_cpu = 100.0 * (usage.ru_utime + usage.ru_stime) / wall if wall > 0 else 0.0
+    return out + err, cpu, client_cpu, wall, max_rss
+
+
+def wrk(server, connections, duration, path=BENCH_PATH, sample_rss=False):
+    url = f"http://{HOST}:{server.port}{path}"
+    out, cpu, client_cpu, wall, max_rss = run_client(
+        ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--latency", url], server, sample_rss)
+    m = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    n = re.search(r"(\d+) requests in ([\d.]+)(\w+),", out)
+    if not m or not n:
+        die(f"cannot parse wrk output:\n{out}")
+    latency = {}
+    for pct, value, unit in re.findall(r"^\s+(50|75|90|99)%\s+([\d.]+)(us|ms|s|m)\s*$", out, re.M):
+        latency[pct] = _units_to_ms(value, unit)
+    non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    requests = int(n.group(1))
+    server.note_requests(requests)
+    return {
+        "rps": float(m.group(1)),
+        "requests": requests,
+        "p50_ms": latency.get("50"),
+        "p99_ms": latency.get("99"),
+        "non2xx": int(non2xx.group(1)) if non2xx else 0,
+        "socket_errors": sum(int(x) for x in sock.groups()) if sock else 0,
+        "server_cpu_s": sum(cpu),
+        "cpu_us_per_req": 1e6 * sum(cpu) / requests if requests else None,
+        "user_us_per_req": 1e6 * cpu[0] / requests if requests else None,
+        "sys_us_per_req": 1e6 * cpu[1] / requests if requests else None,
+        "client_cpu_pct": client_cpu,
+        "max_rss_kib": max_rss,
+    }
+
+
+def ab(server, requests, concurrency):
+    url = f"http://{HOST}:{server.port}{BENCH_PATH}"
+    out, cpu, client_cpu, wall, _ = run_client(
+        ["ab", "-q", "-r", "-n", str(requests), "-c", str(concurrency), url], server)
+    rps = re.search(r"Requests per second:\s+([\d.]+)", out)
+    complete = re.search(r"Complete requests:\s+(\d+)", out)
+    failed = re.search(r"Failed requests:\s+(\d+)", out)
+    non2xx = re.search(r"Non-2xx responses:\s+(\d+)", out)
+    if not rps or not complete:
+        die(f"cannot parse ab output:\n{out}")
+    done = int(complete.group(1))
+    server.note_requests(done)
+    return {
+        "rps": float(rps.group(1)),
+        "requests": done,
+        "failed": int(failed.group(1)) if failed else 0,
+        "non2xx": int(non2xx.group(1)) if non2xx else 0,
+        "server_cpu_s": sum(cpu),
+        "cpu_us_per_req": 1e6 * sum(cpu) / done if done else None,
+        "user_us_per_req": 1e6 * cpu[0] / done if done else None,
+        "sys_us_per_req": 1e6 * cpu[1] / done if done else None,
+        "client_cpu_pct": client_cpu,
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Fixtures
+
+
+def stub(request, body=BODY):
+    return {
+        "request": request,
+        "response": {"status": 200, "headers": {"Content-Type": "application/json"}, "body": body},
+    }
+
+
+def write_stub(directory, name, mapping):
+    with open(os.path.join(directory, name), "w") as f:
+        json.dump(mapping, f)
+
+
+def make_single_stub_fixtures(root):
+    mappings = os.path.join(root, "mappings")
+    os.makedirs(mappings, exist_ok=True)
+    write_stub(mappings, "friends.json", stub({"method": "GET", "urlPath": BENCH_PATH}))
+    return root
+
+
+def make_many_stub_fixtures(root, count=MANY_STUBS):
+    """count stubs, one file each: half literal paths, half path templates; the benchmarked /friends is a
+    literal in the middle of the load order (neither first nor last, whichever way a matcher scans)."""
+    mappings = os.path.join(root, "mappings")
+    os.makedirs(mappings, exist_ok=True)
+    literals = count // 2
+    middle = literals // 2
+    for i in range(literals):
+        if i == middle:
+            request = {"method": "GET", "urlPath": BENCH_PATH}
+        else:
+            request = {"method": "GET", "urlPath": f"/api/resources/{i}/details"}
+        body = BODY if i == middle else json.dumps({"id": i, "kind": "literal"})
+        write_stub(mappings, f"stub-{2 * i:05d}.json", stub(request, body))
+    for i in range(count - literals):
+        request = {"method": "GET", "urlPathTemplate": f"/api/users/{i}/items/{{itemId}}"}
+        body = BODY if i == 2500 else json.dumps({"id": i, "kind": "template"})
+        write_stub(mappings, f"stub-{2 * i + 1:05d}.json", stub(request, body))
+    return root
+
+
+def make_bundled_fixtures(root, repo):
+    """The repository's Fixtures/ plus one /friends stub (so that the startup probe has a 200 to wait for).
+    Returns (dir, note)."""
+    bundled = os.environ.get("BENCH_FIXTURES") or os.path.join(repo, "Fixtures")
+    if os.path.isdir(os.path.join(bundled, "mappings")) or os.path.isfile(os.path.join(bundled, "envelopes.json")):
+        shutil.copytree(bundled, root)
+        os.makedirs(os.path.join(root, "mappings"), exist_ok=True)
+        write_stub(os.path.join(root, "mappings"), "zz-bench-friends.json",
+                   stub({"method": "GET", "urlPath": BENCH_PATH}))
+        count = sum(len(files) for _, _, files in os.walk(os.path.join(root, "mappings")))
+        return root, f"{os.path.relpath(bundled, repo)}/ ({count - 1} mapping files) + the /friends stub"
+    make_single_stub_fixtures(root)
+    return root, "Fixtures/ absent: the generated single-stub folder stands in for the bundled fixtures"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Startup
+
+
+def measure_startup(make_server):
+    """Process start to the first 200 response to GET /friends, polling from CPU 1. Returns (ms, status):
+    when the server answers but never 200 within 1 s, the time of its first answer and that status."""
+    port = free_port()
+    server = make_server()
+    t0 = time.perf_counter()
+    server.start(port=port, wait=False)
+    first = None
+    deadline = time.monotonic() + 30
+    try:
+        while True:
+            status = http_get_status(port, BENCH_PATH, timeout=5)
+            now = time.perf_counter()
+            if status == 200:
+                return (now - t0) * 1000, 200
+            if status is not None and first is None:
+                first = ((now - t0) * 1000, status)
+            if first and (now - t0) * 1000 - first[0] > 1000:
+                return first
+            if server.proc.poll() is not None:
+                die(f"{server.label} exited during the startup probe (see {server.workdir})")
+            if time.monotonic() > deadline:
+                die(f"{server.label} did not answer within 30 s")
+            time.sleep(0.0005)
+    finally:
+        server.stop()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Statistics and output
+
+
+def summary(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "runs": values}
+
+
+def fmt_value(v, unit):
+    if v is None:
+        return "-"
+    if unit == "req/s":
+        return f"{v:,.0f}"
+    if unit == "ms":
+        return f"{v * 1000:.0f} µs" if v < 1 else f"{v:.2f} ms"
+    if unit == "µs":
+        return f"{v:.2f}"
+    if unit == "MiB":
+        return f"{v:.1f}"
+    if unit == "%":
+        return f"{v:.1f} %"
+    if unit == "ms-abs":
+        return f"{v:.1f}"
+    return f"{v:.1f}"
+
+
+def fmt_summary(s, unit):
+    if s is None:
+        return "-"
+    if len(s["runs"]) == 1 or s["min"] == s["max"]:
+        return fmt_value(s["median"], unit)
+    return f"{fmt_value(s['median'], unit)} ({fmt_value(s['min'], unit)}–{fmt_value(s['max'], unit)})"
+
+
+def median_of(s):
+    return s["median"] if s else None
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Main
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--binary", default=".build/release/mockserver")
+    parser.add_argument("--output", default=".build/bench.json")
+    parser.add_argument("--build-label", default="swift build -c release --product mockserver")
+    args = parser.parse_args()
+
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    binary = os.path.abspath(args.binary)
+    if not os.access(binary, os.X_OK):
+        die(f"{binary} is not an executable")
+    if (os.cpu_count() or 1) < 2:
+        die("needs 2 CPUs")
+    os.sched_setaffinity(0, {int(CLIENT_CPU)})
+    started = time.monotonic()
+    load_before = os.getloadavg()[0]
+
+    tmp = tempfile.mkdtemp(prefix="mockserver-bench-")
+    atexit.register(shutil.rmtree, tmp, True)
+    single = make_single_stub_fixtures(os.path.join(tmp, "fixtures-1"))
+    many = make_many_stub_fixtures(os.path.join(tmp, "fixtures-10k"))
+    bundled, bundled_note = make_bundled_fixtures(os.path.join(tmp, "fixtures-bundled"), repo)
+    log(f"fixtures in {tmp}; rounds={ROUNDS}, wrk {DURATION} s, ab -n {AB_REQUESTS}"
+        + (" (BENCH_QUICK: figures not comparable)" if QUICK else ""))
+
+    ours = Ours("ours", binary, single, os.path.join(tmp, "ours")).start()
+    nginx = Nginx("nginx", os.path.join(tmp, "nginx")).start()
+    servers = [ours, nginx]
+    runs = {s.kind: {"c32": [], "c1": [], "ab": []} for s in servers}
+    flags = []
+
+    # Idle RSS: after one request (the first request warms lazily initialized state), before load.
+    for s in servers:
+        http_get_status(s.port, BENCH_PATH)
+    time.sleep(0.3)
+    idle_rss = {s.kind: s.rss_kib() for s in servers}
+    idle_anon = {s.kind: s.anon_kib() for s in servers}
+    for s in servers:
+        s.track = [(0, idle_rss[s.kind], idle_anon[s.kind])]
+    for s in servers:
+        status = http_get_status(s.port, BENCH_PATH)
+        if status != 200:
+            flags.append(f"{s.label} answers GET {BENCH_PATH} with {status}, not 200: its figures are for that "
+                         "response (wrk counts it as non-2xx)")
+
+    log("warm-up")
+    for s in servers:
+        wrk(s, 32, 1)
+
+    log("keep-alive, 32 connections")
+    for r in range(ROUNDS):
+        for s in servers:
+            runs[s.kind]["c32"].append(wrk(s, 32, DURATION, sample_rss=True))
+    log("keep-alive, 1 connection")
+    for r in range(ROUNDS):
+        for s in servers:
+            runs[s.kind]["c1"].append(wrk(s, 1, DURATION))
+    log(f"no keep-alive, ab -n {AB_REQUESTS} -c 32")
+    for r in range(ROUNDS):
+        for s in servers:
+            runs[s.kind]["ab"].append(ab(s, AB_REQUESTS, 32))
+
+    # RSS after JOURNAL_REQUESTS requests (the journal is on: it must stay bounded).
+    log(f"RSS after {JOURNAL_REQUESTS:,} requests")
+    rss_track = {}
+    for s in servers:
+        while s.requests_served < JOURNAL_REQUESTS:
+            rps = statistics.median(x["rps"] for x in runs[s.kind]["c32"])
+            left = JOURNAL_REQUESTS - s.requests_served
+            seconds = max(1, min(10, int(left / max(rps, 1)) + 1))
+            wrk(s, 32, seconds)
+        rss_track[s.kind] = list(s.track)
+    after_anon = {s.kind: s.anon_kib() for s in servers}
+    load_rss = {s.kind: max(x["max_rss_kib"] for x in runs[s.kind]["c32"]) for s in servers}
+    ours.stop()
+    nginx.stop()
+
+    log("matching cost: 10,000 stubs against 1")
+    one = Ours("ours-1", binary, single, os.path.join(tmp, "ours-1")).start()
+    ten = Ours("ours-10k", binary, many, os.path.join(tmp, "ours-10k")).start()
+    for s in (one, ten):
+        http_get_status(s.port, BENCH_PATH)
+    time.sleep(0.3)
+    idle_rss_10k = ten.rss_kib()
+    for s in (one, ten):
+        wrk(s, 32, 1)
+    match_runs = {"1": [], "10k": [], "10k_template": []}
+    for r in range(ROUNDS):
+        match_runs["1"].append(wrk(one, 32, DURATION))
+        match_runs["10k"].append(wrk(ten, 32, DURATION))
+        match_runs["10k_template"].append(wrk(ten, 32, DURATION, path=TEMPLATE_HIT_PATH))
+    one.stop()
+    ten.stop()
+
+    log(f"startup, median of {STARTUP_RUNS}")
+    startup = {"ours": [], "nginx": [], "ours_10k": []}
+    startup_status = {}
+    for i in range(STARTUP_RUNS):
+        for key, make in (
+            ("ours", lambda: Ours("ours-startup", binary, bundled, os.path.join(tmp, "startup-ours"))),
+            ("nginx", lambda: Nginx("nginx-startup", os.path.join(tmp, "startup-nginx"))),
+            ("ours_10k", lambda: Ours("ours-startup-10k", binary, many, os.path.join(tmp, "startup-10k"))),
+        ):
+            ms, status = measure_startup(make)
+            startup[key].append(ms)
+            startup_status[key] = status
+    for key, status in startup_status.items():
+        if status != 200:
+            flags.append(f"startup {key}: the first answer was {status}, not 200 (timed to that answer)")
+
+    # ---- Assemble
+    def pick(kind, group, field):
+        return summary([x[field] for x in runs[kind][group]])
+
+    result = {}
+    for kind in ("ours", "nginx"):
+        result[kind] = {
+            "keepalive_rps": pick(kind, "c32", "rps"),
+            "keepalive_p50_ms": pick(kind, "c32", "p50_ms"),
+            "keepalive_p99_ms": pick(kind, "c32", "p99_ms"),
+            "c1_rps": pick(kind, "c1", "rps"),
+            "c1_p50_ms": pick(kind, "c1", "p50_ms"),
+            "c1_p99_ms": pick(kind, "c1", "p99_ms"),
+            "no_keepalive_rps": pick(kind, "ab", "rps"),
+            "cpu_us_per_req_keepalive": pick(kind, "c32", "cpu_us_per_req"),
+            "cpu_us_per_req_no_keepalive": pick(kind, "ab", "cpu_us_per_req"),
+            "user_us_per_req_keepalive": pick(kind, "c32", "user_us_per_req"),
+            "sys_us_per_req_keepalive": pick(kind, "c32", "sys_us_per_req"),
+            "user_us_per_req_no_keepalive": pick(kind, "ab", "user_us_per_req"),
+            "sys_us_per_req_no_keepalive": pick(kind, "ab", "sys_us_per_req"),
+            "client_cpu_pct_keepalive": pick(kind, "c32", "client_cpu_pct"),
+            "client_cpu_pct_no_keepalive": pick(kind, "ab", "client_cpu_pct"),
+            "startup_ms": summary(startup[kind]),
+            "rss_idle_mib": summary([idle_rss[kind] / 1024]),
+            "rss_load_mib": summary([load_rss[kind] / 1024]),
+            "rss_after_requests_mib": summary([rss_track[kind][-1][1] / 1024]),
+            "anon_idle_mib": summary([idle_anon[kind] / 1024]),
+            "anon_after_requests_mib": summary([after_anon[kind] / 1024]),
+            "rss_track": [{"requests": n, "rss_kib": k, "anon_kib": a} for n, k, a in rss_track[kind]],
+            "rss_half_mib": summary([_rss_at(rss_track[kind], JOURNAL_REQUESTS // 2) / 1024]),
+            "non2xx": sum(x["non2xx"] for g in ("c32", "c1", "ab") for x in runs[kind][g]),
+            "errors": sum(x.get("socket_errors", 0) + x.get("failed", 0)
+                          for g in ("c32", "c1", "ab") for x in runs[kind][g]),
+            "requests_served": rss_track[kind][-1][0],
+        }
+    o = result["ours"]
+    o["startup_10k_ms"] = summary(startup["ours_10k"])
+    o["rss_idle_10k_mib"] = summary([idle_rss_10k / 1024])
+    o["match_1_rps"] = summary([x["rps"] for x in match_runs["1"]])
+    o["match_10k_rps"] = summary([x["rps"] for x in match_runs["10k"]])
+    o["match_10k_template_rps"] = summary([x["rps"] for x in match_runs["10k_template"]])
+    o["match_non2xx"] = sum(x["non2xx"] for g in match_runs.values() for x in g)
+    match_cost = 1 - median_of(o["match_10k_rps"]) / median_of(o["match_1_rps"])
+    match_cost_t = 1 - median_of(o["match_10k_template_rps"]) / median_of(o["match_1_rps"])
+    o["match_cost_pct"] = 100 * match_cost
+    o["match_cost_template_pct"] = 100 * match_cost_t
+
+    n = result["nginx"]
+    ratios = {
+        "keepalive_rps": ratio(median_of(o["keepalive_rps"]), median_of(n["keepalive_rps"])),
+        "keepalive_p99": ratio(median_of(o["keepalive_p99_ms"]), median_of(n["keepalive_p99_ms"])),
+        "no_keepalive_rps": ratio(median_of(o["no_keepalive_rps"]), median_of(n["no_keepalive_rps"])),
+        "cpu_per_req_keepalive": ratio(median_of(o["cpu_us_per_req_keepalive"]),
+                                       median_of(n["cpu_us_per_req_keepalive"])),
+        "cpu_per_req_no_keepalive": ratio(median_of(o["cpu_us_per_req_no_keepalive"]),
+                                          median_of(n["cpu_us_per_req_no_keepalive"])),
+        "startup": ratio(median_of(o["startup_ms"]), median_of(n["startup_ms"])),
+    }
+
+    # Rows: label, key, unit, target text, target check (on ratio or our value).
+    rss_growth = (rss_track["ours"][-1][1] - _rss_at(rss_track["ours"], JOURNAL_REQUESTS // 2)) / 1024
+    rows = [
+        ("keep-alive c32 req/s", "keepalive_rps", "req/s", "keepalive_rps", "≥ 1.0×", lambda r, v: r >= 1.0),
+        ("keep-alive c32 p50", "keepalive_p50_ms", "ms", None, "", None),
+        ("keep-alive c32 p99", "keepalive_p99_ms", "ms", "keepalive_p99", "≤ 1.5×", lambda r, v: r <= 1.5),
+        ("keep-alive c1 req/s", "c1_rps", "req/s", None, "", None),
+        ("keep-alive c1 p50", "c1_p50_ms", "ms", None, "", None),
+        ("keep-alive c1 p99", "c1_p99_ms", "ms", None, "", None),
+        ("no keep-alive (ab -c32) req/s", "no_keepalive_rps", "req/s", "no_keepalive_rps", "≥ 0.9×",
+         lambda r, v: r >= 0.9),
+        ("server CPU µs/req, keep-alive", "cpu_us_per_req_keepalive", "µs", "cpu_per_req_keepalive", "≤ 1.0×",
+         lambda r, v: r <= 1.0),
+        ("  of which user, keep-alive", "user_us_per_req_keepalive", "µs", None, "", None),
+        ("  of which kernel, keep-alive", "sys_us_per_req_keepalive", "µs", None, "", None),
+        ("server CPU µs/req, no keep-alive", "cpu_us_per_req_no_keepalive", "µs", "cpu_per_req_no_keepalive",
+         "≤ 1.0×", lambda r, v: r <= 1.0),
+        ("  of which user, no keep-alive", "user_us_per_req_no_keepalive", "µs", None, "", None),
+        ("  of which kernel, no keep-alive", "sys_us_per_req_no_keepalive", "µs", None, "", None),
+        ("wrk CPU % (c32; 100 = saturated)", "client_cpu_pct_keepalive", "%", None, "", None),
+        ("ab CPU % (100 = saturated)", "client_cpu_pct_no_keepalive", "%", None, "", None),
+        ("startup ms, bundled fixtures", "startup_ms", "ms-abs", "startup", "≤ 2.0×", lambda r, v: r <= 2.0),
+        ("startup ms, 10,000 stubs", "startup_10k_ms", "ms-abs", None, "≤ 150 ms", lambda r, v: v <= 150),
+        ("req/s, 1 stub", "match_1_rps", "req/s", None, "", None),
+        ("req/s, 10,000 stubs (literal hit)", "match_10k_rps", "req/s", None, "", None),
+        ("req/s, 10,000 stubs (template hit)", "match_10k_template_rps", "req/s", None, "", None),
+        ("matching cost, 10,000 vs 1 stub %", "match_cost_pct", "%-abs", None, "≤ 10 %", lambda r, v: v <= 10),
+        ("RSS idle MiB", "rss_idle_mib", "MiB", None, "≤ 16 MiB", lambda r, v: v <= 16),
+        ("RSS idle MiB, 10,000 stubs", "rss_idle_10k_mib", "MiB", None, "", None),
+        ("RSS under load (max) MiB", "rss_load_mib", "MiB", None, "flat", None),
+        (f"RSS after {JOURNAL_REQUESTS // 2:,} req MiB", "rss_half_mib", "MiB", None, "", None),
+        (f"RSS after {JOURNAL_REQUESTS:,} req MiB", "rss_after_requests_mib", "MiB", None, "bounded", None),
+        ("  of which private (RssAnon), idle", "anon_idle_mib", "MiB", None, "", None),
+        (f"  of which private, after {JOURNAL_REQUESTS:,} req", "anon_after_requests_mib", "MiB", None, "", None),
+    ]
+
+    def cell(kind, key, unit):
+        v = result[kind].get(key)
+        if v is None:
+            return "-", None
+        if isinstance(v, dict):
+            return fmt_summary(v, unit), v["median"]
+        if unit == "%-abs":
+            return f"{v:.1f} %", v
+        return fmt_value(v, unit), v
+
+    lines = []
+    header = f"{'':36} {'ours':>26} {'nginx':>26} {'ours/nginx':>10}  {'target':<9} "
+    lines.append(header)
+    lines.append("-" * len(header))
+    checks = []
+    for label, key, unit, ratio_key, target, check in rows:
+        ours_text, ours_v = cell("ours", key, unit)
+        nginx_text, _ = cell("nginx", key, unit) if key in result["nginx"] else ("", None)
+        r = ratios.get(ratio_key) if ratio_key else None
+        if r is None and ratio_key is None and key in result["nginx"] and unit not in ("%",):
+            ov, nv = result["ours"].get(key), result["nginx"].get(key)
+            if isinstance(ov, dict) and isinstance(nv, dict) and nv["median"]:
+                r = ov["median"] / nv["median"]
+        status = ""
+        if check is not None and ours_v is not None:
+            ok = check(r, ours_v) if (ratio_key is None or r is not None) else False
+            status = "met" if ok else "MISSED"
+            checks.append((label, target, ok))
+        if key == "rss_load_mib":
+            growth = result["ours"]["rss_load_mib"]["median"] - result["ours"]["rss_idle_mib"]["median"]
+            status = f"+{growth:.1f} MiB over idle"
+        if key == "rss_after_requests_mib":
+            status = f"{rss_growth:+.1f} MiB over the second half"
+        rtext = f"{r:.2f}" if r is not None else ""
+        lines.append(f"{label:36} {ours_text:>26} {nginx_text:>26} {rtext:>10}  {target:<9} {status}")
+    table = "\n".join(lines)
+
+    meta = {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+        "quick": QUICK,
+        "rounds": ROUNDS,
+        "wrk_seconds": DURATION,
+        "ab_requests": AB_REQUESTS,
+        "startup_runs": STARTUP_RUNS,
+        "journal_requests": JOURNAL_REQUESTS,
+        "kernel": platform.release(),
+        "cpu": _cpu_model(),
+        "cpus": os.cpu_count(),
+        "load_average_at_start": load_before,
+        "nginx": _version(["nginx", "-v"]),
+        "bundled_fixtures": bundled_note,
+        "commit": _version(["git", "-C", repo, "rev-parse", "--short", "HEAD"]),
+        "build": args.build_label,
+        "elapsed_s": round(time.monotonic() - started, 1),
+    }
+    for kind in ("ours", "nginx"):
+        if result[kind]["non2xx"]:
+            flags.append(f"{kind}: {result[kind]['non2xx']:,} non-2xx responses during the runs")
+        if result[kind]["errors"]:
+            flags.append(f"{kind}: {result[kind]['errors']:,} socket errors or failed requests")
+    if o["match_non2xx"]:
+        flags.append(f"matching runs: {o['match_non2xx']:,} non-2xx responses (stubs not served?)")
+    if any((median_of(result[k]["client_cpu_pct_keepalive"]) or 0) > 90 for k in ("ours", "nginx")):
+        flags.append("wrk saturates its core (CPU 1): keep-alive req/s is bounded by the load generator; "
+                     "server CPU µs/req is the figure that compares the servers")
+    if load_before > 0.5:
+        flags.append(f"load average was {load_before:.2f} at start: other work on the machine adds noise")
+
+    doc = {"ours": result["ours"], "nginx": result["nginx"], "ratios": ratios,
+           "targets": {label: {"target": t, "met": ok} for label, t, ok in checks},
+           "flags": flags, "meta": meta}
+    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+    with open(args.output, "w") as f:
+        json.dump(doc, f, indent=2)
+
+    print()
+    print(f"MockServer vs nginx {meta['nginx']} — loopback, server on CPU {SERVER_CPU}, load generator on "
+          f"CPU {CLIENT_CPU}; median of {ROUNDS} round(s) (range){'  [BENCH_QUICK]' if QUICK else ''}")
+    print(f"ours: {meta['build']} (commit {meta['commit']}); journal on (default size)")
+    print(f"startup: median of {STARTUP_RUNS}; bundled = {bundled_note}")
+    print()
+    print(table)
+    print()
+    met = sum(1 for _, _, ok in checks if ok)
+    print(f"targets met: {met}/{len(checks)}" + ("" if met == len(checks) else "  (missed: " + ", ".join(
+        label for label, _, ok in checks if not ok) + ")"))
+    for flag in flags:
+        print(f"note: {flag}")
+    print(f"wrote {args.output} in {meta['elapsed_s']:.0f} s")
+
+
+def _rss_at(track, requests):
+    """VmRSS (KiB) at the first point of the track at or past `requests` served."""
+    for n, rss, _ in track:
+        if n >= requests:
+            return rss
+    return track[-1][1]
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def _version(cmd):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
+        text = (p.stdout + p.stderr).strip()
+        return text.split("/")[-1] if cmd[0] == "nginx" else text
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+if __name__ == "__main__":
+    main()
