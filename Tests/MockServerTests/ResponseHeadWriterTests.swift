@@ -29,8 +29,10 @@ struct ResponseHeadWriterTests {
     HTTPResponseHead(
       status: HTTPStatus(code: 299, reasonPhrase: "Odd\r\nReason"),
       headers: [
-        "X-Evil": "a\r\nSet-Cookie: b\0", "DATE": "Mon, 01 Jan 2024 00:00:00 GMT", "transfer-encoding": "chunked",
-        "Connection": "upgrade", "server": "custom", "X-Long-Header-Name-Beyond-Small-Strings": String(
+        "X-Evil": "a\r\nSet-Cookie: b\0", "DATE": "Mon, 01 Jan 2024 00:00:00 GMT",
+        "transfer-encoding": "chunked",
+        "Connection": "upgrade", "server": "custom",
+        "X-Long-Header-Name-Beyond-Small-Strings": String(
           repeating: "é", count: 40),
       ]),
     HTTPResponseHead(

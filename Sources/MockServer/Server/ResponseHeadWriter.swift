@@ -15,7 +15,9 @@ enum ResponseHeadWriter {
   ) {
     let version = head.version
     if (0...9).contains(version.major), (0...9).contains(version.minor) {
-      out.append(contentsOf: [72, 84, 84, 80, 47, UInt8(48 + version.major), 46, UInt8(48 + version.minor), 32])
+      out.append(contentsOf: [
+        72, 84, 84, 80, 47, UInt8(48 + version.major), 46, UInt8(48 + version.minor), 32,
+      ])
     } else {
       out.append(contentsOf: "HTTP/\(version.major).\(version.minor) ".utf8)
     }

@@ -33,7 +33,7 @@ extension MockService {
   ///   - policy: what to do with an id that is already present.
   ///   - deleteAllNotInImport: remove every stub (file and runtime) first.
   public func importStubs(_ stubs: [StubMapping], policy: StubImportPolicy, deleteAllNotInImport: Bool) {
-    state.withLock { s in
+    mutateStubs { s in
       if deleteAllNotInImport {
         s.fileStubs = []
         s.runtimeStubs = []
@@ -47,14 +47,13 @@ extension MockService {
         }
         s.runtimeStubs.append(stub)
       }
-      s.table = StubTable(s.fileStubs + s.runtimeStubs)
     }
   }
 
   /// Turns the runtime stubs saved to files into file stubs (`files`: stub id → file relative to the
   /// fixtures folder), so a reload of those files does not duplicate them.
   func markSaved(_ files: [String: String]) {
-    state.withLock { s in
+    mutateStubs { s in
       var moved: [StubMapping] = []
       s.runtimeStubs.removeAll { stub in
         guard let file = files[stub.id] else { return false }
@@ -65,7 +64,6 @@ extension MockService {
         return true
       }
       s.fileStubs += moved
-      s.table = StubTable(s.fileStubs + s.runtimeStubs)
     }
   }
 

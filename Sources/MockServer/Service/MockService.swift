@@ -278,7 +278,8 @@ public final class MockService: HTTPResponder, Sendable {
     }
   }
 
-  private func mutateStubs(_ change: (inout State) -> Void) {
+  /// Applies `change` to the stubs and swaps in the rebuilt table (the one way stubs change).
+  func mutateStubs(_ change: (inout State) -> Void) {
     state.withLock { s in
       change(&s)
       s.table = StubTable(s.fileStubs + s.runtimeStubs)
