@@ -8,7 +8,7 @@
 #   BENCH_ROUNDS=N       rounds of A B alternation (default 3)
 #   BENCH_DURATION=S     seconds per wrk run (default 5)
 #   BENCH_SKIP_BUILD=1   use the existing .build/release/mockserver
-#   BENCH_STATIC=1       build with --static-swift-stdlib (into .build/static) and benchmark that
+#   BENCH_STATIC=0       build without --static-swift-stdlib (default: static, as `make run` ships it)
 #   BENCH_BINARY=PATH    benchmark this binary instead
 #   BENCH_FIXTURES=DIR   the "bundled" fixtures for the startup figure (default Fixtures/)
 set -eu
@@ -63,11 +63,11 @@ if [ "$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)" -lt 2 ]; then
   exit 1
 fi
 
-BUILD_FLAGS="-c release --product mockserver"
+BUILD_FLAGS="-c release --static-swift-stdlib --product mockserver"
 BINARY=.build/release/mockserver
-if [ "${BENCH_STATIC:-0}" = 1 ]; then
-  BUILD_FLAGS="$BUILD_FLAGS --static-swift-stdlib --scratch-path .build/static"
-  BINARY=.build/static/release/mockserver
+if [ "${BENCH_STATIC:-1}" = 0 ]; then
+  BUILD_FLAGS="-c release --product mockserver --scratch-path .build/dynamic"
+  BINARY=.build/dynamic/release/mockserver
 fi
 LABEL="swift build $BUILD_FLAGS"
 if [ -n "${BENCH_BINARY:-}" ]; then

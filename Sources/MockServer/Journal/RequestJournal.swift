@@ -91,7 +91,7 @@ public final class RequestJournal: Sendable {
   public init(capacity: Int = 10_000, maxTrackedPatterns: Int = 256) {
     self.capacity = max(0, capacity)
     self.maxTrackedPatterns = max(1, maxTrackedPatterns)
-    state = Mutex(State(ring: Array(repeating: nil, count: max(0, capacity))))
+    state = Mutex(State(ring: []))
   }
 
   /// Records an entry, evicting the oldest when full, and counts it for every tracked pattern.
@@ -115,8 +115,12 @@ public final class RequestJournal: Sendable {
         let oldest = (s.next - s.stored + capacity) % capacity
         s.firstEvictedSequence = s.ring[oldest]?.sequence ?? entry.sequence
       }
-      if let old = s.ring[s.next] { s.indexByID.removeValue(forKey: old.id) }
-      s.ring[s.next] = entry
+      if s.next == s.ring.count {
+        s.ring.append(entry)  // the ring grows to its capacity as requests arrive
+      } else {
+        if let old = s.ring[s.next] { s.indexByID.removeValue(forKey: old.id) }
+        s.ring[s.next] = entry
+      }
       s.indexByID[entry.id] = s.next
       s.next = (s.next + 1) % capacity
       s.stored = min(s.stored + 1, capacity)
@@ -270,7 +274,7 @@ public final class RequestJournal: Sendable {
   /// Forgets every entry and resets all counters (tracked patterns stay tracked, at 0 and exact).
   public func clear() {
     state.withLock { s in
-      var fresh = State(ring: Array(repeating: nil, count: capacity))
+      var fresh = State(ring: [])
       fresh.sequence = s.sequence
       fresh.clock = s.clock
       fresh.tracked = s.tracked.map { t in

@@ -351,15 +351,36 @@ struct SplitMix64: RandomNumberGenerator, Sendable {
   /// Uniform in [0, 1).
   mutating func nextDouble() -> Double { Double(next() >> 11) / Double(1 << 53) }
 
-  /// A version-4 UUID string from two random words.
+  /// A version-4 UUID string (lower-case, 36 characters) from two random words.
   static func uuidString(_ a: UInt64, _ b: UInt64) -> String {
     let a = (a & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000
     let b = (b & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
-    func hex(_ v: UInt64, _ digits: Int) -> String {
-      let s = String(v, radix: 16)
-      return String(repeating: "0", count: max(0, digits - s.count)) + s
+    let digits: StaticString = "0123456789abcdef"
+    return String(unsafeUninitializedCapacity: 36) { buffer in
+      digits.withUTF8Buffer { hex in
+        var i = 0
+        func put(_ word: UInt64, nibbles: Int) {
+          for n in stride(from: nibbles - 1, through: 0, by: -1) {
+            buffer[i] = hex[Int((word >> (UInt64(n) * 4)) & 0xF)]
+            i += 1
+          }
+        }
+        put(a >> 32, nibbles: 8)
+        buffer[i] = 45
+        i += 1
+        put((a >> 16) & 0xFFFF, nibbles: 4)
+        buffer[i] = 45
+        i += 1
+        put(a & 0xFFFF, nibbles: 4)
+        buffer[i] = 45
+        i += 1
+        put(b >> 48, nibbles: 4)
+        buffer[i] = 45
+        i += 1
+        put(b & 0xFFFF_FFFF_FFFF, nibbles: 12)
+      }
+      return 36
     }
-    return
-      "\(hex(a >> 32, 8))-\(hex((a >> 16) & 0xFFFF, 4))-\(hex(a & 0xFFFF, 4))-\(hex(b >> 48, 4))-\(hex(b & 0xFFFF_FFFF_FFFF, 12))"
   }
+
 }
