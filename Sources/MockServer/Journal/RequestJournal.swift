@@ -94,12 +94,20 @@ public final class RequestJournal: Sendable {
     state = Mutex(State(ring: []))
   }
 
+  /// Where a recorded entry sits, for a cheap ``update(_:_:)`` once its response completes.
+  public struct Ticket: Sendable {
+    let slot: Int
+    let sequence: UInt64
+  }
+
   /// Records an entry, evicting the oldest when full, and counts it for every tracked pattern.
-  public func record(_ entry: JournalEntry) {
+  /// - Returns: a ticket for ``update(_:_:)``.
+  @discardableResult
+  public func record(_ entry: JournalEntry) -> Ticket {
     var entry = entry
     // The matcher's view is built outside the lock when patterns are tracked (the usual case: none).
     let view = trackedCount.load(ordering: .relaxed) > 0 ? try? RequestView(entry.request) : nil
-    state.withLock { s in
+    return state.withLock { s in
       s.sequence += 1
       entry.sequence = s.sequence
       s.totalRecorded += 1
@@ -109,7 +117,7 @@ public final class RequestJournal: Sendable {
       }
       guard capacity > 0 else {
         if s.firstEvictedSequence == nil { s.firstEvictedSequence = entry.sequence }
-        return
+        return Ticket(slot: -1, sequence: entry.sequence)
       }
       if s.stored == capacity, s.firstEvictedSequence == nil {
         let oldest = (s.next - s.stored + capacity) % capacity
@@ -122,8 +130,22 @@ public final class RequestJournal: Sendable {
         s.ring[s.next] = entry
       }
       s.indexByID[entry.id] = s.next
+      let ticket = Ticket(slot: s.next, sequence: entry.sequence)
       s.next = (s.next + 1) % capacity
       s.stored = min(s.stored + 1, capacity)
+      return ticket
+    }
+  }
+
+  /// Updates the entry recorded with `ticket` in place; no-op if it was evicted or removed.
+  public func update(_ ticket: Ticket, _ change: (inout JournalEntry) -> Void) {
+    guard ticket.slot >= 0 else { return }
+    state.withLock { s in
+      guard ticket.slot < s.ring.count, var entry = s.ring[ticket.slot], entry.sequence == ticket.sequence
+      else { return }
+      s.ring[ticket.slot] = nil
+      change(&entry)
+      s.ring[ticket.slot] = entry
     }
   }
 

@@ -165,38 +165,46 @@ public final class MockService: HTTPResponder, Sendable {
     var plan = builder.plan(
       for: definition, request: request, delayMilliseconds: Int(delay.rounded()) + globalDelay,
       prepared: prepared, random: { fruitful.next() })
+    let status = definition.fault == nil ? definition.status : nil
     var entry = makeEntry(request, context: context, stubID: stub.id, nearMisses: [])
     entry.fault = definition.fault?.rawValue
-    journal.record(entry)
-    let entryID = entry.id
+    entry.responseStatus = status
+    let ticket = journal.record(entry)
     let started = SocketOps.monotonicNanos()
-    let stubLabel = stub.name ?? stub.id
-    let status = definition.fault == nil ? definition.status : nil
+    // Capture only what completion needs: copying whole stubs and definitions per request is costly.
+    let stubID = stub.id
+    let countsServes = stub.responseSequence != nil
+    let transition = stub.scenarioName.flatMap { name in
+      stub.newScenarioState.map { (name: name, required: stub.requiredScenarioState, next: $0) }
+    }
+    let label = stub.name ?? stub.id
+    let fault = definition.fault?.rawValue
+    let logged: ResponseDefinition? = logger.level == .verbose ? definition : nil
+    let logs = logger.level != .quiet
     plan.onComplete = { [self] served in
       let ms = Double(SocketOps.monotonicNanos() - started) / 1e6
-      if served {
+      if served, countsServes || transition != nil {
         state.withLock { s in
-          if stub.responseSequence != nil { s.serveCounts[stub.id, default: 0] += 1 }
-          if let scenario = stub.scenarioName, let next = stub.newScenarioState {
-            let current = s.scenarios[scenario] ?? StubMapping.scenarioStarted
-            if stub.requiredScenarioState == nil || stub.requiredScenarioState == current {
-              s.scenarios[scenario] = next
+          if countsServes { s.serveCounts[stubID, default: 0] += 1 }
+          if let transition {
+            let current = s.scenarios[transition.name] ?? StubMapping.scenarioStarted
+            if transition.required == nil || transition.required == current {
+              s.scenarios[transition.name] = transition.next
             }
           }
         }
       }
-      journal.update(id: entryID) { e in
-        e.responseStatus = status
+      journal.update(ticket) { e in
         e.served = served
         e.durationMilliseconds = ms
       }
-      if logger.level != .quiet {
+      if logs {
         logger.request(
-          request, status: status, fault: definition.fault?.rawValue, stub: stubLabel,
-          durationMilliseconds: ms,
-          responseHead: HTTPResponseHead(
-            status: HTTPStatus(code: definition.status), headers: definition.headers),
-          responseBody: definition.body)
+          request, status: status, fault: fault, stub: label, durationMilliseconds: ms,
+          responseHead: logged.map {
+            HTTPResponseHead(status: HTTPStatus(code: $0.status), headers: $0.headers)
+          },
+          responseBody: logged?.body ?? [])
       }
     }
     return plan
