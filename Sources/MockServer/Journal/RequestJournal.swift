@@ -73,7 +73,8 @@ public final class RequestJournal: Sendable {
     var totalRecorded = 0
     var unmatched = 0
     var perStub: [String: Int] = [:]
-    var indexByID: [String: Int] = [:]
+    /// Entries in the ring (slots emptied by remove are not counted).
+    var retained = 0
     var sequence: UInt64 = 0
     var firstEvictedSequence: UInt64?
     var tracked: [Tracked] = []
@@ -126,10 +127,10 @@ public final class RequestJournal: Sendable {
       if s.next == s.ring.count {
         s.ring.append(entry)  // the ring grows to its capacity as requests arrive
       } else {
-        if let old = s.ring[s.next] { s.indexByID.removeValue(forKey: old.id) }
+        if s.ring[s.next] != nil { s.retained -= 1 }
         s.ring[s.next] = entry
       }
-      s.indexByID[entry.id] = s.next
+      s.retained += 1
       let ticket = Ticket(slot: s.next, sequence: entry.sequence)
       s.next = (s.next + 1) % capacity
       s.stored = min(s.stored + 1, capacity)
@@ -231,7 +232,7 @@ public final class RequestJournal: Sendable {
   /// Updates the entry `id` in place (e.g. with the response status once served); no-op if evicted.
   public func update(id: String, _ change: (inout JournalEntry) -> Void) {
     state.withLock { s in
-      guard let index = s.indexByID[id], var entry = s.ring[index] else { return }
+      guard let index = RequestJournal.slot(of: id, in: s), var entry = s.ring[index] else { return }
       change(&entry)
       s.ring[index] = entry
     }
@@ -262,14 +263,15 @@ public final class RequestJournal: Sendable {
 
   /// The retained entry with this id.
   public func entry(id: String) -> JournalEntry? {
-    state.withLock { s in s.indexByID[id].flatMap { s.ring[$0] } }
+    state.withLock { s in RequestJournal.slot(of: id, in: s).flatMap { s.ring[$0] } }
   }
 
   /// Removes the entry `id`. Returns false if it is not retained.
   @discardableResult
   public func remove(id: String) -> Bool {
     state.withLock { s in
-      guard let index = s.indexByID.removeValue(forKey: id) else { return false }
+      guard let index = RequestJournal.slot(of: id, in: s) else { return false }
+      s.retained -= 1
       if let e = s.ring[index] { RequestJournal.uncount(e, &s) }
       s.ring[index] = nil
       return true
@@ -285,7 +287,7 @@ public final class RequestJournal: Sendable {
         if let e = s.ring[i], predicate(e) {
           RequestJournal.uncount(e, &s)
           s.ring[i] = nil
-          s.indexByID.removeValue(forKey: e.id)
+          s.retained -= 1
           removed += 1
         }
       }
@@ -318,8 +320,14 @@ public final class RequestJournal: Sendable {
   public func count(stubID: String) -> Int { state.withLock { $0.perStub[stubID] ?? 0 } }
   /// Requests recorded but no longer retained.
   public var evictedCount: Int {
-    state.withLock { s in s.totalRecorded - s.indexByID.count }
+    state.withLock { s in s.totalRecorded - s.retained }
   }
   /// Entries currently retained.
-  public var retainedCount: Int { state.withLock { $0.indexByID.count } }
+  public var retainedCount: Int { state.withLock { $0.retained } }
+
+  /// The ring slot holding entry `id`: a scan, since lookups by id are rare admin calls and an index
+  /// would cost two string hashes on every request.
+  private static func slot(of id: String, in s: State) -> Int? {
+    s.ring.firstIndex { $0?.id == id }
+  }
 }

@@ -142,8 +142,14 @@ public final class MockService: HTTPResponder, Sendable {
   }
 
   private func isAdmin(_ head: HTTPRequestHead) -> Bool {
-    configuration.adminEnabled && head.rawPath.hasPrefix("/__admin")
-      && (head.rawPath.count == 8 || head.rawPath.dropFirst(8).hasPrefix("/"))
+    guard configuration.adminEnabled else { return false }
+    // Cheap test first: an origin-form target that does not start with "/__" is never admin.
+    if head.target.utf8.first == UInt8(ascii: "/"), !head.target.utf8.starts(with: "/__".utf8) {
+      return false
+    }
+    let path = head.rawPath
+    return path.hasPrefix("/__admin")
+      && (path.utf8.count == 8 || path.utf8.dropFirst(8).first == UInt8(ascii: "/"))
   }
 
   // MARK: Serving a stub

@@ -30,6 +30,9 @@ public struct StubTable: Sendable {
   let pathIndex: [Key: [Int]]
   /// Stub indexes by (method or "", canonical url) for `url` stubs.
   let urlIndex: [Key: [Int]]
+  /// Whether any indexed stub matches every method (saves a lookup per request when none does).
+  let hasAnyMethodPath: Bool
+  let hasAnyMethodURL: Bool
   /// `urlPathTemplate` stubs in a segment trie, so templates are found without scanning them all.
   let templates: TemplateTrie
   /// Other stubs (regular expressions, any URL), in rank order.
@@ -52,6 +55,8 @@ public struct StubTable: Sendable {
       }
     }
     self.templates = templates
+    hasAnyMethodPath = pathIndex.keys.contains { $0.method.isEmpty }
+    hasAnyMethodURL = urlIndex.keys.contains { $0.method.isEmpty }
     let rank: (Int, Int) -> Bool = { a, b in
       stubs[a].priority != stubs[b].priority ? stubs[a].priority < stubs[b].priority : a > b
     }
@@ -104,10 +109,14 @@ public struct StubTable: Sendable {
       }
     }
     let m = request.method.rawValue
-    consider(pathIndex[Key(method: m, value: request.path)])
-    consider(pathIndex[Key(method: "", value: request.path)])
-    consider(urlIndex[Key(method: m, value: request.url)])
-    consider(urlIndex[Key(method: "", value: request.url)])
+    if !pathIndex.isEmpty {
+      consider(pathIndex[Key(method: m, value: request.path)])
+      if hasAnyMethodPath { consider(pathIndex[Key(method: "", value: request.path)]) }
+    }
+    if !urlIndex.isEmpty {
+      consider(urlIndex[Key(method: m, value: request.url)])
+      if hasAnyMethodURL { consider(urlIndex[Key(method: "", value: request.url)]) }
+    }
     let templateCandidates = templates.candidates(for: request.path)
     if !templateCandidates.isEmpty { consider(templateCandidates.sorted(by: outranks)) }
     consider(linear)
