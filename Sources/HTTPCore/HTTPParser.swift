@@ -356,32 +356,23 @@ public struct HTTPParser: Sendable {
 
   // MARK: - Heads
 
-  private func splitLines(_ bytes: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
-    var lines: [ArraySlice<UInt8>] = []
-    var start = bytes.startIndex
-    var i = start
-    while i < bytes.endIndex {
-      if bytes[i] == 10 {
-        var end = i
-        if end > start, bytes[end - 1] == 13 { end -= 1 }
-        lines.append(bytes[start..<end])
-        start = i + 1
-      }
-      i += 1
-    }
-    if start < bytes.endIndex {
+  /// The first line of `bytes` (without CR LF or LF) and the bytes after it.
+  private func firstLine(_ bytes: ArraySlice<UInt8>) -> (line: ArraySlice<UInt8>, rest: ArraySlice<UInt8>) {
+    guard let lf = bytes.firstIndex(of: 10) else {
       var end = bytes.endIndex
-      if bytes[end - 1] == 13 { end -= 1 }
-      lines.append(bytes[start..<end])
+      if end > bytes.startIndex, bytes[end - 1] == 13 { end -= 1 }
+      return (bytes[bytes.startIndex..<end], bytes[bytes.endIndex...])
     }
-    return lines
+    var end = lf
+    if end > bytes.startIndex, bytes[end - 1] == 13 { end -= 1 }
+    return (bytes[bytes.startIndex..<end], bytes[(lf + 1)...])
   }
 
   private mutating func parseRequestHead(_ bytes: ArraySlice<UInt8>) throws(HTTPParserError)
     -> HTTPRequestHead
   {
-    let lines = splitLines(bytes)
-    guard let requestLine = lines.first else { throw .invalidRequestLine }
+    let (requestLine, fieldBytes) = firstLine(bytes)
+    guard !requestLine.isEmpty else { throw .invalidRequestLine }
     // method SP request-target SP HTTP-version
     guard let sp1 = requestLine.firstIndex(of: 32) else { throw .invalidRequestLine }
     let methodBytes = requestLine[requestLine.startIndex..<sp1]
@@ -396,7 +387,7 @@ public struct HTTPParser: Sendable {
       throw .invalidRequestLine
     }
     let version = try parseVersion(rest[(sp2 + 1)...], invalid: .invalidRequestLine)
-    let headers = try parseFields(lines.dropFirst())
+    let headers = try parseFields(fieldBytes)
     let method = HTTPMethod(rawValue: String(decoding: methodBytes, as: UTF8.self))
     let target = String(decoding: targetBytes, as: UTF8.self)
     // request-target forms (RFC 9112 §3.2)
@@ -455,11 +446,17 @@ public struct HTTPParser: Sendable {
     return version
   }
 
-  private func parseFields(_ lines: ArraySlice<ArraySlice<UInt8>>) throws(HTTPParserError) -> HTTPHeaders {
-    if lines.count > limits.maxHeaderCount { throw .tooManyHeaderFields(limit: limits.maxHeaderCount) }
+  /// Parses `*( field-line CRLF )` (bare LF accepted).
+  private func parseFields(_ bytes: ArraySlice<UInt8>) throws(HTTPParserError) -> HTTPHeaders {
     var headers = HTTPHeaders()
-    for line in lines {
+    var rest = bytes
+    var count = 0
+    while !rest.isEmpty {
+      let (line, after) = firstLine(rest)
+      rest = after
       guard let first = line.first else { continue }
+      count += 1
+      if count > limits.maxHeaderCount { throw .tooManyHeaderFields(limit: limits.maxHeaderCount) }
       if first == 32 || first == 9 { throw .invalidHeaderField("obsolete line folding") }
       guard let colon = line.firstIndex(of: 58) else { throw .invalidHeaderField("line without a colon") }
       let name = line[line.startIndex..<colon]
@@ -557,8 +554,8 @@ public struct HTTPParser: Sendable {
   private mutating func parseResponseHead(_ bytes: ArraySlice<UInt8>) throws(HTTPParserError)
     -> HTTPResponseHead
   {
-    let lines = splitLines(bytes)
-    guard let statusLine = lines.first, statusLine.count >= 12 else { throw .invalidStatusLine }
+    let (statusLine, fieldBytes) = firstLine(bytes)
+    guard statusLine.count >= 12 else { throw .invalidStatusLine }
     let s = statusLine.startIndex
     let version = try parseVersion(statusLine[s..<s + 8], invalid: .invalidStatusLine)
     guard statusLine[s + 8] == 32 else { throw .invalidStatusLine }
@@ -570,7 +567,7 @@ public struct HTTPParser: Sendable {
       guard statusLine[s + 12] == 32 else { throw .invalidStatusLine }
       reason = String(decoding: statusLine[(s + 13)...], as: UTF8.self)
     }
-    let headers = try parseFields(lines.dropFirst())
+    let headers = try parseFields(fieldBytes)
     var status = HTTPStatus(code: code)
     status.reasonPhrase = reason
     let head = HTTPResponseHead(version: version, status: status, headers: headers)
@@ -618,7 +615,7 @@ public struct HTTPParser: Sendable {
       if end.next - readIndex > limits.maxHeaderSectionBytes {
         throw .headerSectionTooLarge(limit: limits.maxHeaderSectionBytes)
       }
-      trailers = try parseFields(splitLines(buffer[readIndex..<end.fieldsEnd])[...])
+      trailers = try parseFields(buffer[readIndex..<end.fieldsEnd])
       readIndex = end.next
     }
     scanIndex = readIndex
