@@ -63,7 +63,7 @@ if [ "$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)" -lt 2 ]; then
   exit 1
 fi
 
-BUILD_FLAGS="-c release --static-swift-stdlib --product mockserver"
+BUILD_FLAGS="-c release --static-swift-stdlib -Xlinker -no-pie --product mockserver"  # as `make run`
 BINARY=.build/release/mockserver
 if [ "${BENCH_STATIC:-1}" = 0 ]; then
   BUILD_FLAGS="-c release --product mockserver --scratch-path .build/dynamic"
