@@ -7,15 +7,27 @@ public enum HTTPSerializer {
   /// Appends `status-line CRLF *(field-line CRLF) CRLF` to `out`.
   /// CR, LF and NUL inside names or values are written as spaces, so a value can never split the message.
   public static func writeResponseHead(_ head: HTTPResponseHead, into out: inout [UInt8]) {
-    out.append(contentsOf: "HTTP/\(head.version.major).\(head.version.minor) ".utf8)
+    writeStatusLine(head, into: &out)
+    writeFields(head.headers, into: &out)
+    out.append(contentsOf: [13, 10])
+  }
+
+  /// Appends `HTTP-version SP status-code SP reason-phrase CRLF` (RFC 9112 §4).
+  public static func writeStatusLine(_ head: HTTPResponseHead, into out: inout [UInt8]) {
+    let version = head.version
+    if (0...9).contains(version.major), (0...9).contains(version.minor) {
+      out.append(contentsOf: [
+        72, 84, 84, 80, 47, UInt8(48 + version.major), 46, UInt8(48 + version.minor), 32,
+      ])
+    } else {
+      out.append(contentsOf: "HTTP/\(version.major).\(version.minor) ".utf8)
+    }
     let code = head.status.code
     out.append(UInt8(48 + (code / 100) % 10))
     out.append(UInt8(48 + (code / 10) % 10))
     out.append(UInt8(48 + code % 10))
     out.append(32)
     appendSafe(head.status.reasonPhrase, to: &out)
-    out.append(contentsOf: [13, 10])
-    writeFields(head.headers, into: &out)
     out.append(contentsOf: [13, 10])
   }
 
@@ -47,13 +59,17 @@ public enum HTTPSerializer {
 
   /// Appends field lines `name: value CRLF`, names spelled as given.
   public static func writeFields(_ headers: HTTPHeaders, into out: inout [UInt8]) {
-    for field in headers {
-      appendSafe(field.name, to: &out)
-      out.append(58)
-      out.append(32)
-      appendSafe(field.value, to: &out)
-      out.append(contentsOf: [13, 10])
-    }
+    for field in headers { writeField(name: field.name, value: field.value, into: &out) }
+  }
+
+  /// Appends one field line `name: value CRLF`; CR, LF and NUL are written as spaces.
+  @inline(__always)
+  public static func writeField(name: String, value: String, into out: inout [UInt8]) {
+    appendSafe(name, to: &out)
+    out.append(58)
+    out.append(32)
+    appendSafe(value, to: &out)
+    out.append(contentsOf: [13, 10])
   }
 
   /// Returns `head` with exactly one correct framing: `Content-Length: contentLength`, or none at all for
@@ -94,15 +110,19 @@ public enum HTTPSerializer {
   /// `0 CRLF CRLF`: the last chunk and an empty trailer section.
   public static let lastChunk: [UInt8] = Array("0\r\n\r\n".utf8)
 
-  private static func appendSafe(_ s: String, to out: inout [UInt8]) {
-    var s = s
-    s.withUTF8 { bytes in
-      // Fast path: nothing to neutralise (the usual case) is one bulk copy.
-      if !bytes.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) {
-        out.append(contentsOf: bytes)
+  /// Appends `s` as UTF-8 with CR, LF and NUL written as spaces; one bulk copy when there are none.
+  @inline(__always)
+  static func appendSafe(_ s: String, to out: inout [UInt8]) {
+    let copied: Bool? = s.utf8.withContiguousStorageIfAvailable { bytes in
+      if bytes.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) {
+        for c in bytes { out.append(c == 13 || c == 10 || c == 0 ? 32 : c) }
       } else {
-        for b in bytes { out.append(b == 13 || b == 10 || b == 0 ? 32 : b) }
+        out.append(contentsOf: bytes)
       }
+      return true
+    }
+    if copied == nil {
+      for c in s.utf8 { out.append(c == 13 || c == 10 || c == 0 ? 32 : c) }
     }
   }
 }

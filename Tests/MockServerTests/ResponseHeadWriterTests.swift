@@ -47,8 +47,9 @@ struct ResponseHeadWriterTests {
         for connection in [nil, "close", "keep-alive"] as [String?] {
           var out: [UInt8] = [1, 2, 3]
           ResponseHeadWriter.write(
-            head, contentLength: contentLength, date: "Tue, 02 Jan 2024 00:00:00 GMT", server: server,
-            connection: connection, into: &out)
+            head, contentLength: contentLength, date: Array("Tue, 02 Jan 2024 00:00:00 GMT".utf8),
+            server: server.map { Array("Server: \($0)\r\n".utf8) } ?? [],
+            connection: connection.map { Array("Connection: \($0)\r\n".utf8) } ?? [], into: &out)
           let expected =
             [1, 2, 3]
             + Self.reference(

@@ -251,18 +251,9 @@ final class Connection: EventHandler {
         flush()
       case .prepared(let prepared):
         out.append(contentsOf: prepared.headPrefix)
-        if !prepared.hasDate {
-          out.append(contentsOf: Connection.dateName)
-          out.append(contentsOf: loop.httpDateBytes())
-          out.append(contentsOf: Connection.crlf)
-        }
-        if !prepared.hasServer { out.append(contentsOf: owner.serverLine) }
-        if !planKeepAlive {
-          out.append(contentsOf: Connection.connectionClose)
-        } else if http10KeepAlive {
-          out.append(contentsOf: Connection.connectionKeepAlive)
-        }
-        out.append(contentsOf: Connection.crlf)
+        ResponseHeadWriter.writeConnectionFields(
+          hasDate: prepared.hasDate, hasServer: prepared.hasServer, date: loop.httpDateBytes(),
+          server: owner.serverLine, connection: connectionLine, into: &out)
         if HTTPSerializer.sendsContent(status: prepared.status, requestMethod: requestMethod) {
           out.append(contentsOf: prepared.body)
         }
@@ -324,16 +315,16 @@ final class Connection: EventHandler {
   }
 
   private func writeHead(_ authored: HTTPResponseHead, contentLength: Int) {
-    let connection: String? = !planKeepAlive ? "close" : (http10KeepAlive ? "keep-alive" : nil)
     ResponseHeadWriter.write(
-      authored, contentLength: contentLength, date: loop.httpDate(), server: owner.configuration.serverHeader,
-      connection: connection, into: &out)
+      authored, contentLength: contentLength, date: loop.httpDateBytes(), server: owner.serverLine,
+      connection: connectionLine, into: &out)
   }
 
-  private static let dateName: [UInt8] = Array("Date: ".utf8)
-  private static let crlf: [UInt8] = [13, 10]
-  private static let connectionClose: [UInt8] = Array("Connection: close\r\n".utf8)
-  private static let connectionKeepAlive: [UInt8] = Array("Connection: keep-alive\r\n".utf8)
+  /// The `Connection` line this response needs: close, HTTP/1.0 keep-alive, or none.
+  private var connectionLine: [UInt8] {
+    !planKeepAlive
+      ? ResponseHeadWriter.connectionClose : (http10KeepAlive ? ResponseHeadWriter.connectionKeepAlive : [])
+  }
 
   // MARK: Writing
 

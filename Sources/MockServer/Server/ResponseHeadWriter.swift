@@ -10,26 +10,10 @@ import HTTPCore
 /// and appending byte by byte: it is the per-response hot path (see docs/performance.md).
 enum ResponseHeadWriter {
   static func write(
-    _ head: HTTPResponseHead, contentLength: Int, date: String, server: String?, connection: String?,
+    _ head: HTTPResponseHead, contentLength: Int, date: [UInt8], server: [UInt8], connection: [UInt8],
     into out: inout [UInt8]
   ) {
-    let version = head.version
-    if (0...9).contains(version.major), (0...9).contains(version.minor) {
-      out.append(contentsOf: [
-        72, 84, 84, 80, 47, UInt8(48 + version.major), 46, UInt8(48 + version.minor), 32,
-      ])
-    } else {
-      out.append(contentsOf: "HTTP/\(version.major).\(version.minor) ".utf8)
-    }
-    let code = head.status.code
-    out.append(UInt8(48 + (code / 100) % 10))
-    out.append(UInt8(48 + (code / 10) % 10))
-    out.append(UInt8(48 + code % 10))
-    out.append(32)
-    appendSafe(head.status.reasonPhrase, to: &out)
-    out.append(13)
-    out.append(10)
-
+    HTTPSerializer.writeStatusLine(head, into: &out)
     var hasDate = false
     var hasServer = false
     for field in head.headers.fields {
@@ -41,7 +25,7 @@ enum ResponseHeadWriter {
       case 17 where field.name.equalsIgnoringASCIICase("Transfer-Encoding"): continue
       default: break
       }
-      appendField(field.name, field.value, to: &out)
+      HTTPSerializer.writeField(name: field.name, value: field.value, into: &out)
     }
     if !head.status.forbidsContent {
       out.append(contentsOf: contentLengthPrefix)
@@ -49,40 +33,35 @@ enum ResponseHeadWriter {
       out.append(13)
       out.append(10)
     }
-    if !hasDate { appendField("Date", date, to: &out) }
-    if let server, !hasServer { appendField("Server", server, to: &out) }
-    if let connection { appendField("Connection", connection, to: &out) }
+    writeConnectionFields(
+      hasDate: hasDate, hasServer: hasServer, date: date, server: server, connection: connection, into: &out)
+  }
+
+  /// Ends a head: `Date` (unless authored), the `Server` line (unless authored), the `Connection` line,
+  /// and the empty line. `date` is the field value; `server` and `connection` are whole lines (or empty).
+  @inline(__always)
+  static func writeConnectionFields(
+    hasDate: Bool, hasServer: Bool, date: [UInt8], server: [UInt8], connection: [UInt8],
+    into out: inout [UInt8]
+  ) {
+    if !hasDate {
+      out.append(contentsOf: dateName)
+      out.append(contentsOf: date)
+      out.append(13)
+      out.append(10)
+    }
+    if !hasServer { out.append(contentsOf: server) }
+    out.append(contentsOf: connection)
     out.append(13)
     out.append(10)
   }
 
   private static let contentLengthPrefix: [UInt8] = Array("Content-Length: ".utf8)
-
-  @inline(__always)
-  private static func appendField(_ name: String, _ value: String, to out: inout [UInt8]) {
-    appendSafe(name, to: &out)
-    out.append(58)
-    out.append(32)
-    appendSafe(value, to: &out)
-    out.append(13)
-    out.append(10)
-  }
-
-  /// Appends `s` as UTF-8, CR, LF and NUL written as spaces; one copy when there are none.
-  @inline(__always)
-  static func appendSafe(_ s: String, to out: inout [UInt8]) {
-    let copied: Bool? = s.utf8.withContiguousStorageIfAvailable { bytes in
-      for b in bytes where b == 13 || b == 10 || b == 0 {
-        for c in bytes { out.append(c == 13 || c == 10 || c == 0 ? 32 : c) }
-        return true
-      }
-      out.append(contentsOf: bytes)
-      return true
-    }
-    if copied == nil {
-      for c in s.utf8 { out.append(c == 13 || c == 10 || c == 0 ? 32 : c) }
-    }
-  }
+  private static let dateName: [UInt8] = Array("Date: ".utf8)
+  /// `Connection: close CRLF`.
+  static let connectionClose: [UInt8] = Array("Connection: close\r\n".utf8)
+  /// `Connection: keep-alive CRLF` (HTTP/1.0 keep-alive).
+  static let connectionKeepAlive: [UInt8] = Array("Connection: keep-alive\r\n".utf8)
 
   private static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
     guard value > 0 else {
