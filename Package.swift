@@ -32,6 +32,11 @@ let package = Package(
     .testTarget(
       name: "ContractTests",
       dependencies: ["ClientKit", "MockServerTesting", "MockServer", "HTTPCore"]),
+    // The sample app module of Examples/FriendsApp and its contract tests (see its README).
+    .target(name: "FriendsAPI", dependencies: ["ClientKit"], path: "Examples/FriendsApp/Sources/FriendsAPI"),
+    .testTarget(
+      name: "FriendsAPITests", dependencies: ["FriendsAPI", "ClientKit", "MockServerTesting"],
+      path: "Examples/FriendsApp/Tests/FriendsAPITests"),
   ],
   swiftLanguageModes: [.v6]
 )

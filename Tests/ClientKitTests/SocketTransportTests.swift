@@ -77,6 +77,52 @@ struct SocketTransportTests {
     #expect(await failure(server)?.caseName == "malformedResponse")
   }
 
+  @Test func garbageWithoutLineEndIsMalformedNotLost() async throws {
+    // 1024 bytes that never form a head, then FIN (MockServer's RANDOM_DATA_THEN_CLOSE).
+    let server = try LoopbackServer { c in
+      _ = c.readRequest()
+      c.write([UInt8](repeating: 0x7A, count: 1024))
+    }
+    defer { server.stop() }
+    #expect(await failure(server)?.caseName == "malformedResponse")
+  }
+
+  @Test func garbageIsReportedAtOnceEvenWhenTheServerKeepsTheConnection() async throws {
+    let server = try LoopbackServer { c in
+      _ = c.readRequest()
+      c.write("SSH-2.0-OpenSSH_9.6")
+      _ = c.waitForPeerClose(within: 5)
+    }
+    defer { server.stop() }
+    let start = ContinuousClock.now
+    #expect(await failure(server)?.caseName == "malformedResponse")
+    #expect(ContinuousClock.now - start < .seconds(2))
+  }
+
+  @Test func concurrentSlowExchangesOverlap() async throws {
+    // 40 exchanges each waiting 0.5 s for its answer: they must run side by side (a thread each), not a
+    // few at a time behind Dispatch's slowly growing pool.
+    let server = try LoopbackServer { c in
+      while c.readRequest() != nil {
+        Thread.sleep(forTimeInterval: 0.5)
+        c.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+      }
+    }
+    defer { server.stop() }
+    let transport = SocketTransport()
+    let start = ContinuousClock.now
+    let statuses = await withTaskGroup(of: Int.self) { group in
+      for _ in 0..<40 {
+        group.addTask { (try? await get(server, transport: transport))?.statusCode ?? 0 }
+      }
+      var all: [Int] = []
+      for await status in group { all.append(status) }
+      return all
+    }
+    #expect(statuses == Array(repeating: 200, count: 40))
+    #expect(ContinuousClock.now - start < .seconds(2))
+  }
+
   @Test func resetMidBodyIsTruncated() async throws {
     let server = try LoopbackServer { c in
       _ = c.readRequest()

@@ -135,6 +135,9 @@ struct TokenRefreshTests {
     let client = makeClient(stub, authentication: .bearer(BearerTokenAuthenticator(token: "x")))
     let error = await apiError { () async throws(APIError) in try await client.send(GetMe()) }
     #expect(error?.isUnauthorized == true)
+    // As is: the 401 itself, not a "refresh failed" for a refresh that was never possible.
+    #expect(error?.caseName == "unacceptableStatus")
+    #expect(error?.statusCode == 401)
     #expect(stub.requests.count == 1)
   }
 

@@ -62,6 +62,35 @@ struct URLSessionTransportTests {
     #expect(ContinuousClock.now - start < .seconds(3))
   }
 
+  @Test func unauthorizedWithBasicChallengeIsDeliveredNotHung() async throws {
+    // Linux URLSession turns this 401 into an authentication challenge and, unanswered, never completes
+    // the task (swift-corelibs-foundation#5456); the transport declines it and delivers the 401.
+    let server = try LoopbackServer { c in
+      while c.readRequest() != nil {
+        c.write(
+          "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"users\"\r\n"
+            + "Content-Type: application/json\r\nContent-Length: 14\r\n\r\n{\"code\":40100}")
+      }
+    }
+    defer { server.stop() }
+    let start = ContinuousClock.now
+    let response = try await send(server.url + "/users/42", timeout: .seconds(3))
+    #expect(response.statusCode == 401)
+    #expect(response.body == Data(#"{"code":40100}"#.utf8))
+    #expect(response.headers["www-authenticate"] == #"Basic realm="users""#)
+    #expect(ContinuousClock.now - start < .seconds(2))
+  }
+
+  @Test func randomBytesAreMalformedResponse() async throws {
+    let server = try LoopbackServer { c in
+      _ = c.readRequest()
+      c.write([UInt8](repeating: 0x7A, count: 1024))
+    }
+    defer { server.stop() }
+    let error = await apiError { () async throws(APIError) in try await send(server.url + "/r") }
+    #expect(error?.caseName == "malformedResponse")
+  }
+
   @Test func truncatedBodyIsNeverASuccess() async throws {
     let server = try LoopbackServer { c in
       _ = c.readRequest()

@@ -156,7 +156,7 @@ public struct APIClient: Sendable {
         }
 
         if info.statusCode == 401, !refreshedAfter401, case .bearer(let authenticator) = authentication,
-          request.requiresAuthentication, !BearerTokenAuthenticator.isRefreshing
+          authenticator.canRefresh, request.requiresAuthentication, !BearerTokenAuthenticator.isRefreshing
         {
           refreshedAfter401 = true
           do {

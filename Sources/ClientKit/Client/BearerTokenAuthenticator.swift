@@ -42,6 +42,9 @@ public final class BearerTokenAuthenticator: Sendable {
   /// The current access token, or nil.
   public var token: String? { state.withLock { $0.token } }
 
+  /// Whether a refresh closure is configured; without one a 401 is reported as it is.
+  public var canRefresh: Bool { refresh != nil }
+
   /// How many refreshes have been started since creation.
   public var refreshCount: Int { state.withLock { $0.refreshCount } }
 

@@ -176,6 +176,16 @@ struct SocketExchange {
         }
         break
       }
+      // Every response starts with "HTTP/": bytes that do not are not HTTP at all (BR-20 F-GARBAGE), which
+      // is reported at once as malformed, not as a connection lost at EOF or a timeout without EOF.
+      if totalBytes < Self.responsePrefix.count {
+        let seen = min(n, Self.responsePrefix.count - totalBytes)
+        if !buffer[0..<seen].elementsEqual(Self.responsePrefix[totalBytes..<totalBytes + seen]) {
+          throw AttemptFailure(
+            error: .malformedResponse(info, detail: "the server sent bytes that are not an HTTP response"),
+            beforeAnyResponseByte: false)
+        }
+      }
       totalBytes += n
       buffer.withUnsafeBytes { parser.append(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
       do {
@@ -211,6 +221,9 @@ struct SocketExchange {
       TransportResponse(statusCode: head.status.code, headers: headers, body: Data(content)), keepAlive
     )
   }
+
+  /// The first bytes of every HTTP/1.x response.
+  private static let responsePrefix: [UInt8] = Array("HTTP/".utf8)
 
   private func map(_ failure: SocketFailure, info: RequestInfo, cannotConnect: Bool = false) -> APIError {
     switch failure {

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import HTTPCore
 
@@ -21,13 +20,12 @@ import HTTPCore
 /// - `gzip`/`deflate` content codings are decoded (`Accept-Encoding: gzip` is sent unless disabled).
 ///
 /// Plain `http` only: `https` URLs are rejected with ``APIError/invalidRequest(_:)``; use
-/// ``URLSessionTransport`` (or ``AutomaticTransport``) for TLS. Each exchange blocks one Dispatch worker
-/// thread in `poll(2)`, never a Swift concurrency thread.
+/// ``URLSessionTransport`` (or ``AutomaticTransport``) for TLS. Each exchange runs on a thread of its own,
+/// blocked in `poll(2)`: never a Swift concurrency thread, never a Dispatch worker.
 public final class SocketTransport: Transport {
   private let pool: ConnectionPool
   private let limits: ParserLimits
   private let acceptsGzip: Bool
-  private let queue = DispatchQueue(label: "ClientKit.SocketTransport", attributes: .concurrent)
 
   /// Creates a transport.
   /// - Parameters:
@@ -66,16 +64,23 @@ public final class SocketTransport: Transport {
     if Task.isCancelled { throw .cancelled }
     let control = ExchangeControl()
     let port = request.url.port ?? 80
-    let (pool, limits, acceptsGzip, queue) = (self.pool, self.limits, self.acceptsGzip, self.queue)
+    let (pool, limits, acceptsGzip) = (self.pool, self.limits, self.acceptsGzip)
     let result = await withTaskCancellationHandler {
       await withCheckedContinuation {
         (continuation: CheckedContinuation<Result<TransportResponse, APIError>, Never>) in
-        queue.async {
+        // One thread per exchange: it blocks in poll(2) for as long as the server takes. Dispatch's
+        // non-overcommit pool (what a concurrent queue targets) grows by about one thread per second on
+        // Linux when its workers block, so 30 concurrent slow calls took seconds and starved everything
+        // else queued on Dispatch, URLSession's callbacks included.
+        let thread = Thread {
           let exchange = SocketExchange(
             request: request, host: host, port: port, control: control, pool: pool, limits: limits,
             acceptsGzip: acceptsGzip, progress: progress)
           continuation.resume(returning: exchange.run())
         }
+        thread.name = "ClientKit.SocketTransport"
+        thread.stackSize = 512 * 1024
+        thread.start()
       }
     } onCancel: {
       control.cancel()

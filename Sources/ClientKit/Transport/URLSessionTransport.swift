@@ -86,6 +86,7 @@ final class Exchange: Sendable {
     var response: HTTPURLResponse?
     var body = Data()
     var timedOut = false
+    var declinedChallenge = false
     var finished = false
     var timer: Task<Void, Never>?
   }
@@ -118,6 +119,12 @@ final class Exchange: Sendable {
       s.timedOut = true
       return true
     }
+  }
+
+  /// Records that an authentication challenge was declined, so that the cancellation that follows
+  /// delivers the 401 already received instead of ``APIError/cancelled``.
+  func declineChallenge() {
+    state.withLock { $0.declinedChallenge = true }
   }
 
   func received(_ response: HTTPURLResponse) {
@@ -164,6 +171,11 @@ final class Exchange: Sendable {
       let coding = headers.first("Content-Encoding")?.lowercasedASCII() ?? "identity"
       return coding == "identity" && request.method != .head ? n : nil
     }()
+    if let error, s.declinedChallenge, let response = s.response,
+      (error as NSError).code == NSURLErrorCancelled
+    {
+      return .success(TransportResponse(statusCode: response.statusCode, headers: headers, body: s.body))
+    }
     if let error {
       let code = (error as NSError).code
       if let response = s.response, code != NSURLErrorCancelled, code != NSURLErrorTimedOut {
@@ -175,6 +187,12 @@ final class Exchange: Sendable {
           return .failure(
             .truncatedBody(info, statusCode: response.statusCode, expected: nil, received: s.body.count))
         }
+      }
+      if code == NSURLErrorUnsupportedURL, ["http", "https"].contains(request.url.scheme?.lowercased() ?? "")
+      {
+        // libcurl's CURLE_UNSUPPORTED_PROTOCOL for an http(s) URL: the reply was not HTTP ("Received
+        // HTTP/0.9 when not allowed"), so the request was fine and the response is malformed (BR-20).
+        return .failure(.malformedResponse(info, detail: (error as NSError).localizedDescription))
       }
       return .failure(map(code: code, error: error, info: info, limit: request.timeout))
     }
@@ -201,6 +219,8 @@ final class Exchange: Sendable {
       NSURLErrorServerCertificateNotYetValid, NSURLErrorClientCertificateRejected,
       NSURLErrorClientCertificateRequired:
       return .tlsFailure(info, detail: text)
+    case NSURLErrorCannotDecodeContentData, NSURLErrorCannotDecodeRawData, NSURLErrorCannotParseResponse:
+      return .malformedResponse(info, detail: text)
     case NSURLErrorBadURL, NSURLErrorUnsupportedURL: return .invalidRequest(text)
     default: return .transportFailure(info, code: code, detail: text)
     }
@@ -226,6 +246,23 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     if let http = response as? HTTPURLResponse { exchange(dataTask)?.received(http) }
     completionHandler(.allow)
   }
+
+  #if canImport(FoundationNetworking)
+    /// Declines HTTP authentication challenges (a 401 with `WWW-Authenticate: Basic …`).
+    ///
+    /// swift-corelibs-foundation turns such a 401 into a challenge once the body has arrived; without this
+    /// method, or with "default handling" and no stored credential, the task is never completed and the
+    /// call waits for its deadline (swiftlang/swift-corelibs-foundation#5456). ``APIClient`` does its own
+    /// authentication, so the challenge is declined and the 401 already received is delivered as is.
+    func urlSession(
+      _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+      completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+      // swift-corelibs-foundation raises only HTTP authentication challenges (no server trust).
+      exchange(task)?.declineChallenge()
+      completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+  #endif
 
   func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
     exchange(dataTask)?.received(data)

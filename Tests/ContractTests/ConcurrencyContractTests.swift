@@ -1,0 +1,146 @@
+import ClientKit
+import Foundation
+import HTTPCore
+import MockServerTesting
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Concurrent calls through one client never get each other's answers, whatever the delays; pipelined
+/// requests on one connection are answered in order.
+@Suite("Contract: concurrent and pipelined calls")
+struct ConcurrencyContractTests {
+  @Test("30 concurrent calls with random delays each get their own answer", arguments: TransportKind.allCases)
+  func concurrentCallsKeepTheirAnswers(kind: TransportKind) async throws {
+    let server = try TestMockServer.start(configure: { $0.seed = 7 })
+    defer { server.stop() }
+    for id in 1...30 {
+      try server.stub(
+        .get("/items/\(id)").willReturn(
+          responseJSON: #"""
+            {"status":200,"jsonBody":{"status":"OK","result":{"id":\#(id)}},
+             "delayDistribution":{"type":"uniform","lower":0,"upper":150}}
+            """#))
+    }
+    let client = makeClient(server.baseURL, kind.make(), envelope: StatusResultEnvelope())
+    let answers = try await withThrowingTaskGroup(of: (Int, Item).self) { group in
+      for id in 1...30 {
+        group.addTask { (id, try await client.send(Endpoint<Item>(.get, "/items/\(id)"))) }
+      }
+      var all: [Int: Item] = [:]
+      for try await (id, item) in group { all[id] = item }
+      return all
+    }
+    #expect(answers.count == 30)
+    #expect(answers.allSatisfy { $0.key == $0.value.id })
+    try server.verify(count: 30, .matching("GET", pathPattern: "/items/[0-9]+"))
+    #expect(server.unmatchedRequests.isEmpty)
+  }
+
+  @Test("40 concurrent slow calls through SocketTransport run in parallel, not a few at a time")
+  func manyConcurrentSlowCallsOverlap() async throws {
+    let server = try TestMockServer.start()
+    defer { server.stop() }
+    try server.stub(.get("/slow").willReturn(json: #"{"id":1}"#, delayMilliseconds: 500))
+    let client = makeClient(server.baseURL, SocketTransport(), timeout: .seconds(10))
+    let start = ContinuousClock.now
+    let count = try await withThrowingTaskGroup(of: Item.self) { group in
+      for _ in 0..<40 { group.addTask { try await client.send(Endpoint<Item>(.get, "/slow")) } }
+      var n = 0
+      for try await item in group where item == Item(id: 1) { n += 1 }
+      return n
+    }
+    let elapsed = seconds(ContinuousClock.now - start)
+    #expect(count == 40)
+    // Each exchange blocks a thread for 0.5 s; they must overlap (one thread each), not queue up behind a
+    // small pool (which took 4 s and more).
+    #expect(elapsed < 2, "40 concurrent 0.5 s calls took \(elapsed) s")
+  }
+
+  @Test("a slow call does not hold back a fast one on the same client", arguments: TransportKind.allCases)
+  func slowDoesNotBlockFast(kind: TransportKind) async throws {
+    let server = try TestMockServer.start()
+    defer { server.stop() }
+    try server.stub(.get("/slow").willReturn(json: #"{"id":1}"#, delayMilliseconds: 1500))
+    try server.stub(.get("/fast").willReturn(json: #"{"id":2}"#))
+    let client = makeClient(server.baseURL, kind.make())
+    async let slow = client.send(Endpoint<Item>(.get, "/slow"))
+    #expect(await eventually { server.requests.contains { $0.request.head.target == "/slow" } })
+    let start = ContinuousClock.now
+    #expect(try await client.send(Endpoint<Item>(.get, "/fast")) == Item(id: 2))
+    #expect(ContinuousClock.now - start < .seconds(1))
+    #expect(try await slow == Item(id: 1))
+  }
+
+  @Test("pipelined requests on one connection are answered in order, a delayed first one included")
+  func pipelinedInOrder() async throws {
+    let server = try TestMockServer.start()
+    defer { server.stop() }
+    try server.stub(.get("/p/1").willReturn(json: #"{"id":1}"#, delayMilliseconds: 300))
+    try server.stub(.get("/p/2").willReturn(json: #"{"id":2}"#))
+    try server.stub(.get("/p/3").willReturn(json: #"{"id":3}"#))
+    let requests =
+      "GET /p/1 HTTP/1.1\r\nHost: x\r\n\r\nGET /p/2 HTTP/1.1\r\nHost: x\r\n\r\n"
+      + "GET /p/3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    let port = server.port
+    let reply = try await onOwnThread { try rawExchange(port: port, send: requests) }
+    let bodies = ["{\"id\":1}", "{\"id\":2}", "{\"id\":3}"].map { reply.range(of: $0)?.lowerBound }
+    #expect(bodies.allSatisfy { $0 != nil }, "reply: \(reply)")
+    let positions = bodies.compactMap { $0 }
+    #expect(positions == positions.sorted())
+    #expect(reply.components(separatedBy: "HTTP/1.1 200 OK").count == 4)
+    #expect(server.requests.map(\.request.head.target) == ["/p/1", "/p/2", "/p/3"])
+  }
+}
+
+/// Writes `text` on a new loopback connection to `port` and reads until the server closes (5 s at most).
+func rawExchange(port: Int, send text: String) throws -> String {
+  struct SocketFailure: Error, CustomStringConvertible {
+    var description: String
+  }
+  #if canImport(Glibc)
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+  #else
+    let fd = socket(AF_INET, SOCK_STREAM, 0)
+  #endif
+  guard fd >= 0 else { throw SocketFailure(description: "socket: errno \(errno)") }
+  defer { close(fd) }
+  var timeout = timeval(tv_sec: 5, tv_usec: 0)
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+  var address = sockaddr_in()
+  address.sin_family = sa_family_t(AF_INET)
+  address.sin_port = in_port_t(UInt16(port).bigEndian)
+  address.sin_addr.s_addr = inet_addr("127.0.0.1")
+  let connected = withUnsafePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+    }
+  }
+  guard connected == 0 else { throw SocketFailure(description: "connect: errno \(errno)") }
+  let bytes = Array(text.utf8)
+  var sent = 0
+  while sent < bytes.count {
+    let n = bytes[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    guard n > 0 else { throw SocketFailure(description: "write: errno \(errno)") }
+    sent += n
+  }
+  var received: [UInt8] = []
+  var buffer = [UInt8](repeating: 0, count: 4096)
+  while true {
+    let n = read(fd, &buffer, buffer.count)
+    if n <= 0 { break }
+    received += buffer[0..<n]
+  }
+  return String(decoding: received, as: UTF8.self)
+}
+
+/// Runs blocking `work` on a thread of its own, keeping Swift concurrency's few threads free.
+func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+  try await withCheckedThrowingContinuation { continuation in
+    Thread { continuation.resume(with: Result { try work() }) }.start()
+  }
+}
