@@ -441,7 +441,9 @@ struct SocketTransportTests {
       clientIdentity: TLSClientIdentity(certificatePEM: "not a certificate", privateKeyPEM: "nor a key"))
     let request = TransportRequest(method: .get, url: URL(string: "https://127.0.0.1:1/")!)
     for _ in 0..<2 {
-      let error = await apiError { () async throws(APIError) in try await transport.send(request, progress: nil) }
+      let error = await apiError { () async throws(APIError) in
+        try await transport.send(request, progress: nil)
+      }
       guard case .tlsFailure(_, .invalidCertificate)? = error else {
         Issue.record("expected .tlsFailure(.invalidCertificate), got \(String(describing: error))")
         return
@@ -452,13 +454,17 @@ struct SocketTransportTests {
   @Test func automaticTransportSendsHTTPSThroughSocketsOnlyWithCustomTLS() {
     #expect(!AutomaticTransport().sendsHTTPSThroughSockets)
     #expect(!AutomaticTransport(trust: .system).sendsHTTPSThroughSockets)
-    #expect(AutomaticTransport(trust: TrustConfiguration(trustedCertificatesPEM: ["x"])).sendsHTTPSThroughSockets)
-    #expect(AutomaticTransport(trust: TrustConfiguration(usesSystemTrustStore: false)).sendsHTTPSThroughSockets)
+    #expect(
+      AutomaticTransport(trust: TrustConfiguration(trustedCertificatesPEM: ["x"])).sendsHTTPSThroughSockets)
+    #expect(
+      AutomaticTransport(trust: TrustConfiguration(usesSystemTrustStore: false)).sendsHTTPSThroughSockets)
     #expect(
       AutomaticTransport(trust: TrustConfiguration(pinnedPublicKeyHashes: ["AAAA"])).sendsHTTPSThroughSockets)
     #expect(
-      AutomaticTransport(trust: .system, clientIdentity: TLSClientIdentity(certificatePEM: "", privateKeyPEM: ""))
-        .sendsHTTPSThroughSockets)
+      AutomaticTransport(
+        trust: .system, clientIdentity: TLSClientIdentity(certificatePEM: "", privateKeyPEM: "")
+      )
+      .sendsHTTPSThroughSockets)
   }
 
   // MARK: End to end through APIClient
