@@ -138,6 +138,26 @@ struct HTTPSContractTests {
     #expect(elapsed >= .milliseconds(390) && elapsed < .milliseconds(1200), "\(elapsed)")
   }
 
+  @Test(arguments: HTTPSTransportKind.allCases)
+  func cancellationStopsAWaitingTLSExchange(kind: HTTPSTransportKind) async throws {
+    let server = try TestMockServer.start(https: .standard)
+    defer { server.stop() }
+    try server.stub(.get("/api/v1/me").willReturn(status: 200, json: okBody, delayMilliseconds: 5000))
+    let api = try client(server, kind.make(trust: try trust(server)))
+    let task = Task { () async -> APIError? in
+      await apiError { () async throws(APIError) in try await api.send(GetMe()) }
+    }
+    try await Task.sleep(for: .milliseconds(300))
+    let start = ContinuousClock.now
+    task.cancel()
+    let error = await task.value
+    guard case .cancelled? = error else {
+      Issue.record("expected .cancelled, got \(String(describing: error))")
+      return
+    }
+    #expect(ContinuousClock.now - start < .seconds(2))
+  }
+
   @Test func keepAliveReusesOneTLSConnection() async throws {
     let server = try TestMockServer.start(https: .standard)
     defer { server.stop() }
