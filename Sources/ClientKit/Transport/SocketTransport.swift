@@ -45,7 +45,7 @@ public final class SocketTransport: Transport {
 
   /// Creates a transport.
   /// - Parameters:
-  ///   - maxIdleConnectionsPerHost: idle keep-alive connections kept per `host:port` (0 disables reuse).
+  ///   - maxIdleConnectionsPerHost: idle keep-alive connections kept per scheme, host and port (0 disables reuse).
   ///   - idleTimeout: an idle connection older than this is closed instead of reused (default 30 s).
   ///   - limits: bounds for parsing responses (head size, body size in bytes).
   ///   - acceptsGzip: send `Accept-Encoding: gzip` when the request has no `Accept-Encoding`.
