@@ -436,6 +436,34 @@ struct SocketTransportTests {
     #expect(ContinuousClock.now - start < .seconds(2))
   }
 
+  @Test func blockedExchangesNeverDelayTheStartOfAnother() async throws {
+    let server = try LoopbackServer { c in _ = c.waitForPeerClose(within: 5) }
+    defer { server.stop() }
+    let transport = SocketTransport()
+    let url = URL(string: "http://127.0.0.1:\(server.port)/")!
+    let blockers = (0..<4).map { _ in
+      Task {
+        await apiError { () async throws(APIError) in
+          try await transport.send(
+            TransportRequest(method: .get, url: url, timeout: .seconds(3)), progress: nil)
+        }
+      }
+    }
+    try await Task.sleep(for: .milliseconds(200))
+    let start = ContinuousClock.now
+    let error = await apiError { () async throws(APIError) in
+      try await transport.send(
+        TransportRequest(method: .get, url: url, timeout: .milliseconds(200)), progress: nil)
+    }
+    let elapsed = ContinuousClock.now - start
+    #expect(error?.caseName == "timedOut")
+    #expect(elapsed < .milliseconds(900), "\(elapsed)")
+    let cancelled = ContinuousClock.now
+    for blocker in blockers { blocker.cancel() }
+    for blocker in blockers { #expect(await blocker.value?.caseName == "cancelled") }
+    #expect(ContinuousClock.now - cancelled < .seconds(1), "every blocked exchange was running, none queued")
+  }
+
   @Test func anUnreadableClientIdentityFailsEachHTTPSRequestNotTheInit() async throws {
     let transport = SocketTransport(
       clientIdentity: TLSClientIdentity(certificatePEM: "not a certificate", privateKeyPEM: "nor a key"))

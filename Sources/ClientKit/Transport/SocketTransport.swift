@@ -29,8 +29,9 @@ import Synchronization
 /// - **Headers exactly as received**: order, spelling and repeated fields are kept.
 /// - `gzip`/`deflate` content codings are decoded (`Accept-Encoding: gzip` is sent unless disabled).
 ///
-/// Other schemes are rejected with ``APIError/invalidRequest(_:)``. Each exchange blocks one Dispatch
-/// worker thread in `poll(2)`, never a Swift concurrency thread.
+/// Other schemes are rejected with ``APIError/invalidRequest(_:)``. Each exchange blocks one thread in
+/// `poll(2)` (from Dispatch's overcommit pool, so one exchange never waits for another to start), never a
+/// Swift concurrency thread.
 public final class SocketTransport: Transport {
   /// Which server certificates `https` requests accept.
   public let trust: TrustConfiguration
@@ -39,7 +40,6 @@ public final class SocketTransport: Transport {
   private let pool: ConnectionPool
   private let limits: ParserLimits
   private let acceptsGzip: Bool
-  private let queue = DispatchQueue(label: "ClientKit.SocketTransport", attributes: .concurrent)
   /// The TLS context, built on the first `https` request (building it reads the system roots).
   private let tlsContext = Mutex<Result<TLSClientContext, TLSTrustFailure>?>(nil)
 
@@ -124,7 +124,11 @@ public final class SocketTransport: Transport {
     }
     let control = ExchangeControl()
     let port = request.url.port ?? (tls == nil ? 80 : 443)
-    let (pool, limits, acceptsGzip, queue) = (self.pool, self.limits, self.acceptsGzip, self.queue)
+    let (pool, limits, acceptsGzip) = (self.pool, self.limits, self.acceptsGzip)
+    // A serial queue per exchange targets libdispatch's overcommit pool, which starts a thread even when
+    // every worker is blocked in poll(2); a shared concurrent queue is capped at the core count, and on
+    // Linux an exchange queued behind blocked ones started up to ~1 s late (missing its deadline).
+    let queue = DispatchQueue(label: "ClientKit.SocketExchange")
     let result = await withTaskCancellationHandler {
       await withCheckedContinuation {
         (continuation: CheckedContinuation<Result<TransportResponse, APIError>, Never>) in
