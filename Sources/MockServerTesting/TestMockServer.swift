@@ -16,14 +16,26 @@ import MockServer
 /// // … exercise the client against server.baseURL …
 /// try server.verify(count: 1, .get("/api/v1/me"))
 /// ```
+///
+/// With `https:` it also listens for HTTPS on another free port (``httpsBaseURL``) with a certificate
+/// generated for the run; trust ``certificatePEM`` in the client (`TrustConfiguration.onlyCertificates`).
 public final class TestMockServer: Sendable {
   /// The mock application (stubs, journal, scenarios).
   public let service: MockService
   private let server: HTTPServer
+  private let tls: TLSMaterial?
 
-  private init(service: MockService, server: HTTPServer) {
+  /// What the HTTPS listener was started with.
+  private struct TLSMaterial: Sendable {
+    var port: Int
+    var root: CertificateAndKey
+    var clientAuthority: CertificateAndKey?
+  }
+
+  private init(service: MockService, server: HTTPServer, tls: TLSMaterial?) {
     self.service = service
     self.server = server
+    self.tls = tls
   }
 
   /// Starts a server on `127.0.0.1` and a free port.
@@ -31,11 +43,13 @@ public final class TestMockServer: Sendable {
   ///   - fixtures: a fixtures folder (`mappings/`, `__files/`, `envelopes.json`) to load, or nil for none.
   ///   - configure: adjusts the service configuration (seed, journal size, global delay…).
   ///   - configureServer: adjusts the HTTP configuration (timeouts, limits).
+  ///   - https: also listen for HTTPS with a generated certificate (see ``TestHTTPSOptions``), or nil
+  ///     for plain HTTP only.
   /// - Throws: ``TestMockServerError/invalidFixtures(_:)`` with the lint report when the folder has
-  ///   errors; `IOError` when the socket cannot be bound.
+  ///   errors; `IOError` when a socket cannot be bound; `TLSError` when the certificate cannot be made.
   public static func start(
     fixtures: String? = nil, configure: (inout MockServiceConfiguration) -> Void = { _ in },
-    configureServer: (inout ServerConfiguration) -> Void = { _ in }
+    configureServer: (inout ServerConfiguration) -> Void = { _ in }, https: TestHTTPSOptions? = nil
   ) throws -> TestMockServer {
     var fixtureSet = FixtureSet(stubs: [], envelopes: EnvelopeSet(), problems: [])
     if let fixtures {
@@ -54,7 +68,29 @@ public final class TestMockServer: Sendable {
     configureServer(&serverConfiguration)
     let server = HTTPServer(configuration: serverConfiguration, responder: service)
     try server.start()
-    return TestMockServer(service: service, server: server)
+    guard let https else { return TestMockServer(service: service, server: server, tls: nil) }
+    do {
+      let tls = try startHTTPS(on: server, options: https)
+      return TestMockServer(service: service, server: server, tls: tls)
+    } catch {
+      server.shutdown(graceful: false)
+      throw error
+    }
+  }
+
+  private static func startHTTPS(on server: HTTPServer, options: TestHTTPSOptions) throws -> TLSMaterial {
+    let root = try CertificateFactory.makeSelfSigned()
+    let served = try options.certificateFault.map {
+      try CertificateFactory.makeFaultCertificate($0, trusted: root)
+    }
+    let clientAuthority =
+      options.requiresClientCertificate
+      ? try CertificateFactory.makeAuthority(commonName: "mockserver test client CA") : nil
+    let context = try TLSServerContext(
+      certificateChainPEM: (served ?? root).certificatePEM, privateKeyPEM: (served ?? root).privateKeyPEM,
+      clientCertificateAuthorityPEM: clientAuthority?.certificatePEM)
+    let port = try server.addHTTPSListener(port: 0, context: context)
+    return TLSMaterial(port: port, root: root, clientAuthority: clientAuthority)
   }
 
   /// The port the server listens on.
@@ -63,6 +99,37 @@ public final class TestMockServer: Sendable {
   /// `http://127.0.0.1:PORT` (no trailing slash).
   public var baseURL: URL {
     URL(string: server.baseURL) ?? URL(fileURLWithPath: "/")
+  }
+
+  /// The HTTPS port, or nil when started without `https:`.
+  public var httpsPort: Int? { tls?.port }
+
+  /// `https://127.0.0.1:PORT` (no trailing slash), or nil when started without `https:`. The
+  /// certificate also names `localhost` and `::1`.
+  public var httpsBaseURL: URL? {
+    guard let tls else { return nil }
+    let host = server.boundAddress
+    return URL(string: "https://\(host.contains(":") ? "[\(host)]" : host):\(tls.port)")
+  }
+
+  /// The certificate to trust for ``httpsBaseURL`` (PEM): the self-signed certificate generated for this
+  /// run, which the listener serves, or which issued the fault certificate it serves. Its public key is
+  /// the one to pin. Nil when started without `https:`.
+  public var certificatePEM: String? { tls?.root.certificatePEM }
+
+  /// A new client certificate and key (PEM) that the HTTPS listener accepts, for servers started with
+  /// ``TestHTTPSOptions/requiresClientCertificate``; the journal records its subject as
+  /// `CN=<commonName>,O=mockserver`.
+  /// - Throws: ``TestMockServerError/invalidStub(_:)`` when the server does not require client
+  ///   certificates; `TLSError` when the certificate cannot be made.
+  public func makeClientIdentity(commonName: String = "client") throws -> CertificateAndKey {
+    guard let authority = tls?.clientAuthority else {
+      throw TestMockServerError.invalidStub("the server was not started with requiresClientCertificate")
+    }
+    let now = Date()
+    return try CertificateFactory.issue(
+      commonName: commonName, hosts: [], usage: .client, issuer: authority,
+      notBefore: now.addingTimeInterval(-3600), notAfter: now.addingTimeInterval(86_400))
   }
 
   /// Adds a stub (it outranks earlier stubs of equal priority) and returns its id.
@@ -136,6 +203,24 @@ public final class TestMockServer: Sendable {
   }
 
   deinit { server.shutdown(graceful: false) }
+}
+
+/// How ``TestMockServer`` serves HTTPS.
+public struct TestHTTPSOptions: Sendable, Equatable {
+  /// Serve a certificate that fails validation this way (signed by ``TestMockServer/certificatePEM``
+  /// for `expired` and `wrongHost`, by an unknown CA for `untrusted`), or nil for a valid one.
+  public var certificateFault: TLSCertificateFault?
+  /// Require a client certificate (mutual TLS) issued by ``TestMockServer/makeClientIdentity(commonName:)``.
+  public var requiresClientCertificate: Bool
+
+  /// Creates options.
+  public init(certificateFault: TLSCertificateFault? = nil, requiresClientCertificate: Bool = false) {
+    self.certificateFault = certificateFault
+    self.requiresClientCertificate = requiresClientCertificate
+  }
+
+  /// A valid certificate for `localhost`, `127.0.0.1` and `::1`; no client certificate required.
+  public static let standard = TestHTTPSOptions()
 }
 
 /// Why a ``TestMockServer`` call failed.

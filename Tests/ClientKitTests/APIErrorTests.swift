@@ -16,7 +16,7 @@ struct APIErrorTests {
     .connectionLost(info, receivedBytes: 12),
     .truncatedBody(info, statusCode: 200, expected: 100, received: 14),
     .malformedResponse(info, detail: "malformed status-line"),
-    .tlsFailure(info, detail: "certificate has expired"),
+    .tlsFailure(info, .expired),
     .transportFailure(info, code: -1, detail: "unknown"),
     .cancelled,
   ]
@@ -43,6 +43,12 @@ struct APIErrorTests {
     #expect(APIError.cancelled.presentation == .none)
     #expect(APIError.connectionReset(Self.info).presentation == .toast)
     #expect(APIError.invalidRequest("bad").presentation == .alert)
+    let tls = APIError.tlsFailure(Self.info, .hostnameMismatch)
+    #expect(tls.description.contains("host name does not match the certificate"))
+    #expect(tls.trustFailure == .hostnameMismatch)
+    #expect(tls.isTransportFailure)
+    #expect(tls.presentation == .alert)
+    #expect(APIError.connectionReset(Self.info).trustFailure == nil)
   }
 
   @Test(arguments: [

@@ -31,7 +31,7 @@ struct RetryTests {
     (status(500), false, false),
     (status(429), false, true),
     (status(400), true, false), (status(401), true, false), (status(404), true, false),
-    (.tlsFailure(info, detail: "bad cert"), true, false),
+    (.tlsFailure(info, .untrustedRoot), true, false),
     (.malformedResponse(info, detail: "x"), true, false),
     (
       .application(

@@ -422,12 +422,123 @@ struct SocketTransportTests {
     #endif
   }
 
-  @Test func httpsIsRejectedWithAClearError() async {
-    let request = TransportRequest(method: .get, url: URL(string: "https://example.com/")!)
+  @Test func otherSchemesAreRejectedWithAClearError() async {
+    let request = TransportRequest(method: .get, url: URL(string: "ftp://example.com/")!)
     let error = await apiError { () async throws(APIError) in
       try await SocketTransport().send(request, progress: nil)
     }
     #expect(error?.caseName == "invalidRequest")
+  }
+
+  // MARK: TLS failures without a TLS server (the HTTPS contract suite covers real handshakes)
+
+  @Test func httpsToAPlainHTTPServerIsAHandshakeFailure() async throws {
+    let server = try LoopbackServer { c in
+      c.write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+      _ = c.waitForPeerClose(within: 5)
+    }
+    defer { server.stop() }
+    let request = TransportRequest(
+      method: .get, url: URL(string: "https://127.0.0.1:\(server.port)/")!, timeout: .seconds(5))
+    let error = await apiError { () async throws(APIError) in
+      try await SocketTransport().send(request, progress: nil)
+    }
+    guard case .tlsFailure(let info, .handshakeFailed(let reason))? = error else {
+      Issue.record("expected .tlsFailure(.handshakeFailed), got \(String(describing: error))")
+      return
+    }
+    #expect(info.url == request.url)
+    #expect(!reason.isEmpty)
+    #expect(error?.isTransportFailure == true)
+  }
+
+  @Test func aSilentHandshakeTimesOutAtTheDeadline() async throws {
+    let server = try LoopbackServer { c in _ = c.waitForPeerClose(within: 5) }
+    defer { server.stop() }
+    let request = TransportRequest(
+      method: .get, url: URL(string: "https://127.0.0.1:\(server.port)/")!, timeout: .milliseconds(300))
+    let start = ContinuousClock.now
+    let error = await apiError { () async throws(APIError) in
+      try await SocketTransport().send(request, progress: nil)
+    }
+    let elapsed = ContinuousClock.now - start
+    #expect(error?.caseName == "timedOut")
+    #expect(elapsed >= .milliseconds(290) && elapsed < .milliseconds(1500), "\(elapsed)")
+  }
+
+  @Test func cancellationStopsAWaitingHandshake() async throws {
+    let server = try LoopbackServer { c in _ = c.waitForPeerClose(within: 5) }
+    defer { server.stop() }
+    let request = TransportRequest(
+      method: .get, url: URL(string: "https://127.0.0.1:\(server.port)/")!, timeout: .seconds(10))
+    let task = Task { () async -> APIError? in
+      await apiError { () async throws(APIError) in try await SocketTransport().send(request, progress: nil) }
+    }
+    try await Task.sleep(for: .milliseconds(150))
+    let start = ContinuousClock.now
+    task.cancel()
+    let error = await task.value
+    #expect(error?.caseName == "cancelled")
+    #expect(ContinuousClock.now - start < .seconds(2))
+  }
+
+  @Test func blockedExchangesNeverDelayTheStartOfAnother() async throws {
+    let server = try LoopbackServer { c in _ = c.waitForPeerClose(within: 5) }
+    defer { server.stop() }
+    let transport = SocketTransport()
+    let url = URL(string: "http://127.0.0.1:\(server.port)/")!
+    let blockers = (0..<4).map { _ in
+      Task {
+        await apiError { () async throws(APIError) in
+          try await transport.send(
+            TransportRequest(method: .get, url: url, timeout: .seconds(3)), progress: nil)
+        }
+      }
+    }
+    try await Task.sleep(for: .milliseconds(200))
+    let start = ContinuousClock.now
+    let error = await apiError { () async throws(APIError) in
+      try await transport.send(
+        TransportRequest(method: .get, url: url, timeout: .milliseconds(200)), progress: nil)
+    }
+    let elapsed = ContinuousClock.now - start
+    #expect(error?.caseName == "timedOut")
+    #expect(elapsed < .milliseconds(900), "\(elapsed)")
+    let cancelled = ContinuousClock.now
+    for blocker in blockers { blocker.cancel() }
+    for blocker in blockers { #expect(await blocker.value?.caseName == "cancelled") }
+    #expect(ContinuousClock.now - cancelled < .seconds(1), "every blocked exchange was running, none queued")
+  }
+
+  @Test func anUnreadableClientIdentityFailsEachHTTPSRequestNotTheInit() async throws {
+    let transport = SocketTransport(
+      clientIdentity: TLSClientIdentity(certificatePEM: "not a certificate", privateKeyPEM: "nor a key"))
+    let request = TransportRequest(method: .get, url: URL(string: "https://127.0.0.1:1/")!)
+    for _ in 0..<2 {
+      let error = await apiError { () async throws(APIError) in
+        try await transport.send(request, progress: nil)
+      }
+      guard case .tlsFailure(_, .invalidCertificate)? = error else {
+        Issue.record("expected .tlsFailure(.invalidCertificate), got \(String(describing: error))")
+        return
+      }
+    }
+  }
+
+  @Test func automaticTransportSendsHTTPSThroughSocketsOnlyWithCustomTLS() {
+    #expect(!AutomaticTransport().sendsHTTPSThroughSockets)
+    #expect(!AutomaticTransport(trust: .system).sendsHTTPSThroughSockets)
+    #expect(
+      AutomaticTransport(trust: TrustConfiguration(trustedCertificatesPEM: ["x"])).sendsHTTPSThroughSockets)
+    #expect(
+      AutomaticTransport(trust: TrustConfiguration(usesSystemTrustStore: false)).sendsHTTPSThroughSockets)
+    #expect(
+      AutomaticTransport(trust: TrustConfiguration(pinnedPublicKeyHashes: ["AAAA"])).sendsHTTPSThroughSockets)
+    #expect(
+      AutomaticTransport(
+        trust: .system, clientIdentity: TLSClientIdentity(certificatePEM: "", privateKeyPEM: "")
+      )
+      .sendsHTTPSThroughSockets)
   }
 
   // MARK: End to end through APIClient

@@ -94,7 +94,9 @@ public struct APIClient: Sendable {
   /// The transport used when none is given: ``URLSessionTransport`` on Apple platforms; on Linux and
   /// other platforms ``AutomaticTransport``: ``SocketTransport`` for `http`, ``URLSessionTransport`` for
   /// `https` (Linux URLSession rounds timeouts down to whole seconds and may re-send requests on reused
-  /// connections; ``SocketTransport`` does neither).
+  /// connections; ``SocketTransport`` does neither). To trust another CA, pin keys or present a client
+  /// certificate, pass a transport made with a trust configuration, e.g.
+  /// `AutomaticTransport(trust:clientIdentity:)` (trust lives on the transport, see docs/clientkit.md).
   public static func platformDefaultTransport() -> any Transport {
     #if canImport(Darwin)
       return URLSessionTransport()

@@ -19,8 +19,8 @@ extension APIError: LocalizedError, CustomStringConvertible {
       return "The response (\(status)) was cut short: received \(received)\(of) bytes (\(q))."
     case .malformedResponse(let q, let detail):
       return "The server sent an invalid HTTP response: \(detail) (\(q))."
-    case .tlsFailure(let q, let detail):
-      return "The secure connection failed: \(detail) (\(q))."
+    case .tlsFailure(let q, let failure):
+      return "The secure connection failed: \(failure) (\(q))."
     case .transportFailure(let q, let code, let detail):
       return "The request failed: \(detail) [\(code)] (\(q))."
     case .unacceptableStatus(let r, let app):

@@ -23,8 +23,10 @@ public enum APIError: Error, Sendable {
   case truncatedBody(RequestInfo, statusCode: Int, expected: Int?, received: Int)
   /// The bytes received are not an HTTP response.
   case malformedResponse(RequestInfo, detail: String)
-  /// The TLS handshake or certificate validation failed.
-  case tlsFailure(RequestInfo, detail: String)
+  /// The TLS handshake or the server's certificate was rejected; the ``TLSTrustFailure`` says why
+  /// (``TLSTrustFailure/expired``, ``TLSTrustFailure/hostnameMismatch``, ``TLSTrustFailure/untrustedRoot``,
+  /// ``TLSTrustFailure/pinMismatch``…). Nothing was sent. Never retried.
+  case tlsFailure(RequestInfo, TLSTrustFailure)
   /// Another transport failure that fits no case above (kept with its code and text).
   case transportFailure(RequestInfo, code: Int, detail: String)
   /// The status code is not acceptable for the request. `application` holds the failure envelope the
@@ -67,6 +69,12 @@ public enum APIError: Error, Sendable {
     default:
       return response?.request
     }
+  }
+
+  /// Why the secure connection failed, for ``tlsFailure(_:_:)``; nil for every other case.
+  public var trustFailure: TLSTrustFailure? {
+    if case .tlsFailure(_, let failure) = self { return failure }
+    return nil
   }
 
   /// The HTTP status code of the response, when there was one.

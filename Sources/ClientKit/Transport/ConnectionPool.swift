@@ -1,6 +1,7 @@
 import Synchronization
 
-/// Idle keep-alive connections keyed by `host:port`.
+/// Idle keep-alive connections keyed by `scheme://host:port` (one pool per transport, hence per trust
+/// configuration).
 ///
 /// A connection is checked out by one exchange at a time and returned only after a complete response
 /// with keep-alive framing. Connections idle longer than the idle timeout, and those that fail the

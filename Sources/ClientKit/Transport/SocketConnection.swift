@@ -16,6 +16,20 @@ enum SocketFailure: Error, Sendable, Equatable {
   case cancelled
   /// Another errno.
   case other(Int32, String)
+  /// The TLS handshake failed or the server's certificate was rejected.
+  case trust(TLSTrustFailure)
+  /// The TLS session had already failed.
+  case closed
+
+  init(_ error: TLSClientError) {
+    switch error {
+    case .trust(let failure): self = .trust(failure)
+    case .deadline: self = .deadline
+    case .reset: self = .reset
+    case .io(let code, let text): self = .other(code, text)
+    case .closed: self = .closed
+    }
+  }
 }
 
 /// The monotonic clock in nanoseconds.
@@ -31,13 +45,17 @@ func errnoText(_ code: Int32) -> String {
   return String(cString: text)
 }
 
-/// One non-blocking TCP socket with deadline-bounded operations. Owned by one exchange at a time (or by
-/// the pool while idle); never used by two threads at once, except ``shutdownNow()``, which only calls
-/// `shutdown(2)` on a descriptor that stays open until the owner closes it. Hence `@unchecked Sendable`.
+/// One non-blocking TCP socket with deadline-bounded operations, plain or with a TLS session
+/// (``startTLS(host:context:until:)``), after which reads and writes go through the session. Owned by one
+/// exchange at a time (or by the pool while idle); never used by two threads at once, except
+/// ``shutdownNow()``, which only calls `shutdown(2)` on a descriptor that stays open until the owner
+/// closes it. Hence `@unchecked Sendable`.
 final class SocketConnection: @unchecked Sendable {
   let fd: Int32
-  /// host:port this connection is for.
+  /// The pool key this connection is for (`scheme://host:port`).
   let key: String
+  /// The TLS session, for `https`.
+  private var tls: TLSClientStream?
   /// Exchanges completed on this connection.
   var useCount = 0
   /// When the connection was returned to the pool (monotonic ns).
@@ -51,11 +69,27 @@ final class SocketConnection: @unchecked Sendable {
 
   deinit { close() }
 
-  /// Closes the descriptor (idempotent).
+  /// Ends the TLS session (close_notify, best effort) and closes the descriptor (idempotent).
   func close() {
     guard !closed else { return }
     closed = true
+    tls?.close()
+    tls = nil
     _ = systemClose(fd)
+  }
+
+  /// Runs the TLS handshake for `host` and checks the server's certificate before `deadline`; reads and
+  /// writes are encrypted from then on.
+  /// - Throws: ``SocketFailure/trust(_:)``, ``SocketFailure/deadline``, ``SocketFailure/reset``, other
+  ///   errors.
+  func startTLS(host: String, context: TLSClientContext, until deadline: UInt64) throws(SocketFailure) {
+    do {
+      let stream = try TLSClientStream(fd: fd, host: host, context: context)
+      tls = stream
+      try stream.handshake(until: deadline)
+    } catch {
+      throw SocketFailure(error)
+    }
   }
 
   /// Wakes any thread blocked in `poll` on this socket (used by cancellation).
@@ -66,7 +100,7 @@ final class SocketConnection: @unchecked Sendable {
   /// Connects to `host:port` before `deadline` (monotonic ns), trying each resolved address in turn.
   /// - Throws: ``SocketFailure/connect(_:)``, ``SocketFailure/deadline``.
   static func connect(
-    host: String, port: Int, deadline: UInt64, control: ExchangeControl
+    host: String, port: Int, key: String, deadline: UInt64, control: ExchangeControl
   ) throws(SocketFailure) -> SocketConnection {
     var hints = addrinfo()
     hints.ai_family = AF_UNSPEC
@@ -92,7 +126,7 @@ final class SocketConnection: @unchecked Sendable {
         lastError = errnoText(errno)
         continue
       }
-      let connection = SocketConnection(fd: fd, key: "\(host):\(port)")
+      let connection = SocketConnection(fd: fd, key: key)
       guard control.attach(connection) else {
         connection.close()
         throw .cancelled
@@ -147,6 +181,13 @@ final class SocketConnection: @unchecked Sendable {
   /// Writes all of `bytes` before `deadline`.
   /// - Throws: ``SocketFailure/reset`` (ECONNRESET, EPIPE), ``SocketFailure/deadline``, other errors.
   func writeAll(_ bytes: [UInt8], until deadline: UInt64) throws(SocketFailure) {
+    if let tls {
+      do {
+        return try tls.writeAll(bytes, until: deadline)
+      } catch {
+        throw SocketFailure(error)
+      }
+    }
     var offset = 0
     while offset < bytes.count {
       let n = bytes.withUnsafeBytes { buffer in
@@ -170,6 +211,13 @@ final class SocketConnection: @unchecked Sendable {
   /// - Returns: the number of bytes read; 0 at end of stream.
   /// - Throws: ``SocketFailure/reset``, ``SocketFailure/deadline``, other errors.
   func read(into buffer: inout [UInt8], until deadline: UInt64) throws(SocketFailure) -> Int {
+    if let tls {
+      do {
+        return try tls.read(into: &buffer, until: deadline)
+      } catch {
+        throw SocketFailure(error)
+      }
+    }
     while true {
       let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
       if n >= 0 { return n }
@@ -185,12 +233,25 @@ final class SocketConnection: @unchecked Sendable {
 
   /// True when an idle connection is still usable: the peer has not closed or reset it and has sent
   /// nothing unsolicited (checked with a non-blocking `MSG_PEEK`).
+  ///
+  /// On TLS, bytes waiting on the socket are not necessarily unsolicited data: a TLS 1.3 server may send
+  /// session tickets (or a key update) after the handshake. Those records are consumed with a
+  /// non-blocking read; the connection is reusable when they carried no application data and no
+  /// close_notify. Any application byte or alert makes it unusable (it is then closed).
   func isReusable() -> Bool {
-    var byte: UInt8 = 0
-    let n = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
-    if n < 0 {
-      let code = errno
-      return code == EAGAIN || code == EWOULDBLOCK
+    for _ in 0..<16 {
+      var byte: UInt8 = 0
+      let n = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+      if n < 0 {
+        let code = errno
+        return code == EAGAIN || code == EWOULDBLOCK
+      }
+      guard n > 0, let tls else { return false }
+      var probe = [UInt8](repeating: 0, count: 1)
+      let step = probe.withUnsafeMutableBytes { raw in
+        Result { () throws(TLSClientError) in try tls.readStep(into: raw) }
+      }
+      guard case .success((0, .wantsRead)) = step else { return false }
     }
     return false
   }

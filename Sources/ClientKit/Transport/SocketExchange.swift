@@ -6,6 +6,8 @@ struct SocketExchange {
   let request: TransportRequest
   let host: String
   let port: Int
+  /// The TLS settings for `https`, nil for plain `http`.
+  let tls: TLSClientContext?
   let control: ExchangeControl
   let pool: ConnectionPool
   let limits: ParserLimits
@@ -24,7 +26,7 @@ struct SocketExchange {
     let (seconds, atto) = request.timeout.components
     let budget = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, atto) / 1_000_000_000)
     let deadline = monotonicNanoseconds() + budget
-    let key = "\(host):\(port)"
+    let key = SocketTransport.poolKey(secure: tls != nil, host: host, port: port)
     let bytes = requestBytes()
     var allowPooled = true
     while true {
@@ -41,9 +43,18 @@ struct SocketExchange {
       } else {
         do {
           connection = try SocketConnection.connect(
-            host: host, port: port, deadline: deadline, control: control)
+            host: host, port: port, key: key, deadline: deadline, control: control)
         } catch {
           return .failure(map(error, info: info, cannotConnect: true))
+        }
+        if let tls {
+          do {
+            try connection.startTLS(host: host, context: tls, until: deadline)
+          } catch {
+            control.detachAndClose(connection)
+            if control.isCancelled { return .failure(.cancelled) }
+            return .failure(map(error, info: info))
+          }
         }
       }
       do {
@@ -72,7 +83,8 @@ struct SocketExchange {
     var headers = HTTPHeaders()
     if !request.headers.contains("Host") {
       let literal = host.contains(":") ? "[\(host)]" : host
-      headers.add(name: "Host", value: port == 80 ? literal : "\(literal):\(port)")
+      let defaultPort = tls == nil ? 80 : 443
+      headers.add(name: "Host", value: port == defaultPort ? literal : "\(literal):\(port)")
     }
     for field in request.headers
     where !field.name.equalsIgnoringASCIICase("Content-Length")
@@ -232,6 +244,8 @@ struct SocketExchange {
     case .reset:
       return cannotConnect ? .cannotConnect(info, reason: "connection reset") : .connectionReset(info)
     case .cancelled: return .cancelled
+    case .trust(let failure): return .tlsFailure(info, failure)
+    case .closed: return .connectionLost(info, receivedBytes: 0)
     case .other(let code, let text):
       return cannotConnect
         ? .cannotConnect(info, reason: text) : .transportFailure(info, code: Int(code), detail: text)

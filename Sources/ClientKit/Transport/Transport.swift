@@ -3,7 +3,7 @@
 /// Implementations map every failure to an ``APIError`` transport case (``APIError/timedOut(limit:request:)``,
 /// ``APIError/cannotConnect(_:reason:)``, ``APIError/connectionReset(_:)``, ``APIError/emptyResponse(_:)``,
 /// ``APIError/connectionLost(_:receivedBytes:)``, ``APIError/truncatedBody(_:statusCode:expected:received:)``,
-/// ``APIError/malformedResponse(_:detail:)``, ``APIError/tlsFailure(_:detail:)``, ``APIError/cancelled``),
+/// ``APIError/malformedResponse(_:detail:)``, ``APIError/tlsFailure(_:_:)``, ``APIError/cancelled``),
 /// enforce ``TransportRequest/timeout`` as a total deadline, stop when the calling task is cancelled, and
 /// never re-send a request that is not idempotent.
 ///

@@ -5,6 +5,9 @@ import Synchronization
 #if canImport(FoundationNetworking)
   import FoundationNetworking
 #endif
+#if canImport(Security)
+  import Security
+#endif
 
 /// A ``Transport`` on `URLSession`: the default on Apple platforms, available everywhere.
 ///
@@ -20,16 +23,34 @@ import Synchronization
 ///   even when it is not idempotent;
 /// - response header fields come back as a dictionary: order and the combination of repeated fields are
 ///   lost. Lookups through ``HTTPHeaders`` are still case-insensitive.
+/// - server-trust challenges are never delivered to the delegate (measured with Swift 6.3: libcurl
+///   verifies against the system roots only), so a custom ``TrustConfiguration`` cannot be applied:
+///   ``init(configuration:trust:)`` with one other than ``TrustConfiguration/system`` makes every `https`
+///   request fail with ``APIError/invalidRequest(_:)``. ``AutomaticTransport`` sends such requests through
+///   ``SocketTransport`` instead. TLS failures arrive as libcurl text and are mapped to
+///   ``APIError/tlsFailure(_:_:)`` from it.
+///
+/// On Apple platforms a ``TrustConfiguration`` replaces the system's evaluation: the chain from
+/// `SecTrustCopyCertificateChain` is checked with ``TrustConfiguration/evaluate(chainDER:host:at:)`` and a
+/// rejection is reported as ``APIError/tlsFailure(_:_:)`` with its exact ``TLSTrustFailure``.
+///
 /// Use ``SocketTransport`` when timing, faults or header fidelity matter (tests, Linux).
 public final class URLSessionTransport: Transport {
   private let session: URLSession
   private let delegate: SessionDelegate
+  /// The trust applied to `https` servers, or nil for the platform's default evaluation.
+  public let trust: TrustConfiguration?
 
   /// Creates a transport with its own session.
-  /// - Parameter configuration: the session configuration (default `.ephemeral`: no shared cookies or
-  ///   URL cache, so ``ResponseCache`` is the only cache).
-  public init(configuration: URLSessionConfiguration = .ephemeral) {
-    let delegate = SessionDelegate()
+  /// - Parameters:
+  ///   - configuration: the session configuration (default `.ephemeral`: no shared cookies or URL cache,
+  ///     so ``ResponseCache`` is the only cache).
+  ///   - trust: which server certificates to accept, or nil for the platform's default. Applied on Apple
+  ///     platforms only; on Linux anything but ``TrustConfiguration/system`` is refused per request (see
+  ///     the type's documentation).
+  public init(configuration: URLSessionConfiguration = .ephemeral, trust: TrustConfiguration? = nil) {
+    let delegate = SessionDelegate(trust: trust)
+    self.trust = trust
     configuration.urlCache = nil
     configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
     self.delegate = delegate
@@ -46,6 +67,13 @@ public final class URLSessionTransport: Transport {
     -> TransportResponse
   {
     if Task.isCancelled { throw .cancelled }
+    #if !canImport(Security)
+      if let trust, trust != .system, request.url.scheme?.lowercased() == "https" {
+        throw .invalidRequest(
+          "URLSession on this platform cannot apply a custom TrustConfiguration; use SocketTransport "
+            + "or AutomaticTransport(trust:)")
+      }
+    #endif
     var urlRequest = URLRequest(url: request.url)
     urlRequest.httpMethod = request.method.rawValue
     for field in request.headers {
@@ -87,6 +115,7 @@ final class Exchange: Sendable {
     var body = Data()
     var timedOut = false
     var declinedChallenge = false
+    var trustFailure: TLSTrustFailure?
     var finished = false
     var timer: Task<Void, Never>?
   }
@@ -127,6 +156,11 @@ final class Exchange: Sendable {
     state.withLock { $0.declinedChallenge = true }
   }
 
+  /// Records why the delegate rejected the server's certificate (the task then fails as cancelled).
+  func rejectedTrust(_ failure: TLSTrustFailure) {
+    state.withLock { $0.trustFailure = failure }
+  }
+
   func received(_ response: HTTPURLResponse) {
     state.withLock { $0.response = response }
   }
@@ -160,6 +194,7 @@ final class Exchange: Sendable {
   > {
     let info = request.info
     if s.timedOut { return .failure(.timedOut(limit: request.timeout, request: info)) }
+    if let failure = s.trustFailure { return .failure(.tlsFailure(info, failure)) }
     var headers = HTTPHeaders()
     if let response = s.response {
       for (key, value) in response.allHeaderFields {
@@ -214,22 +249,59 @@ final class Exchange: Sendable {
       return .cannotConnect(info, reason: text)
     case NSURLErrorNetworkConnectionLost: return .connectionReset(info)
     case NSURLErrorBadServerResponse, NSURLErrorZeroByteResource: return .emptyResponse(info)
-    case NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateHasBadDate,
-      NSURLErrorServerCertificateUntrusted, NSURLErrorServerCertificateHasUnknownRoot,
-      NSURLErrorServerCertificateNotYetValid, NSURLErrorClientCertificateRejected,
+    case NSURLErrorServerCertificateHasBadDate: return .tlsFailure(info, .expired)
+    case NSURLErrorServerCertificateNotYetValid: return .tlsFailure(info, .notYetValid)
+    case NSURLErrorServerCertificateHasUnknownRoot: return .tlsFailure(info, .untrustedRoot)
+    // Apple reports both an unknown issuer and a wrong host as "untrusted"; libcurl's text (below) is
+    // more precise when there is one.
+    case NSURLErrorServerCertificateUntrusted:
+      return .tlsFailure(info, trustFailure(describedBy: text) ?? .untrustedRoot)
+    case NSURLErrorSecureConnectionFailed, NSURLErrorClientCertificateRejected,
       NSURLErrorClientCertificateRequired:
-      return .tlsFailure(info, detail: text)
+      return .tlsFailure(info, trustFailure(describedBy: text) ?? .handshakeFailed(text))
     case NSURLErrorCannotDecodeContentData, NSURLErrorCannotDecodeRawData, NSURLErrorCannotParseResponse:
       return .malformedResponse(info, detail: text)
     case NSURLErrorBadURL, NSURLErrorUnsupportedURL: return .invalidRequest(text)
-    default: return .transportFailure(info, code: code, detail: text)
+    default:
+      // swift-corelibs-foundation reports libcurl's TLS failures as NSURLErrorUnknown (-1) with
+      // libcurl's text ("SSL certificate problem: certificate has expired"); measured with Swift 6.3.
+      if let failure = trustFailure(describedBy: text) { return .tlsFailure(info, failure) }
+      return .transportFailure(info, code: code, detail: text)
     }
+  }
+
+  /// The ``TLSTrustFailure`` an error text from libcurl/OpenSSL (Linux) describes, or nil when the text
+  /// is not about TLS.
+  static func trustFailure(describedBy text: String) -> TLSTrustFailure? {
+    let lower = text.lowercased()
+    guard lower.contains("ssl") || lower.contains("tls") || lower.contains("certificate") else { return nil }
+    if lower.contains("certificate has expired") { return .expired }
+    if lower.contains("not yet valid") { return .notYetValid }
+    if lower.contains("subject name") || lower.contains("host name") || lower.contains("hostname mismatch") {
+      return .hostnameMismatch
+    }
+    let untrusted = [
+      "self-signed certificate", "self signed certificate", "unable to get local issuer",
+      "unable to get issuer", "unable to verify the first certificate", "certificate not trusted",
+      "certificate verify failed",
+    ]
+    if untrusted.contains(where: lower.contains) { return .untrustedRoot }
+    if lower.contains("pinned public key") { return .pinMismatch }
+    if lower.hasPrefix("ssl") || lower.contains("ssl connect error") || lower.contains("handshake") {
+      return .handshakeFailed(text)
+    }
+    return nil
   }
 }
 
 /// Routes URLSession delegate callbacks to the ``Exchange`` of each task.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
   private let exchanges = Mutex<[Int: Exchange]>([:])
+  private let trust: TrustConfiguration?
+
+  init(trust: TrustConfiguration?) {
+    self.trust = trust
+  }
 
   func register(_ exchange: Exchange, for id: Int) {
     exchanges.withLock { $0[id] = exchange }
@@ -267,6 +339,32 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
   func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
     exchange(dataTask)?.received(data)
   }
+
+  #if canImport(Security)
+    /// Applies ``trust`` to server-trust challenges (Apple platforms; corelibs Foundation never sends
+    /// them).
+    func urlSession(
+      _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+      completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+      let space = challenge.protectionSpace
+      guard let trust, space.authenticationMethod == NSURLAuthenticationMethodServerTrust,
+        let serverTrust = space.serverTrust
+      else {
+        completionHandler(.performDefaultHandling, nil)
+        return
+      }
+      let certificates = (SecTrustCopyCertificateChain(serverTrust) as? [SecCertificate]) ?? []
+      let chain = certificates.map { [UInt8](SecCertificateCopyData($0) as Data) }
+      do {
+        try trust.evaluate(chainDER: chain, host: space.host)
+        completionHandler(.useCredential, URLCredential(trust: serverTrust))
+      } catch {
+        exchange(task)?.rejectedTrust(error)
+        completionHandler(.cancelAuthenticationChallenge, nil)
+      }
+    }
+  #endif
 
   func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
     let exchange = exchanges.withLock { $0.removeValue(forKey: task.taskIdentifier) }
