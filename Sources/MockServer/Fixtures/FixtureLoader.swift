@@ -69,20 +69,15 @@ public enum FixtureLoader {
           message: "no mappings/ directory, so no stubs are loaded"))
       return FixtureSet(stubs: [], envelopes: envelopes, problems: problems)
     }
-    var files: [String] = []
-    if let e = fm.enumerator(atPath: mappingsURL.path) {
-      while let rel = e.nextObject() as? String {
-        if rel.hasSuffix(".json") { files.append(rel) }
-      }
-    }
+    var files = FileTree.files(under: mappingsURL.path).map(\.path).filter { $0.hasSuffix(".json") }
     files.sort()
+    let mappingsPath = mappingsURL.path
     var stubs: [StubMapping] = []
     var seenIDs: [String: String] = [:]
     for rel in files {
       let file = "mappings/" + rel
-      let url = mappingsURL.appendingPathComponent(rel)
       var d = Diagnostics(file: file)
-      guard let json = parseFile(url, &d) else {
+      guard let json = parseFile(path: mappingsPath + "/" + rel, &d) else {
         problems += d.problems
         continue
       }
@@ -147,7 +142,12 @@ public enum FixtureLoader {
   }
 
   static func parseFile(_ url: URL, _ d: inout Diagnostics) -> JSONValue? {
-    guard let data = FileManager.default.contents(atPath: url.path) else {
+    parseFile(path: url.path, &d)
+  }
+
+  /// Reads and parses the JSON file at `path`, reporting unreadable files and syntax errors.
+  static func parseFile(path: String, _ d: inout Diagnostics) -> JSONValue? {
+    guard let data = FileManager.default.contents(atPath: path) else {
       d.error("$", expected: "a readable file", found: "a file that cannot be read")
       return nil
     }

@@ -21,14 +21,8 @@ public final class FixtureWatcher: Sendable {
   private let service: MockService
   private let queue = DispatchQueue(label: "mockserver.fixture-watcher")
   private let running = Atomic<Bool>(false)
-  private let fingerprint = Mutex<[String: FileStamp]>([:])
+  private let fingerprint = Mutex<[String: FileTree.Stamp]>([:])
   private let reloads = Atomic<Int>(0)
-
-  struct FileStamp: Hashable {
-    var seconds: Int
-    var nanoseconds: Int
-    var size: Int
-  }
 
   /// Creates a watcher for `directory` that reloads into `service`. Call ``start()``.
   public init(directory: String, service: MockService, intervalMilliseconds: Int = 250) {
@@ -82,15 +76,10 @@ public final class FixtureWatcher: Sendable {
   }
 
   /// Every file under `directory` (recursively) with its modification time and size.
-  static func scan(_ directory: String) -> [String: FileStamp] {
-    var out: [String: FileStamp] = [:]
-    guard let e = FileManager.default.enumerator(atPath: directory) else { return out }
-    while let rel = e.nextObject() as? String {
-      var st = stat()
-      guard stat(directory + "/" + rel, &st) == 0 else { continue }
-      out[rel] = FileStamp(
-        seconds: Int(st.st_mtim.tv_sec), nanoseconds: Int(st.st_mtim.tv_nsec), size: Int(st.st_size))
-    }
+  static func scan(_ directory: String) -> [String: FileTree.Stamp] {
+    var out: [String: FileTree.Stamp] = [:]
+    for (path, stamp) in FileTree.files(under: directory) { out[path] = stamp }
     return out
   }
+
 }
