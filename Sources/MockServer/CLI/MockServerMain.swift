@@ -41,8 +41,7 @@ public enum MockServerMain {
   static func lint(_ options: CommandLineOptions) -> Int32 {
     let (output, code) = FixtureLoader.runLint(directory: options.fixturesDirectory)
     if code == 0 {
-      if !output.isEmpty { printError(output) }
-      print("\(options.fixturesDirectory): no errors")
+      print("\(options.fixturesDirectory): " + (output.isEmpty ? "no problems" : output))
     } else {
       printError(output)
     }
