@@ -42,6 +42,8 @@ final class EventLoop: @unchecked Sendable {
   private var interests: [UInt32] = []
   private var timers: [LoopTimer] = []
   private var timerSequence: UInt64 = 0
+  /// Timers cancelled through ``cancel(_:)`` that may still sit in the heap.
+  private var cancelledTimers = 0
   private var stopped = false
   private var thread: Thread?
   private let threadID = Mutex<pthread_t?>(nil)
@@ -160,6 +162,25 @@ final class EventLoop: @unchecked Sendable {
     let timer = LoopTimer(deadline: deadline, sequence: timerSequence, action: action)
     heapPush(timer)
     return timer
+  }
+
+  /// Cancels `timer`. Cancelled timers leave the heap lazily; when they outnumber live ones the heap is
+  /// rebuilt, so closing many connections (each with a pending lingering-close timer) cannot pile up
+  /// dead timers until their deadlines.
+  func cancel(_ timer: LoopTimer) {
+    guard timer.action != nil else { return }
+    timer.cancel()
+    cancelledTimers += 1
+    if cancelledTimers > 1024, cancelledTimers * 2 > timers.count {
+      timers.removeAll { $0.action == nil }
+      cancelledTimers = 0
+      // Re-establish the heap order.
+      var i = timers.count / 2 - 1
+      while i >= 0 {
+        siftDown(from: i)
+        i -= 1
+      }
+    }
   }
 
   /// The current `Date` field value (RFC 9110 §5.6.7 IMF-fixdate), cached per second.
@@ -282,18 +303,23 @@ final class EventLoop: @unchecked Sendable {
     let last = timers.removeLast()
     if !timers.isEmpty {
       timers[0] = last
-      var i = 0
-      while true {
-        let l = 2 * i + 1
-        let r = l + 1
-        var m = i
-        if l < timers.count, less(timers[l], timers[m]) { m = l }
-        if r < timers.count, less(timers[r], timers[m]) { m = r }
-        if m == i { break }
-        timers.swapAt(i, m)
-        i = m
-      }
+      siftDown(from: 0)
     }
+    if top.action == nil, cancelledTimers > 0 { cancelledTimers -= 1 }
     return top
+  }
+
+  private func siftDown(from start: Int) {
+    var i = start
+    while true {
+      let l = 2 * i + 1
+      let r = l + 1
+      var m = i
+      if l < timers.count, less(timers[l], timers[m]) { m = l }
+      if r < timers.count, less(timers[r], timers[m]) { m = r }
+      if m == i { break }
+      timers.swapAt(i, m)
+      i = m
+    }
   }
 }

@@ -382,7 +382,7 @@ final class Connection: EventHandler {
     stream.shutdownWrite()
     readable = true
     updateInterest()
-    timer?.cancel()
+    if let timer { loop.cancel(timer) }
     timer = loop.schedule(afterMilliseconds: 2000) { [weak self] in
       self?.timer = nil
       self?.close(served: true)
@@ -393,7 +393,7 @@ final class Connection: EventHandler {
   func close(served: Bool) {
     guard phase != .closed else { return }
     phase = .closed
-    timer?.cancel()
+    if let timer { loop.cancel(timer) }
     timer = nil
     finishPlan(served: false)
     loop.deregister(fd: fd)
