@@ -1,3 +1,4 @@
+import Foundation
 import HTTPCore
 import Testing
 
@@ -50,6 +51,20 @@ struct PreparedResponseTests {
         ))
       #expect(text.components(separatedBy: "{\"status\":\"OK\"}").count == 2)
       #expect(text.hasSuffix("Connection: close\r\n\r\n"))
+    }
+  }
+}
+
+@Suite("Journal entry ids")
+struct JournalIDTests {
+  @Test func versionFourUUIDText() {
+    let id = SplitMix64.uuidString(0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210)
+    #expect(id == "01234567-89ab-4def-bedc-ba9876543210")
+    var rng = SplitMix64(seed: 1)
+    for _ in 0..<100 {
+      let text = SplitMix64.uuidString(rng.next(), rng.next())
+      #expect(UUID(uuidString: text) != nil)
+      #expect(Array(text)[14] == "4")
     }
   }
 }

@@ -369,31 +369,21 @@ struct SplitMix64: RandomNumberGenerator, Sendable {
   static func uuidString(_ a: UInt64, _ b: UInt64) -> String {
     let a = (a & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000
     let b = (b & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
-    let digits: StaticString = "0123456789abcdef"
     return String(unsafeUninitializedCapacity: 36) { buffer in
-      digits.withUTF8Buffer { hex in
-        var i = 0
-        func put(_ word: UInt64, nibbles: Int) {
-          for n in stride(from: nibbles - 1, through: 0, by: -1) {
-            buffer[i] = hex[Int((word >> (UInt64(n) * 4)) & 0xF)]
-            i += 1
+      var out = 0
+      for (word, dashes) in [(a, 0x1100), (b, 0x0011)] {
+        // 16 nibbles, most significant first; a dash before nibble k when bit k of `dashes` is set.
+        for k in 0..<16 {
+          if dashes & (1 << k) != 0 {
+            buffer[out] = 45
+            out += 1
           }
+          let nibble = UInt8((word >> UInt64(60 - 4 * k)) & 0xF)
+          buffer[out] = nibble < 10 ? 48 + nibble : 87 + nibble
+          out += 1
         }
-        put(a >> 32, nibbles: 8)
-        buffer[i] = 45
-        i += 1
-        put((a >> 16) & 0xFFFF, nibbles: 4)
-        buffer[i] = 45
-        i += 1
-        put(a & 0xFFFF, nibbles: 4)
-        buffer[i] = 45
-        i += 1
-        put(b >> 48, nibbles: 4)
-        buffer[i] = 45
-        i += 1
-        put(b & 0xFFFF_FFFF_FFFF, nibbles: 12)
       }
-      return 36
+      return out
     }
   }
 
