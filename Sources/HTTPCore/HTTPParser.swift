@@ -401,16 +401,48 @@ public struct HTTPParser: Sendable {
         guard isAbsoluteForm(targetBytes) else { throw .invalidRequestLine }
       }
     }
-    if version.minor >= 1 || version.major > 1 {
-      let hosts = headers.values("Host")
-      if hosts.isEmpty { throw .invalidHost("HTTP/1.1 request without Host") }
-      if hosts.count > 1 { throw .invalidHost("more than one Host field") }
-    } else if headers.values("Host").count > 1 {
-      throw .invalidHost("more than one Host field")
+    let hosts = headers.values("Host")
+    if hosts.isEmpty, version.minor >= 1 { throw .invalidHost("HTTP/1.1 request without Host") }
+    if hosts.count > 1 { throw .invalidHost("more than one Host field") }
+    if let host = hosts.first, !Self.isValidHost(host) {
+      throw .invalidHost("'\(host)' is not uri-host [ \":\" port ]")
     }
     let head = HTTPRequestHead(method: method, target: target, version: version, headers: headers)
     try setUpRequestBody(head)
     return head
+  }
+
+  /// `Host = uri-host [ ":" port ]` (RFC 9110 §7.2, RFC 3986 §3.2.2): an IP literal in brackets, or
+  /// unreserved, percent-encoded and sub-delims characters; the port all digits. Empty is allowed.
+  static func isValidHost(_ value: String) -> Bool {
+    var bytes = Substring(value).utf8[...]
+    if bytes.first == UInt8(ascii: "[") {
+      guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return false }
+      let literal = bytes[bytes.index(after: bytes.startIndex)..<close]
+      guard !literal.isEmpty,
+        literal.allSatisfy({
+          isHexDigit($0) || $0 == 58 || $0 == 46 || (65...90).contains($0) || (97...122).contains($0)
+        })
+      else { return false }
+      bytes = bytes[bytes.index(after: close)...]
+    } else {
+      while let b = bytes.first, b != 58 {
+        // unreserved / pct-encoded / sub-delims
+        let allowed =
+          (48...57).contains(b) || (65...90).contains(b) || (97...122).contains(b) || b == 45 || b == 46
+          || b == 95
+          || b == 126 || b == 37 || b == 33 || b == 36 || (38...44).contains(b) || b == 59 || b == 61
+        guard allowed else { return false }
+        bytes = bytes.dropFirst()
+      }
+    }
+    guard let colon = bytes.first else { return true }
+    guard colon == 58 else { return false }
+    return bytes.dropFirst().allSatisfy { (48...57).contains($0) }
+  }
+
+  private static func isHexDigit(_ b: UInt8) -> Bool {
+    (48...57).contains(b) || (65...70).contains(b) || (97...102).contains(b)
   }
 
   private func isAbsoluteForm(_ bytes: ArraySlice<UInt8>) -> Bool {

@@ -74,6 +74,12 @@ struct HTTPParserRequestTests {
     #expect(head?.headers.first("host") == "example")
   }
 
+  @Test(arguments: ["example.com", "example.com:8080", "127.0.0.1:1", "[::1]:8080", "[::1]", "", "a_b.c-d~e"])
+  func validHostValues(host: String) {
+    let r = parse("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n", feeding: .whole)
+    #expect(r.error == nil)
+  }
+
   @Test(arguments: Feeding.allCases)
   func absoluteFormAndAsterisk(feeding: Feeding) {
     let r = parse(
@@ -158,6 +164,11 @@ struct HTTPParserRequestTests {
     ("asterisk with GET", "GET * HTTP/1.1\r\nHost: h\r\n\r\n", 400),
     ("missing Host", "GET / HTTP/1.1\r\nAccept: */*\r\n\r\n", 400),
     ("repeated Host", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
+    ("Host with a space", "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400),
+    ("Host with a path", "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400),
+    ("Host with a bad port", "GET / HTTP/1.1\r\nHost: a:8x\r\n\r\n", 400),
+    ("Host with userinfo", "GET / HTTP/1.1\r\nHost: u@a\r\n\r\n", 400),
+    ("repeated Host on 1.0", "GET / HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n", 400),
     ("space before colon", "GET / HTTP/1.1\r\nHost: h\r\nX-A : 1\r\n\r\n", 400),
     ("obs-fold", "GET / HTTP/1.1\r\nHost: h\r\nX-A: 1\r\n  continued\r\n\r\n", 400),
     ("NUL in value", "GET / HTTP/1.1\r\nHost: h\r\nX-A: a\u{0}b\r\n\r\n", 400),

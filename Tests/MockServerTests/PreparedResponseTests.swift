@@ -68,3 +68,17 @@ struct JournalIDTests {
     }
   }
 }
+
+@Suite("Server-wide requests")
+struct ServerWideRequestTests {
+  @Test func optionsAsteriskDescribesTheServer() async throws {
+    try await withMockServer(mappings: "[]") { server, _ in
+      let client = try RawClient(port: server.port)
+      client.send("OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n")
+      let (text, _) = client.readResponse()
+      #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+      #expect(text.contains("Allow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\n"))
+      #expect(text.contains("Content-Length: 0\r\n"))
+    }
+  }
+}

@@ -96,6 +96,10 @@ public final class MockService: HTTPResponder, Sendable {
     if isAdmin(request.head) {
       return AdminAPI(service: self).handle(request, context: context)
     }
+    if request.head.target == "*" {
+      // OPTIONS * asks about the server itself (RFC 9110 §9.3.7): no stub can be addressed by it.
+      return .respond(status: .ok, headers: ["Allow": "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"])
+    }
     var request = request
     if let coding = request.headers.first("Content-Encoding").map({ $0.trimmingOWS().lowercasedASCII() }),
       let decoder = ContentCoding(rawValue: coding == "x-gzip" ? "gzip" : coding), decoder != .identity
