@@ -334,17 +334,23 @@ public struct HTTPParser: Sendable {
 
   private func checkPartialHeadLimits() throws(HTTPParserError) {
     let buffered = buffer.count - readIndex
-    if buffered > limits.maxRequestTargetBytes { try checkRequestLineLimit(upTo: buffer.count) }
+    if buffered > min(limits.maxRequestTargetBytes, Self.maxMethodBytes) {
+      try checkRequestLineLimit(upTo: buffer.count)
+    }
     if buffered > limits.maxHeaderSectionBytes {
       throw .headerSectionTooLarge(limit: limits.maxHeaderSectionBytes)
     }
   }
 
   /// Throws 414 when the request-target (possibly still incomplete) is longer than allowed.
+  /// Longest method token accepted; longer ones are not a method we implement (501, RFC 9112 §3).
+  static let maxMethodBytes = 64
+
   private func checkRequestLineLimit(upTo limit: Int) throws(HTTPParserError) {
     guard mode == .request else { return }
     var i = readIndex
     while i < limit, buffer[i] != 32, buffer[i] != 10 { i += 1 }
+    if i - readIndex > Self.maxMethodBytes { throw .methodTooLong(limit: Self.maxMethodBytes) }
     guard i < limit, buffer[i] == 32 else { return }
     let targetStart = i + 1
     var j = targetStart
@@ -377,13 +383,15 @@ public struct HTTPParser: Sendable {
     guard let sp1 = requestLine.firstIndex(of: 32) else { throw .invalidRequestLine }
     let methodBytes = requestLine[requestLine.startIndex..<sp1]
     guard !methodBytes.isEmpty, methodBytes.allSatisfy(isTokenChar) else { throw .invalidRequestLine }
+    if methodBytes.count > Self.maxMethodBytes { throw .methodTooLong(limit: Self.maxMethodBytes) }
     let rest = requestLine[(sp1 + 1)...]
     guard let sp2 = rest.firstIndex(of: 32) else { throw .invalidRequestLine }
     let targetBytes = rest[rest.startIndex..<sp2]
     if targetBytes.count > limits.maxRequestTargetBytes {
       throw .requestTargetTooLong(limit: limits.maxRequestTargetBytes)
     }
-    guard !targetBytes.isEmpty, targetBytes.allSatisfy({ $0 > 32 && $0 < 127 }) else {
+    // Visible ASCII only; no fragment ("#" is not part of any request-target form, RFC 9112 §3.2).
+    guard !targetBytes.isEmpty, targetBytes.allSatisfy({ $0 > 32 && $0 < 127 && $0 != 35 }) else {
       throw .invalidRequestLine
     }
     let version = try parseVersion(rest[(sp2 + 1)...], invalid: .invalidRequestLine)

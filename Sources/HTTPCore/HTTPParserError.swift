@@ -9,6 +9,8 @@ public enum HTTPParserError: Error, Sendable, Hashable, CustomStringConvertible 
   case invalidVersion
   /// A well-formed version whose major number is not 1: 505 (RFC 9110 §15.6.6).
   case unsupportedVersion(HTTPVersion)
+  /// A method token longer than any implemented one: 501 (RFC 9112 §3).
+  case methodTooLong(limit: Int)
   /// The request-target exceeds ``ParserLimits/maxRequestTargetBytes``: 414.
   case requestTargetTooLong(limit: Int)
   /// The header section exceeds ``ParserLimits/maxHeaderSectionBytes``: 431.
@@ -42,7 +44,7 @@ public enum HTTPParserError: Error, Sendable, Hashable, CustomStringConvertible 
     case .unsupportedVersion: return .httpVersionNotSupported
     case .requestTargetTooLong: return .uriTooLong
     case .headerSectionTooLarge, .tooManyHeaderFields: return .requestHeaderFieldsTooLarge
-    case .unsupportedTransferCoding: return .notImplemented
+    case .unsupportedTransferCoding, .methodTooLong: return .notImplemented
     case .bodyTooLarge: return .contentTooLarge
     default: return .badRequest
     }
@@ -56,6 +58,7 @@ public enum HTTPParserError: Error, Sendable, Hashable, CustomStringConvertible 
     case .invalidVersion: return "malformed HTTP-version"
     case .unsupportedVersion(let v): return "unsupported HTTP version \(v)"
     case .requestTargetTooLong(let l): return "request-target longer than \(l) bytes"
+    case .methodTooLong(let l): return "method longer than \(l) bytes: not implemented"
     case .headerSectionTooLarge(let l): return "header section larger than \(l) bytes"
     case .tooManyHeaderFields(let l): return "more than \(l) header fields"
     case .invalidHeaderField(let why): return "invalid header field: \(why)"

@@ -197,6 +197,9 @@ struct HTTPParserRequestTests {
       400
     ),
     ("control in method", "G\u{1}T / HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+    ("fragment in target", "GET /a#frag HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+    ("overlong method", String(repeating: "X", count: 200) + " / HTTP/1.1\r\nHost: h\r\n\r\n", 501),
+    ("no space in a long line", String(repeating: "Y", count: 100_000) + "\r\n\r\n", 501),
   ]
 
   @Test(arguments: rejected, Feeding.allCases)

@@ -60,11 +60,29 @@ struct FixtureLoaderTests {
       ),
       (
         "status of wrong type", #"{"request":{"urlPath":"/a"},"response":{"status":"200"}}"#,
-        "mappings/t.json: $.response.status: expected an integer status code 100...599, found a string"
+        "mappings/t.json: $.response.status: expected an integer final status code 200...599, found a string"
       ),
       (
         "status out of range", #"{"request":{"urlPath":"/a"},"response":{"status":1000}}"#,
-        "mappings/t.json: $.response.status: expected an integer status code 100...599, found the number 1000"
+        "mappings/t.json: $.response.status: expected an integer final status code 200...599, found the number 1000"
+      ),
+      (
+        "interim status", #"{"request":{"urlPath":"/a"},"response":{"status":101}}"#,
+        "mappings/t.json: $.response.status: expected an integer final status code 200...599, found the number 101"
+      ),
+      (
+        "header name with a space", #"{"request":{"urlPath":"/a"},"response":{"headers":{"Bad Name":"v"}}}"#,
+        #"mappings/t.json: $.response.headers['Bad Name']: expected a header name made of token characters (RFC 9110 §5.1), found "Bad Name""#
+      ),
+      (
+        "header value with CR LF",
+        #"{"request":{"urlPath":"/a"},"response":{"headers":{"X-A":"a\r\nSet-Cookie: evil=1"}}}"#,
+        #"mappings/t.json: $.response.headers.X-A: expected a header value without CR, LF, NUL or other control characters (RFC 9110 §5.5), found "a\r\nSet-Cookie: evil=1""#
+      ),
+      (
+        "status message with CR LF",
+        #"{"request":{"urlPath":"/a"},"response":{"statusMessage":"OK\r\nX-Evil: 1"}}"#,
+        #"mappings/t.json: $.response.statusMessage: expected a reason phrase without control characters, found "OK\r\nX-Evil: 1""#
       ),
       (
         "escaping bodyFileName",

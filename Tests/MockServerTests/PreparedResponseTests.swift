@@ -82,3 +82,65 @@ struct ServerWideRequestTests {
     }
   }
 }
+
+@Suite("HEAD, Connection: close stubs, unserved responses")
+struct StubSemanticsTests {
+  static let stubs = """
+    [
+      {"request": {"method": "GET", "urlPath": "/doc"},
+       "response": {"status": 200, "headers": {"X-Doc": "1"}, "body": "document"}},
+      {"request": {"method": "ANY", "urlPathPattern": "/.*"}, "priority": 9, "response": {"status": 401}},
+      {"request": {"method": "HEAD", "urlPath": "/special"}, "response": {"status": 204}},
+      {"request": {"method": "GET", "urlPath": "/special"}, "response": {"status": 200, "body": "get"}},
+      {"request": {"method": "GET", "urlPath": "/bye"},
+       "response": {"status": 200, "headers": {"Connection": "close"}, "body": "bye"}},
+      {"request": {"method": "GET", "urlPath": "/slow"}, "response": {"status": 200, "fixedDelayMilliseconds": 5000}}
+    ]
+    """
+
+  @Test func headIsAnsweredByTheGETStub() async throws {
+    try await withMockServer(mappings: Self.stubs) { server, _ in
+      let client = try RawClient(port: server.port)
+      client.send(
+        "HEAD /doc HTTP/1.1\r\nHost: x\r\n\r\nHEAD /special HTTP/1.1\r\nHost: x\r\n\r\nGET /doc HTTP/1.1\r\nHost: x\r\n\r\n"
+      )
+      let (bytes, _) = client.read(timeout: 3) { String(decoding: $0, as: UTF8.self).hasSuffix("document") }
+      let responses = String(decoding: bytes, as: UTF8.self).components(separatedBy: "HTTP/1.1 ").dropFirst()
+      let parts = Array(responses)
+      #expect(parts.count == 3)
+      #expect(parts[0].hasPrefix("200 OK\r\n") && parts[0].contains("X-Doc: 1\r\n"))
+      #expect(parts[0].contains("Content-Length: 8\r\n") && parts[0].hasSuffix("\r\n\r\n"))
+      #expect(parts[1].hasPrefix("204 "))
+      #expect(parts[2].hasSuffix("document"))
+    }
+  }
+
+  @Test func stubConnectionCloseClosesTheConnection() async throws {
+    try await withMockServer(mappings: Self.stubs) { server, _ in
+      let client = try RawClient(port: server.port)
+      client.send("GET /bye HTTP/1.1\r\nHost: x\r\n\r\n")
+      let (bytes, end) = client.read(timeout: 3)
+      let text = String(decoding: bytes, as: UTF8.self)
+      #expect(text.contains("Connection: close\r\n"))
+      #expect(text.hasSuffix("bye"))
+      #expect(end == .eof)
+    }
+  }
+
+  @Test func aResponseNeverSentHasNoStatusInTheJournal() async throws {
+    try await withMockServer(mappings: Self.stubs) { server, service in
+      do {
+        let client = try RawClient(port: server.port)
+        client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        usleep(100_000)
+      }
+      var entry = service.journal.entries(limit: 1).first
+      for _ in 0..<40 where entry?.served == nil {
+        usleep(50_000)
+        entry = service.journal.entries(limit: 1).first
+      }
+      #expect(entry?.served == false)
+      #expect(entry?.responseStatus == nil)
+    }
+  }
+}

@@ -38,7 +38,7 @@ final class ResponsePlanBuilder: Sendable {
     if delayMilliseconds > 0 { steps.append(.pause(milliseconds: delayMilliseconds)) }
     if let prepared, definition.compression == .never || !request.headers.contains("Accept-Encoding") {
       steps.append(.prepared(prepared))
-      return ResponsePlan(steps: steps)
+      return ResponsePlan(steps: steps, keepAlive: !prepared.closes)
     }
     let status = HTTPStatus(code: definition.status, reasonPhrase: definition.statusMessage ?? "")
     var head = HTTPResponseHead(status: status, headers: definition.headers)
@@ -83,7 +83,13 @@ final class ResponsePlanBuilder: Sendable {
       return ResponsePlan(steps: steps)
     }
     steps.append(.response(head, body: body))
-    return ResponsePlan(steps: steps)
+    return ResponsePlan(steps: steps, keepAlive: !Self.asksToClose(head))
+  }
+
+  /// True when the stub's own headers say `Connection: close`: the connection then closes after this
+  /// response (the field itself is written by the connection, RFC 9112 §9.6).
+  static func asksToClose(_ head: HTTPResponseHead) -> Bool {
+    head.headers.hasToken("close", in: "Connection")
   }
 
   /// The answer to a request without `Accept-Encoding`, serialized once, when nothing else in a request

@@ -588,7 +588,8 @@ public enum StubParser {
           p,
           expected:
             "a response field (status, statusMessage, headers, body, jsonBody, base64Body, bodyFileName, "
-            + "fixedDelayMilliseconds, delayDistribution, chunkedDribbleDelay, fault, x-envelope)",
+            + "fixedDelayMilliseconds, delayDistribution, chunkedDribbleDelay, fault, x-envelope, "
+            + "x-compression, x-conditional, x-respondBeforeBody)",
           found: "unknown field \(JSONValue.quoted(key))")
       }
     }
@@ -596,13 +597,22 @@ public enum StubParser {
       d.warning(JSONPathText.child(path, key), "response templating is not supported; \(key) is ignored")
     }
     if let s = o["status"] {
-      if let n = s.numberValue?.intValue, (100...599).contains(n) {
+      // 1xx responses are interim (RFC 9110 §15.2): a stub must answer with a final status.
+      if let n = s.numberValue?.intValue, (200...599).contains(n) {
         r.status = n
       } else {
-        d.error(JSONPathText.child(path, "status"), expected: "an integer status code 100...599", found: s)
+        d.error(
+          JSONPathText.child(path, "status"), expected: "an integer final status code 200...599", found: s)
       }
     }
     r.statusMessage = string(o, "statusMessage", path, &d)
+    if let message = r.statusMessage,
+      message.utf8.contains(where: { ($0 < 32 && $0 != 9) || $0 == 127 })
+    {
+      d.error(
+        JSONPathText.child(path, "statusMessage"), expected: "a reason phrase without control characters",
+        found: JSONValue.quoted(message))
+    }
     if let h = o["headers"] {
       let hp = JSONPathText.child(path, "headers")
       if let fields = object(h, hp, "an object of header name → string or array of strings", &d) {
@@ -615,6 +625,18 @@ public enum StubParser {
             values = a.compactMap(\.stringValue)
           default:
             d.error(p, expected: "a string or an array of strings", found: m.value)
+            continue
+          }
+          if !Self.isToken(m.key) {
+            d.error(
+              p, expected: "a header name made of token characters (RFC 9110 §5.1)",
+              found: JSONValue.quoted(m.key))
+            continue
+          }
+          if let bad = values.first(where: { v in v.utf8.contains { ($0 < 32 && $0 != 9) || $0 == 127 } }) {
+            d.error(
+              p, expected: "a header value without CR, LF, NUL or other control characters (RFC 9110 §5.5)",
+              found: JSONValue.quoted(bad))
             continue
           }
           if m.key.equalsIgnoringASCIICase("Content-Length")
@@ -740,6 +762,18 @@ public enum StubParser {
       if key == "x-conditional" { r.conditional = flag } else { r.respondBeforeContent = flag }
     }
     return r
+  }
+
+  /// True for a non-empty RFC 9110 token (`tchar`s only).
+  static func isToken(_ s: String) -> Bool {
+    !s.isEmpty
+      && s.utf8.allSatisfy { b in
+        switch b {
+        case 48...57, 65...90, 97...122: return true
+        case 33, 35, 36, 37, 38, 39, 42, 43, 45, 46, 94, 95, 96, 124, 126: return true
+        default: return false
+        }
+      }
   }
 
   /// Why `path` is not confined to `__files/`, or nil when it looks confined (the loader also checks the

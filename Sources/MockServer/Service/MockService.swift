@@ -114,7 +114,24 @@ public final class MockService: HTTPResponder, Sendable {
       }
     }
     let (table, scenarios) = state.withLock { ($0.table, $0.scenarios) }
-    switch table.match(request, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted }) {
+    let scenarioState = { (name: String) in scenarios[name] ?? StubMapping.scenarioStarted }
+    var outcome = table.match(request, scenarioState: scenarioState)
+    if request.method == .head {
+      // RFC 9110 §9.3.2: HEAD is GET without the content. Unless a stub names HEAD itself, the request is
+      // matched as the GET it stands for (headers and framing included); the connection sends no content.
+      var namesHead = false
+      if case .matched(let stub, _) = outcome { namesHead = stub.request.method == .head }
+      if !namesHead {
+        var asGet = request
+        asGet.head.method = .get
+        if case .matched(let stub, let parameters) = table.match(
+          asGet, scenarioState: scenarioState, nearMissLimit: 0)
+        {
+          outcome = .matched(stub, pathParameters: parameters)
+        }
+      }
+    }
+    switch outcome {
     case .matched(let stub, _):
       return serve(stub, request: request, context: context)
     case .unmatched(let report):
@@ -125,8 +142,8 @@ public final class MockService: HTTPResponder, Sendable {
       entryWithStatus.durationMilliseconds = 0
       journal.record(entryWithStatus)
       if logger.level != .quiet {
-        logger.request(request, status: 404, fault: nil, stub: nil, durationMilliseconds: 0)
-        logger.line(report.text())
+        logger.request(
+          request, status: 404, fault: nil, stub: nil, durationMilliseconds: 0, nearMisses: report.text())
       }
       return .respond(
         status: .notFound, headers: ["Content-Type": "application/json"], body: report.jsonBody())
@@ -207,6 +224,7 @@ public final class MockService: HTTPResponder, Sendable {
       journal.update(ticket) { e in
         e.served = served
         e.durationMilliseconds = ms
+        if !served { e.responseStatus = nil }  // the client went away before the response was sent
       }
       if logs {
         logger.request(

@@ -70,7 +70,7 @@ public final class RequestLogger: @unchecked Sendable {
   ///   - durationMilliseconds: request complete to response complete.
   func request(
     _ request: HTTPRequest, status: Int?, fault: String?, stub: String?, durationMilliseconds: Double,
-    responseHead: HTTPResponseHead? = nil, responseBody: [UInt8] = []
+    responseHead: HTTPResponseHead? = nil, responseBody: [UInt8] = [], nearMisses: String? = nil
   ) {
     guard level != .quiet else { return }
     let ms = (durationMilliseconds * 10).rounded() / 10
@@ -84,6 +84,7 @@ public final class RequestLogger: @unchecked Sendable {
         "\"durationMs\":\(ms)",
       ]
       if let fault { fields.append("\"fault\":\"\(fault)\"") }
+      if let nearMisses { fields.append("\"nearMisses\":\"\(jsonEscaped(nearMisses))\"") }
       if level == .verbose {
         fields.append("\"requestHeaders\":\"\(jsonEscaped(request.headers.description))\"")
         fields.append("\"requestBody\":\"\(jsonEscaped(String(decoding: request.body, as: UTF8.self)))\"")
@@ -92,6 +93,7 @@ public final class RequestLogger: @unchecked Sendable {
       line("{" + fields.joined(separator: ",") + "}")
     } else {
       line("\(request.method.rawValue) \(request.head.target) \(outcome) \(stub ?? "no match") \(ms)ms")
+      if let nearMisses { line(nearMisses) }
       if level == .verbose {
         var detail = "  > " + request.headers.description.replacingOccurrences(of: "\n", with: "\n  > ")
         if !request.body.isEmpty { detail += "\n  > " + String(decoding: request.body, as: UTF8.self) }
