@@ -26,6 +26,12 @@ extension AdminAPI {
         settings = io
         base = "$.settings"
       }
+      if let unknown = settings.keys.first(where: { $0 != "fixedDelay" }) {
+        return AdminAPI.error(
+          .badRequest, title: "Invalid settings",
+          detail: "\(base).\(unknown): expected a supported setting (fixedDelay), found an unknown field",
+          pointer: AdminAPI.pointer(base + "." + unknown))
+      }
       var delay: Int?
       if let v = settings["fixedDelay"] {
         if case .null = v {

@@ -112,6 +112,7 @@ public struct CommandLineOptions: Sendable, Equatable {
       }
       return n
     }
+    var lintDirectoryGiven = false
     while let argument = rest.popFirst() {
       var name = argument
       if let eq = argument.firstIndex(of: "="), argument.hasPrefix("--") {
@@ -123,7 +124,11 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "-V", "--version": options.command = .version
       case "--host": options.host = try value(name)
       case "-p", "--port": options.port = try integer(name, 0...65535)
-      case "--fixtures", "--root-dir": options.fixturesDirectory = try value(name)
+      case "--fixtures", "--root-dir":
+        options.fixturesDirectory = try value(name)
+        guard !options.fixturesDirectory.isEmpty else {
+          throw UsageError(description: "\(name) needs a folder")
+        }
       case "--idle-timeout-ms": options.idleTimeoutMilliseconds = try integer(name, 1...86_400_000)
       case "--header-timeout-ms": options.requestHeadTimeoutMilliseconds = try integer(name, 1...86_400_000)
       case "--max-connections": options.maxConnections = try integer(name, 1...1_000_000)
@@ -167,7 +172,8 @@ public struct CommandLineOptions: Sendable, Equatable {
         options.tlsFault = v
       case "--out" where options.command == .cert: options.certOutputDirectory = try value(name)
       default:
-        if options.command == .lint, !argument.hasPrefix("-") {
+        if options.command == .lint, !argument.hasPrefix("-"), !lintDirectoryGiven {
+          lintDirectoryGiven = true
           options.fixturesDirectory = argument
         } else {
           throw UsageError(description: "unknown option '\(argument)' (see --help)")

@@ -8,7 +8,7 @@
 public struct IOError: Error, Sendable, CustomStringConvertible, Hashable {
   /// The system call or operation, e.g. `bind`.
   public var operation: String
-  /// The `errno` value.
+  /// The `errno` value; 0 when the failure has no errno (the operation text then says it all).
   public var errno: Int32
 
   /// Creates an error from an operation name and errno.
@@ -19,7 +19,7 @@ public struct IOError: Error, Sendable, CustomStringConvertible, Hashable {
 
   /// `bind: Address already in use (errno 98)`.
   public var description: String {
-    "\(operation): \(String(cString: strerror(errno))) (errno \(errno))"
+    errno == 0 ? operation : "\(operation): \(String(cString: strerror(errno))) (errno \(errno))"
   }
 }
 

@@ -27,7 +27,8 @@ final class Listener: Sendable {
     var result: UnsafeMutablePointer<addrinfo>?
     let rc = getaddrinfo(host, String(port), &hints, &result)
     guard rc == 0, let info = result else {
-      throw IOError("getaddrinfo(\(host))", errno: rc == EAI_SYSTEM ? errno : EINVAL)
+      if rc == EAI_SYSTEM { throw IOError("getaddrinfo(\(host))", errno: errno) }
+      throw IOError("cannot resolve \(host): \(String(cString: gai_strerror(rc)))", errno: 0)
     }
     defer { freeaddrinfo(result) }
     let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

@@ -245,6 +245,7 @@ public final class RequestJournal: Sendable {
   ///   - unmatchedOnly: only requests no stub matched.
   public func entries(limit: Int? = nil, since: Double? = nil, unmatchedOnly: Bool = false) -> [JournalEntry]
   {
+    if let limit, limit <= 0 { return [] }
     let all = snapshot()
     var result: [JournalEntry] = []
     for entry in all.reversed() {

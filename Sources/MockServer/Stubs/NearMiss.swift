@@ -71,7 +71,7 @@ public struct NearMissReport: Sendable, Hashable {
     let misses: [JSONValue] = nearMisses.map { m in
       var stub: [(String, JSONValue)] = [("id", .string(m.stubID))]
       if let n = m.stubName { stub.append(("name", .string(n))) }
-      if let f = m.file { stub.append(("file", .string(f))) }
+      if let f = m.file, !f.isEmpty { stub.append(("file", .string(f))) }
       stub.append(("location", .string(m.location)))
       let score = JSONNumber(text: String(Double(Int(m.score * 100)) / 100)) ?? JSONNumber(0)
       return .object(
@@ -114,7 +114,7 @@ public struct NearMissReport: Sendable, Hashable {
     if nearMisses.isEmpty { lines.append("  (no stubs loaded)") }
     for (k, m) in nearMisses.enumerated() {
       let label = m.stubName ?? m.stubID
-      let place = m.file.map { " (\($0) \(m.location))" } ?? ""
+      let place = m.file.flatMap { $0.isEmpty ? nil : " (\($0) \(m.location))" } ?? ""
       let score = String(Double(Int(m.score * 100)) / 100)
       lines.append("  near miss \(k + 1): \(label)\(place), score \(score)")
       for x in m.mismatches {
