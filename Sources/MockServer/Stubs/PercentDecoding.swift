@@ -36,9 +36,9 @@ public enum PercentDecoding {
     _ text: some StringProtocol, component: String, plusAsSpace: Bool = false,
     keepEncoded: Set<UInt8> = []
   ) throws(URLDecodingError) -> String {
+    // Fast path: nothing to decode (no copy of the bytes).
+    if !text.utf8.contains(0x25) && !(plusAsSpace && text.utf8.contains(0x2B)) { return String(text) }
     let b = Array(text.utf8)
-    // Fast path: nothing to decode.
-    if !b.contains(0x25) && !(plusAsSpace && b.contains(0x2B)) { return String(text) }
     var out: [UInt8] = []
     out.reserveCapacity(b.count)
     var i = 0

@@ -50,7 +50,7 @@ public struct RequestView: Sendable {
     }
     headers = request.head.headers
     var cookies: [(name: String, value: String)] = []
-    for line in headers.values("Cookie") {
+    for line in headers.contains("Cookie") ? headers.values("Cookie") : [] {
       for pair in line.split(separator: ";") {
         let trimmed = pair.trimmingOWS()
         guard !trimmed.isEmpty else { continue }
