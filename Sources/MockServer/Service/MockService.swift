@@ -185,17 +185,29 @@ public final class MockService: HTTPResponder, Sendable {
       prepared = made
       state.withLock { $0.prepared[stub.id] = made }
     }
-    let (delay, seed) = random.withLock { rng -> (Double, UInt64) in
-      (definition.sampleDelayMilliseconds { rng.nextDouble() }, rng.next())
+    let (delay, seed, idWords) = random.withLock { rng -> (Double, UInt64, (UInt64, UInt64)) in
+      (definition.sampleDelayMilliseconds { rng.nextDouble() }, rng.next(), (rng.next(), rng.next()))
     }
     var fruitful = SplitMix64(seed: seed)
     var plan = builder.plan(
       for: definition, request: request, delayMilliseconds: Int(delay.rounded()) + globalDelay,
       prepared: prepared, random: { fruitful.next() })
+    // A plan without pauses or holds completes while this request is handled (its bytes are queued before
+    // the next request is read), so its journal entry can be final at once.
+    let immediate = !plan.steps.contains { step in
+      switch step {
+      case .pause, .hold: return true
+      default: return false
+      }
+    }
     let status = definition.fault == nil ? definition.status : nil
-    var entry = makeEntry(request, context: context, stubID: stub.id, nearMisses: [])
+    var entry = makeEntry(request, context: context, stubID: stub.id, nearMisses: [], idWords: idWords)
     entry.fault = definition.fault?.rawValue
     entry.responseStatus = status
+    if immediate {
+      entry.served = true
+      entry.durationMilliseconds = 0
+    }
     let ticket = journal.record(entry)
     let started = SocketOps.monotonicNanos()
     // Capture only what completion needs: copying whole stubs and definitions per request is costly.
@@ -208,6 +220,7 @@ public final class MockService: HTTPResponder, Sendable {
     let fault = definition.fault?.rawValue
     let logged: ResponseDefinition? = logger.level == .verbose ? definition : nil
     let logs = logger.level != .quiet
+    if immediate, !countsServes, transition == nil, !logs { return plan }  // nothing left to do afterwards
     plan.onComplete = { [self] served in
       let ms = Double(SocketOps.monotonicNanos() - started) / 1e6
       if served, countsServes || transition != nil {
@@ -221,10 +234,12 @@ public final class MockService: HTTPResponder, Sendable {
           }
         }
       }
-      journal.update(ticket) { e in
-        e.served = served
-        e.durationMilliseconds = ms
-        if !served { e.responseStatus = nil }  // the client went away before the response was sent
+      if !immediate {
+        journal.update(ticket) { e in
+          e.served = served
+          e.durationMilliseconds = ms
+          if !served { e.responseStatus = nil }  // the client went away before the response was sent
+        }
       }
       if logs {
         logger.request(
@@ -239,9 +254,10 @@ public final class MockService: HTTPResponder, Sendable {
   }
 
   private func makeEntry(
-    _ request: HTTPRequest, context: RequestContext, stubID: String?, nearMisses: [NearMiss]
+    _ request: HTTPRequest, context: RequestContext, stubID: String?, nearMisses: [NearMiss],
+    idWords: (UInt64, UInt64)? = nil
   ) -> JournalEntry {
-    let (a, b) = random.withLock { ($0.next(), $0.next()) }
+    let (a, b) = idWords ?? random.withLock { ($0.next(), $0.next()) }
     return JournalEntry(
       id: SplitMix64.uuidString(a, b), request: request, clientAddress: context.clientAddress,
       isTLS: context.isTLS, clientCertificateSubject: context.clientCertificateSubject,
