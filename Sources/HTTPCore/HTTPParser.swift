@@ -423,30 +423,42 @@ public struct HTTPParser: Sendable {
   /// `Host = uri-host [ ":" port ]` (RFC 9110 §7.2, RFC 3986 §3.2.2): an IP literal in brackets, or
   /// unreserved, percent-encoded and sub-delims characters; the port all digits. Empty is allowed.
   static func isValidHost(_ value: String) -> Bool {
-    var bytes = Substring(value).utf8[...]
-    if bytes.first == UInt8(ascii: "[") {
-      guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return false }
-      let literal = bytes[bytes.index(after: bytes.startIndex)..<close]
-      guard !literal.isEmpty,
-        literal.allSatisfy({
-          isHexDigit($0) || $0 == 58 || $0 == 46 || (65...90).contains($0) || (97...122).contains($0)
-        })
-      else { return false }
-      bytes = bytes[bytes.index(after: close)...]
-    } else {
-      while let b = bytes.first, b != 58 {
-        // unreserved / pct-encoded / sub-delims
-        let allowed =
-          (48...57).contains(b) || (65...90).contains(b) || (97...122).contains(b) || b == 45 || b == 46
-          || b == 95
-          || b == 126 || b == 37 || b == 33 || b == 36 || (38...44).contains(b) || b == 59 || b == 61
-        guard allowed else { return false }
-        bytes = bytes.dropFirst()
+    var value = value
+    return value.withUTF8 { bytes -> Bool in
+      var i = 0
+      let n = bytes.count
+      if n > 0, bytes[0] == UInt8(ascii: "[") {
+        i = 1
+        while i < n, bytes[i] != UInt8(ascii: "]") {
+          let b = bytes[i]
+          guard isHexDigit(b) || b == 58 || b == 46 || (65...90).contains(b) || (97...122).contains(b) else {
+            return false
+          }
+          i += 1
+        }
+        guard i < n, i > 1 else { return false }
+        i += 1
+      } else {
+        while i < n, bytes[i] != 58 {
+          // unreserved / pct-encoded / sub-delims
+          let b = bytes[i]
+          let allowed =
+            (48...57).contains(b) || (65...90).contains(b) || (97...122).contains(b) || b == 45 || b == 46
+            || b == 95 || b == 126 || b == 37 || b == 33 || b == 36 || (38...44).contains(b) || b == 59
+            || b == 61
+          guard allowed else { return false }
+          i += 1
+        }
       }
+      guard i < n else { return true }
+      guard bytes[i] == 58 else { return false }
+      i += 1
+      while i < n {
+        guard (48...57).contains(bytes[i]) else { return false }
+        i += 1
+      }
+      return true
     }
-    guard let colon = bytes.first else { return true }
-    guard colon == 58 else { return false }
-    return bytes.dropFirst().allSatisfy { (48...57).contains($0) }
   }
 
   private static func isHexDigit(_ b: UInt8) -> Bool {
