@@ -409,10 +409,14 @@ public struct HTTPParser: Sendable {
         guard isAbsoluteForm(targetBytes) else { throw .invalidRequestLine }
       }
     }
-    let hosts = headers.values("Host")
-    if hosts.isEmpty, version.minor >= 1 { throw .invalidHost("HTTP/1.1 request without Host") }
-    if hosts.count > 1 { throw .invalidHost("more than one Host field") }
-    if let host = hosts.first, !Self.isValidHost(host) {
+    var host: String?
+    for field in headers.fields where field.name.utf8.count == 4 && field.name.equalsIgnoringASCIICase("Host")
+    {
+      if host != nil { throw .invalidHost("more than one Host field") }
+      host = field.value
+    }
+    if host == nil, version.minor >= 1 { throw .invalidHost("HTTP/1.1 request without Host") }
+    if let host, !Self.isValidHost(host) {
       throw .invalidHost("'\(host)' is not uri-host [ \":\" port ]")
     }
     let head = HTTPRequestHead(method: method, target: target, version: version, headers: headers)
@@ -562,10 +566,10 @@ public struct HTTPParser: Sendable {
   private enum Framing { case chunked, length(Int), none }
 
   private func framing(of headers: HTTPHeaders, version: HTTPVersion) throws(HTTPParserError) -> Framing {
-    let te = headers.values("Transfer-Encoding")
-    let cl = headers.values("Content-Length")
-    if !te.isEmpty {
-      if !cl.isEmpty { throw .ambiguousFraming("both Content-Length and Transfer-Encoding") }
+    let hasTE = headers.contains("Transfer-Encoding")
+    let hasCL = headers.contains("Content-Length")
+    if hasTE {
+      if hasCL { throw .ambiguousFraming("both Content-Length and Transfer-Encoding") }
       if version == .http1_0 { throw .ambiguousFraming("Transfer-Encoding in an HTTP/1.0 message") }
       let codings = headers.listElements("Transfer-Encoding").map { $0.lowercasedASCII() }
       for coding in codings where coding != "chunked" {
@@ -577,9 +581,9 @@ public struct HTTPParser: Sendable {
       }
       return .chunked
     }
-    if !cl.isEmpty {
+    if hasCL {
       var value: Int?
-      for field in cl {
+      for field in headers.values("Content-Length") {
         for element in field.split(separator: ",", omittingEmptySubsequences: false) {
           let trimmed = element.trimmingOWS()
           guard let n = parseDecimal(trimmed) else { throw .invalidContentLength }
