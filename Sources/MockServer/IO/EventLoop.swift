@@ -138,13 +138,14 @@ final class EventLoop: @unchecked Sendable {
     epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event)
   }
 
-  /// Removes `fd` from the loop. Call before closing the descriptor.
-  func deregister(fd: Int32) {
+  /// Removes `fd` from the loop. Call before closing the descriptor. With `closing`, the descriptor is
+  /// about to be closed, which removes it from the epoll set by itself (one system call fewer).
+  func deregister(fd: Int32, closing: Bool = false) {
     let index = Int(fd)
     guard index < handlers.count, handlers[index] != nil else { return }
     handlers[index] = nil
     interests[index] = 0
-    epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
+    if !closing { epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil) }
   }
 
   private static func mask(readable: Bool, writable: Bool) -> UInt32 {

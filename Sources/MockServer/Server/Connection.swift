@@ -51,6 +51,8 @@ final class Connection: EventHandler {
   private var onComplete: (@Sendable (Bool) -> Void)?
   private var timer: LoopTimer?
   private var closeWhenFlushed = false
+  /// True while answering a request whose content was read to the end (not a rejection or an early answer).
+  private var requestFullyRead = false
   private var resetWhenClosed = false
 
   init(
@@ -226,6 +228,7 @@ final class Connection: EventHandler {
 
   private func start(_ plan: ResponsePlan, for h: HTTPRequestHead, forceClose: Bool) {
     phase = .executing
+    requestFullyRead = !forceClose
     steps = plan.steps
     stepIndex = 0
     requestMethod = h.method
@@ -375,7 +378,9 @@ final class Connection: EventHandler {
 
   private func drain() {
     phase = .draining
-    if peerClosed {
+    // Lingering only protects a response from a reset caused by request bytes the server never read. When
+    // the request was read whole and nothing else is buffered, close at once (a FIN, as nginx does).
+    if peerClosed || (requestFullyRead && parser.isIdle) {
       close(served: true)
       return
     }
@@ -396,7 +401,7 @@ final class Connection: EventHandler {
     if let timer { loop.cancel(timer) }
     timer = nil
     finishPlan(served: false)
-    loop.deregister(fd: fd)
+    loop.deregister(fd: fd, closing: true)
     stream.close(reset: resetWhenClosed)
     owner.connectionClosed(self)
   }
