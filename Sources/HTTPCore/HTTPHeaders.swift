@@ -95,7 +95,20 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
   /// True when the list field `name` holds `token` (case-insensitive), e.g. `Connection: close`.
   public func hasToken(_ token: String, in name: String) -> Bool {
-    listElements(name).contains { $0.equalsIgnoringASCIICase(token) }
+    for field in fields where field.name.equalsIgnoringASCIICase(name) {
+      for element in field.value.utf8.split(separator: UInt8(ascii: ",")) {
+        var start = element.startIndex
+        var end = element.endIndex
+        while start < end, element[start] == 32 || element[start] == 9 { start = element.index(after: start) }
+        while end > start {
+          let before = element.index(before: end)
+          guard element[before] == 32 || element[before] == 9 else { break }
+          end = before
+        }
+        if Substring(element[start..<end]).equalsIgnoringASCIICase(token) { return true }
+      }
+    }
+    return false
   }
 
   /// `Name: value` lines joined by newlines.

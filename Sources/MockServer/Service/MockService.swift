@@ -407,21 +407,24 @@ struct SplitMix64: RandomNumberGenerator, Sendable {
   static func uuidString(_ a: UInt64, _ b: UInt64) -> String {
     let a = (a & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000
     let b = (b & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
-    return String(unsafeUninitializedCapacity: 36) { buffer in
+    var bytes: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)  // 40 bytes of room for 36
+    return withUnsafeMutableBytes(of: &bytes) { raw -> String in
       var out = 0
-      for (word, dashes) in [(a, 0x1100), (b, 0x0011)] {
-        // 16 nibbles, most significant first; a dash before nibble k when bit k of `dashes` is set.
+      // 16 nibbles of `word`, most significant first; a dash before nibble k when bit k of `dashes` is set.
+      func put(_ word: UInt64, dashes: Int) {
         for k in 0..<16 {
           if dashes & (1 << k) != 0 {
-            buffer[out] = 45
+            raw[out] = 45
             out += 1
           }
-          let nibble = UInt8((word >> UInt64(60 - 4 * k)) & 0xF)
-          buffer[out] = nibble < 10 ? 48 + nibble : 87 + nibble
+          let nibble = UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * k)) & 0xF
+          raw[out] = nibble < 10 ? 48 + nibble : 87 + nibble
           out += 1
         }
       }
-      return out
+      put(a, dashes: 0x1100)
+      put(b, dashes: 0x0011)
+      return String(decoding: UnsafeRawBufferPointer(rebasing: raw[0..<out]), as: UTF8.self)
     }
   }
 

@@ -30,6 +30,11 @@ public struct StubTable: Sendable {
   let pathIndex: [Key: [Int]]
   /// Stub indexes by (method or "", canonical url) for `url` stubs.
   let urlIndex: [Key: [Int]]
+  /// Per stub: its pattern is a method (or ANY) and a literal `urlPath` and nothing else, and it needs no
+  /// scenario state: matching it needs only the request's method and path.
+  let pathOnly: [Bool]
+  /// The best-ranked stub that is not in `pathIndex` (url, template, pattern, any-URL stubs), if any.
+  let bestUnindexed: Int?
   /// Whether any indexed stub matches every method (saves a lookup per request when none does).
   let hasAnyMethodPath: Bool
   let hasAnyMethodURL: Bool
@@ -56,13 +61,43 @@ public struct StubTable: Sendable {
     }
     self.templates = templates
     hasAnyMethodPath = pathIndex.keys.contains { $0.method.isEmpty }
+    pathOnly = stubs.map { stub in
+      let r = stub.request
+      guard case .urlPath = r.url else { return false }
+      return r.pathParameters.isEmpty && r.queryParameters.isEmpty && r.headers.isEmpty && r.cookies.isEmpty
+        && r.basicAuthCredentials == nil && r.bodyPatterns.isEmpty && stub.requiredScenarioState == nil
+    }
     hasAnyMethodURL = urlIndex.keys.contains { $0.method.isEmpty }
     let rank: (Int, Int) -> Bool = { a, b in
       stubs[a].priority != stubs[b].priority ? stubs[a].priority < stubs[b].priority : a > b
     }
+    var best: Int?
+    for k in stubs.indices {
+      if case .urlPath = stubs[k].request.url { continue }
+      if let b = best, !rank(k, b) { continue }
+      best = k
+    }
+    bestUnindexed = best
     self.pathIndex = pathIndex.mapValues { $0.sorted(by: rank) }
     self.urlIndex = urlIndex.mapValues { $0.sorted(by: rank) }
     self.linear = linear.sorted(by: rank)
+  }
+
+  /// The winner found from the method and path alone, or nil when the full match is needed. It is the
+  /// same stub the full match would pick: the best-ranked literal-path stub for this method and path needs
+  /// nothing but them, and outranks every stub outside the path index. The target must need no decoding
+  /// (no `%` in path or query), so the full match could not have reported invalid percent-encoding either.
+  func matchByMethodAndPath(_ head: HTTPRequestHead) -> StubMapping? {
+    guard !pathIndex.isEmpty, !hasAnyMethodPath, !head.target.utf8.contains(37),
+      head.target.utf8.first == UInt8(ascii: "/")
+    else { return nil }
+    let path = head.rawPath
+    guard let candidates = pathIndex[Key(method: head.method.rawValue, value: path)],
+      let k = candidates.first,
+      pathOnly[k]
+    else { return nil }
+    if let other = bestUnindexed, !outranks(k, other) { return nil }
+    return stubs[k]
   }
 
   /// True when stub `a` outranks stub `b`.
@@ -74,6 +109,7 @@ public struct StubTable: Sendable {
   public func match(
     _ request: HTTPRequest, scenarioState: (String) -> String, nearMissLimit: Int = 3
   ) -> StubMatch {
+    if let stub = matchByMethodAndPath(request.head) { return .matched(stub, pathParameters: [:]) }
     do {
       let view = try RequestView(request)
       return match(view, scenarioState: scenarioState, nearMissLimit: nearMissLimit)
