@@ -33,8 +33,8 @@ public struct StubTable: Sendable {
   /// Per stub: its pattern is a method (or ANY) and a literal `urlPath` and nothing else, and it needs no
   /// scenario state: matching it needs only the request's method and path.
   let pathOnly: [Bool]
-  /// The best-ranked stub that is not in `pathIndex` (url, template, pattern, any-URL stubs), if any.
-  let bestUnindexed: Int?
+  /// The best-ranked stub of `linear` (patterns, any URL), if any.
+  let bestLinear: Int?
   /// Whether any indexed stub matches every method (saves a lookup per request when none does).
   let hasAnyMethodPath: Bool
   let hasAnyMethodURL: Bool
@@ -72,12 +72,8 @@ public struct StubTable: Sendable {
       stubs[a].priority != stubs[b].priority ? stubs[a].priority < stubs[b].priority : a > b
     }
     var best: Int?
-    for k in stubs.indices {
-      if case .urlPath = stubs[k].request.url { continue }
-      if let b = best, !rank(k, b) { continue }
-      best = k
-    }
-    bestUnindexed = best
+    for k in linear where best.map({ rank(k, $0) }) ?? true { best = k }
+    bestLinear = best
     self.pathIndex = pathIndex.mapValues { $0.sorted(by: rank) }
     self.urlIndex = urlIndex.mapValues { $0.sorted(by: rank) }
     self.linear = linear.sorted(by: rank)
@@ -85,10 +81,12 @@ public struct StubTable: Sendable {
 
   /// The winner found from the method and path alone, or nil when the full match is needed. It is the
   /// same stub the full match would pick: the best-ranked literal-path stub for this method and path needs
-  /// nothing but them, and outranks every stub outside the path index. The target must need no decoding
-  /// (no `%` in path or query), so the full match could not have reported invalid percent-encoding either.
+  /// nothing but them, and outranks every other stub that could match (pattern and any-URL stubs, and the
+  /// templates of the same shape as the path; `url` stubs make it step aside). The target must need no
+  /// decoding (no `%` in path or query), so the full match could not have reported invalid
+  /// percent-encoding either.
   func matchByMethodAndPath(_ head: HTTPRequestHead) -> StubMapping? {
-    guard !pathIndex.isEmpty, !hasAnyMethodPath, !head.target.utf8.contains(37),
+    guard !pathIndex.isEmpty, urlIndex.isEmpty, !hasAnyMethodPath, !head.target.utf8.contains(37),
       head.target.utf8.first == UInt8(ascii: "/")
     else { return nil }
     let path = head.rawPath
@@ -96,7 +94,8 @@ public struct StubTable: Sendable {
       let k = candidates.first,
       pathOnly[k]
     else { return nil }
-    if let other = bestUnindexed, !outranks(k, other) { return nil }
+    if let other = bestLinear, !outranks(k, other) { return nil }
+    for t in templates.candidates(for: path) where !outranks(k, t) { return nil }
     return stubs[k]
   }
 
