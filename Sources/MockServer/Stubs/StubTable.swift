@@ -232,19 +232,27 @@ struct TemplateTrie: Sendable {
   /// variable segment non-empty. Unordered.
   func candidates(for path: String) -> [Int] {
     guard nodes.count > 1 else { return [] }
-    let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-    var result: [Int] = []
+    // Walk segment by segment; the frontier is usually one node, so keep it in a small array reused.
     var frontier = [0]
-    for part in parts {
-      var next: [Int] = []
+    var next: [Int] = []
+    let bytes = path.utf8
+    var start = bytes.startIndex
+    while true {
+      let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+      let part = Substring(path.utf8[start..<end])
+      next.removeAll(keepingCapacity: true)
       for node in frontier {
         if let n = nodes[node].literal[String(part)] { next.append(n) }
         if !part.isEmpty, let v = nodes[node].variable { next.append(v) }
       }
       if next.isEmpty { return [] }
-      frontier = next
+      swap(&frontier, &next)
+      if end == bytes.endIndex { break }
+      start = bytes.index(after: end)
     }
+    var result: [Int] = []
     for node in frontier { result += nodes[node].stubs }
     return result
   }
+
 }
