@@ -5,6 +5,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 
 // accept4 is declared by <sys/socket.h> only under _GNU_SOURCE, which would make this module's view of

@@ -47,6 +47,18 @@ struct ReloadTests {
       #expect(try http(port, "GET", "/b").status == 201)
       #expect(try http(port, "GET", "/rt").status == 202)
 
+      // A file in a folder created after the watch started.
+      try FileManager.default.createDirectory(
+        atPath: folder + "/mappings/sub", withIntermediateDirectories: true)
+      try ReloadTests.write(
+        #"{"id":"c","request":{"url":"/c"},"response":{"status":203}}"#, folder + "/mappings/sub/c.json")
+      #expect(try eventually(1.5) { try http(port, "GET", "/c").status == 203 })
+      try FileManager.default.removeItem(atPath: folder + "/mappings/sub")
+      #expect(try eventually(1.5) { try http(port, "GET", "/c").status == 404 })
+      #if os(Linux)
+        #expect(watcher.usesNotifications)
+      #endif
+
       // A deleted file disappears.
       try FileManager.default.removeItem(atPath: folder + "/mappings/b.json")
       #expect(try eventually(1.5) { try http(port, "GET", "/b").status == 404 })

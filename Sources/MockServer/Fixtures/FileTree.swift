@@ -19,12 +19,22 @@ enum FileTree {
   /// deep), as paths relative to `root`, unsorted. Unreadable folders are skipped.
   static func files(under root: String) -> [(path: String, stamp: Stamp)] {
     var out: [(String, Stamp)] = []
-    walk(root, relative: "", depth: 0, into: &out)
+    var directories: [String] = []
+    walk(root, relative: "", depth: 0, into: &out, directories: &directories)
     return out
   }
 
+  /// `root` and every folder below it (paths starting with `root`), for change notifications.
+  static func directories(under root: String) -> [String] {
+    var out: [(String, Stamp)] = []
+    var directories = [root]
+    walk(root, relative: "", depth: 0, into: &out, directories: &directories)
+    return directories
+  }
+
   private static func walk(
-    _ directory: String, relative: String, depth: Int, into out: inout [(String, Stamp)]
+    _ directory: String, relative: String, depth: Int, into out: inout [(String, Stamp)],
+    directories: inout [String]
   ) {
     guard depth < 32, let dir = opendir(directory) else { return }
     defer { closedir(dir) }
@@ -41,7 +51,8 @@ enum FileTree {
       guard stat(path, &st) == 0 else { continue }
       switch st.st_mode & S_IFMT {
       case S_IFDIR:
-        walk(path, relative: rel, depth: depth + 1, into: &out)
+        directories.append(path)
+        walk(path, relative: rel, depth: depth + 1, into: &out, directories: &directories)
       case S_IFREG:
         out.append(
           (

@@ -1,3 +1,4 @@
+import CLinuxShims
 import Dispatch
 import Foundation
 import Synchronization
@@ -6,13 +7,17 @@ import Synchronization
   import Glibc
 #endif
 
-/// Hot reload: polls the fixtures folder (path, modification time and size of every file under it) every
-/// `intervalMilliseconds` on a background queue and, when anything changed, loads it again.
+/// Hot reload: when the fixtures folder changes, loads it again.
+///
+/// On Linux the folder and every folder below it are watched with inotify, so an idle server does no work
+/// at all (a fixtures set of 10,000 files would otherwise be `stat`ed four times a second); a change is
+/// followed, after 50 ms for the writes to settle, by a comparison of every file's path, modification time
+/// and size with the last load, and a reload when they differ. Where inotify is not available the same
+/// comparison runs every `intervalMilliseconds`.
 ///
 /// A set with errors is reported to the log in the lint format (`file: JSON path: expected …, found …`)
 /// and the last good set keeps serving; a good set replaces the file stubs, keeping runtime stubs (see
-/// ``MockService/replaceFileStubs(_:keepRuntimeStubs:)``). Polling is portable and cheap for fixture
-/// folders (hundreds of files); changes are picked up within one interval plus the load time.
+/// ``MockService/replaceFileStubs(_:keepRuntimeStubs:)``). Changes are picked up well within a second.
 public final class FixtureWatcher: Sendable {
   /// The folder watched.
   public let directory: String
@@ -23,6 +28,9 @@ public final class FixtureWatcher: Sendable {
   private let running = Atomic<Bool>(false)
   private let fingerprint = Mutex<[String: FileTree.Stamp]>([:])
   private let reloads = Atomic<Int>(0)
+  /// The inotify descriptor and its read source, when change notifications are used.
+  private let notifications = Mutex<(fd: Int32, source: DispatchSourceRead?)>((-1, nil))
+  private let pending = Atomic<Bool>(false)
 
   /// Creates a watcher for `directory` that reloads into `service`. Call ``start()``.
   public init(directory: String, service: MockService, intervalMilliseconds: Int = 250) {
@@ -36,11 +44,61 @@ public final class FixtureWatcher: Sendable {
     guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
     let stamp = FixtureWatcher.scan(directory)
     fingerprint.withLock { $0 = stamp }
-    schedule()
+    if !startNotifications() { schedule() }
   }
 
-  /// Stops polling (a poll in progress finishes).
-  public func stop() { running.store(false, ordering: .releasing) }
+  /// Stops watching (a reload in progress finishes).
+  public func stop() {
+    running.store(false, ordering: .releasing)
+    notifications.withLock { n in
+      n.source?.cancel()
+      n.source = nil
+    }
+  }
+
+  /// True when inotify notifications are used instead of polling.
+  public var usesNotifications: Bool { notifications.withLock { $0.fd >= 0 } }
+
+  private func startNotifications() -> Bool {
+    #if os(Linux)
+      let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+      guard fd >= 0 else { return false }
+      let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+      source.setEventHandler { [self] in notified() }
+      source.setCancelHandler { _ = Glibc.close(fd) }
+      notifications.withLock { $0 = (fd, source) }
+      watchDirectories()
+      source.resume()
+      return true
+    #else
+      return false
+    #endif
+  }
+
+  /// Adds a watch for the folder and every folder below it (adding an existing watch is harmless).
+  private func watchDirectories() {
+    #if os(Linux)
+      let fd = notifications.withLock { $0.fd }
+      guard fd >= 0 else { return }
+      let mask = UInt32(
+        IN_CREATE | IN_DELETE | IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB)
+      for folder in FileTree.directories(under: directory) { _ = inotify_add_watch(fd, folder, mask) }
+    #endif
+  }
+
+  /// Queue thread: drains the notifications and schedules one comparison shortly after.
+  private func notified() {
+    let fd = notifications.withLock { $0.fd }
+    var buffer = [UInt8](repeating: 0, count: 16384)
+    while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
+    guard !pending.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    queue.asyncAfter(deadline: .now() + .milliseconds(50)) { [self] in
+      pending.store(false, ordering: .releasing)
+      guard running.load(ordering: .acquiring) else { return }
+      watchDirectories()
+      poll()
+    }
+  }
 
   /// Reloads attempted since start (good or broken).
   public var reloadCount: Int { reloads.load(ordering: .relaxed) }
