@@ -137,19 +137,6 @@ public enum MockServerMain {
   }
 }
 
-/// Answers every request with 404 and a JSON body: the responder before any fixtures are loaded.
-public struct NotFoundResponder: HTTPResponder {
-  /// Creates the responder.
-  public init() {}
-  /// 404 `{"error":"no stub matched","method":...,"url":...}`.
-  public func respond(to request: HTTPRequest, context: RequestContext) -> ResponsePlan {
-    .json(
-      status: .notFound,
-      #"{"error":"no stub matched","method":"\#(jsonEscaped(request.method.rawValue))","url":"\#(jsonEscaped(request.head.target))"}"#
-    )
-  }
-}
-
 extension MockServerMain {
   /// Adds the HTTPS listener (`--https-port`) and prints `listening on https://HOST:PORT` and
   /// `certificate: PATH`. Returns false (after printing why) when the port cannot be bound.

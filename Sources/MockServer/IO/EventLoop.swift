@@ -50,7 +50,7 @@ final class EventLoop: @unchecked Sendable {
   /// The loop's reusable read buffer (one per loop: only its thread reads into it).
   let readBuffer: UnsafeMutableRawBufferPointer
   /// Cached `Date` header value, refreshed at most once per second.
-  private var dateCache: (second: Int, value: String, bytes: [UInt8]) = (-1, "", [])
+  private var dateCache: (second: Int, bytes: [UInt8]) = (-1, [])
 
   /// Creates the loop's epoll and eventfd descriptors.
   /// - Throws: ``IOError`` when the kernel refuses them.
@@ -184,13 +184,7 @@ final class EventLoop: @unchecked Sendable {
     }
   }
 
-  /// The current `Date` field value (RFC 9110 §5.6.7 IMF-fixdate), cached per second.
-  func httpDate() -> String {
-    refreshDate()
-    return dateCache.value
-  }
-
-  /// ``httpDate()`` as UTF-8 bytes.
+  /// The current `Date` field value (RFC 9110 §5.6.7 IMF-fixdate) as UTF-8 bytes, cached per second.
   func httpDateBytes() -> [UInt8] {
     refreshDate()
     return dateCache.bytes
@@ -201,8 +195,7 @@ final class EventLoop: @unchecked Sendable {
     time(&now)
     let second = Int(now)
     if second != dateCache.second {
-      let value = Self.formatIMFDate(now)
-      dateCache = (second, value, Array(value.utf8))
+      dateCache = (second, Array(Self.formatIMFDate(now).utf8))
     }
   }
 
