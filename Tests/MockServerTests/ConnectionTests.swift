@@ -336,3 +336,53 @@ struct ConnectionTests {
     }
   }
 }
+
+@Suite("Malformed requests over real sockets (RFC 9112), whole and one byte at a time")
+struct MalformedRequestSocketTests {
+  static let cases: [(String, String, Int)] = [
+    ("HTTP/2.0", "GET / HTTP/2.0\r\nHost: h\r\n\r\n", 505),
+    ("malformed version", "GET / HTTP/1.10\r\nHost: h\r\n\r\n", 400),
+    ("relative target", "GET a/b HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+    ("missing Host", "GET / HTTP/1.1\r\nAccept: */*\r\n\r\n", 400),
+    ("repeated Host", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
+    ("invalid Host", "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400),
+    ("space before colon", "GET / HTTP/1.1\r\nHost: h\r\nX-A : 1\r\n\r\n", 400),
+    ("obs-fold", "GET / HTTP/1.1\r\nHost: h\r\nX-A: 1\r\n  continued\r\n\r\n", 400),
+    ("NUL in value", "GET / HTTP/1.1\r\nHost: h\r\nX-A: a\u{0}b\r\n\r\n", 400),
+    ("invalid Content-Length", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1x\r\n\r\n", 400),
+    (
+      "conflicting Content-Length",
+      "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400
+    ),
+    (
+      "CL with TE", "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+      400
+    ),
+    (
+      "unknown transfer coding", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501
+    ),
+    ("bad chunk size", "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400),
+    ("fragment", "GET /a#f HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+  ]
+
+  @Test(arguments: cases, [false, true])
+  func rejected(testCase: (String, String, Int), byteByByte: Bool) async throws {
+    try await withServer { server in
+      let client = try RawClient(port: server.port)
+      if byteByByte {
+        client.sendByteByByte(testCase.1, pauseMicroseconds: 20)
+      } else {
+        client.send(testCase.1)
+      }
+      let (bytes, end) = client.read(timeout: 3)
+      let text = String(decoding: bytes, as: UTF8.self)
+      #expect(text.hasPrefix("HTTP/1.1 \(testCase.2) "), "\(testCase.0)")
+      #expect(text.contains("Connection: close\r\n"), "\(testCase.0)")
+      #expect(end == .eof || end == .reset, "\(testCase.0)")
+      // The server keeps serving.
+      let next = try RawClient(port: server.port)
+      next.send("GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
+      #expect(next.readResponse().0.hasSuffix("ok:/after"))
+    }
+  }
+}
