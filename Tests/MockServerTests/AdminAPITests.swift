@@ -526,3 +526,28 @@ struct AdminAPITests {
 final class Flag: Sendable {
   let value = Atomic<Bool>(false)
 }
+
+@Suite("Admin API: stub metadata")
+struct AdminMetadataTests {
+  @Test("find-by-metadata, remove-by-metadata and mappings/new")
+  func metadata() async throws {
+    try await withMockService { service, port in
+      let a =
+        #"{"id":"a","request":{"url":"/a"},"response":{"status":200},"metadata":{"team":"payments","n":1}}"#
+      let b = #"{"id":"b","request":{"url":"/b"},"response":{"status":200},"metadata":{"team":"search"}}"#
+      #expect(try http(port, "POST", "/__admin/mappings", body: a).status == 201)
+      #expect(try http(port, "POST", "/__admin/mappings/new", body: b).status == 201)
+      let pattern = #"{"matchesJsonPath":{"expression":"$.team","equalTo":"payments"}}"#
+      let found = try http(port, "POST", "/__admin/mappings/find-by-metadata", body: pattern)
+      #expect(found.status == 200)
+      let compact = found.body.filter { !$0.isWhitespace }
+      #expect(compact.contains(#""id":"a""#))
+      #expect(!compact.contains(#""id":"b""#))
+      #expect(compact.contains(#""total":1"#))
+      #expect(
+        try http(port, "POST", "/__admin/mappings/find-by-metadata", body: #"{"nope":1}"#).status == 400)
+      #expect(try http(port, "POST", "/__admin/mappings/remove-by-metadata", body: pattern).status == 200)
+      #expect(service.stubs.map(\.id) == ["b"])
+    }
+  }
+}

@@ -6,7 +6,9 @@ extension AdminAPI {
   func mappings(_ call: Call, _ rest: [String]) -> ResponsePlan {
     switch (call.method, rest.count, rest.first ?? "") {
     case ("GET", 0, _): return listMappings(call)
-    case ("POST", 0, _): return createMapping(call)
+    case ("POST", 0, _), ("POST", 1, "new"): return createMapping(call)
+    case ("POST", 1, "find-by-metadata"): return mappingsByMetadata(call, remove: false)
+    case ("POST", 1, "remove-by-metadata"): return mappingsByMetadata(call, remove: true)
     case ("DELETE", 0, _):
       service.removeAllStubs()
       return AdminAPI.empty
@@ -21,6 +23,35 @@ extension AdminAPI {
       return service.removeStub(id: id) ? AdminAPI.empty : noStub(id)
     default: return notFound(call)
     }
+  }
+
+  /// `POST /__admin/mappings/find-by-metadata` and `remove-by-metadata`: the body is a matcher (such as
+  /// `{"matchesJsonPath": {"expression": "$.team", "equalTo": "payments"}}`) applied to each stub's
+  /// `metadata` object; find answers `{"mappings":[…],"meta":{"total":N}}`, remove deletes them.
+  func mappingsByMetadata(_ call: Call, remove: Bool) -> ResponsePlan {
+    let json: JSONValue
+    switch AdminAPI.body(call) {
+    case .failure(let f): return f.plan
+    case .success(let v): json = v ?? .null
+    }
+    var d = Diagnostics(file: "")
+    guard let pattern = StubParser.parseMatcher(json, "$", &d), d.errorCount == 0 else {
+      return AdminAPI.invalid(d.problems, title: "Invalid metadata pattern")
+    }
+    let matching = service.stubs.filter { stub in
+      guard let metadata = stub.metadata else { return false }
+      return pattern.match(metadata.serialized())
+    }
+    if remove {
+      for stub in matching { service.removeStub(id: stub.id) }
+      return AdminAPI.empty
+    }
+    return AdminAPI.json(
+      .object(
+        JSONObject(pairs: [
+          ("mappings", .array(matching.map(AdminAPI.stubJSON))),
+          ("meta", .object(JSONObject(pairs: [("total", .number(JSONNumber(matching.count)))]))),
+        ])))
   }
 
   func noStub(_ id: String) -> ResponsePlan {
