@@ -85,15 +85,23 @@ public enum HTTPSerializer {
     var head = head
     head.headers.remove(name: "Content-Length")
     head.headers.remove(name: "Transfer-Encoding")
-    if !head.status.forbidsContent {
-      head.headers.add(name: "Content-Length", value: String(contentLength))
+    if let length = announcedLength(status: head.status, contentLength: contentLength) {
+      head.headers.add(name: "Content-Length", value: String(length))
     }
     return head
   }
 
-  /// True when a response with this status to this method carries content bytes on the wire.
+  /// The `Content-Length` a response announces: none for 1xx/204/304, 0 for 205 (a server must not
+  /// generate content in it, RFC 9110 §15.3.6), else `contentLength`.
+  public static func announcedLength(status: HTTPStatus, contentLength: Int) -> Int? {
+    if status.forbidsContent { return nil }
+    return status.code == 205 ? 0 : contentLength
+  }
+
+  /// True when a response with this status to this method carries content bytes on the wire (not for
+  /// HEAD, 1xx, 204, 205 or 304).
   public static func sendsContent(status: HTTPStatus, requestMethod: HTTPMethod) -> Bool {
-    !status.forbidsContent && requestMethod != .head
+    !status.forbidsContent && status.code != 205 && requestMethod != .head
   }
 
   /// One chunk of the chunked transfer coding: `hex-size CRLF data CRLF` (RFC 9112 §7.1).

@@ -711,7 +711,7 @@ public enum StubParser {
         }
       }
     }
-    if !r.body.isEmpty, HTTPStatus(code: r.status).forbidsContent {
+    if !r.body.isEmpty, HTTPStatus(code: r.status).forbidsContent || r.status == 205 {
       d.warning(path, "a \(r.status) response has no content, so its body is not sent")
     }
     r.fixedDelayMilliseconds = nonNegativeInt(o, "fixedDelayMilliseconds", path, &d)

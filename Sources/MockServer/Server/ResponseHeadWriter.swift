@@ -27,9 +27,9 @@ enum ResponseHeadWriter {
       }
       HTTPSerializer.writeField(name: field.name, value: field.value, into: &out)
     }
-    if !head.status.forbidsContent {
+    if let length = HTTPSerializer.announcedLength(status: head.status, contentLength: contentLength) {
       out.append(contentsOf: contentLengthPrefix)
-      appendDecimal(contentLength, to: &out)
+      appendDecimal(length, to: &out)
       out.append(13)
       out.append(10)
     }
