@@ -38,6 +38,10 @@ public final class SocketTransport: Transport {
   private let pool: ConnectionPool
   private let limits: ParserLimits
   private let acceptsGzip: Bool
+  /// Whether `3xx` responses with a `Location` are followed (see ``send(_:progress:)``).
+  public let followsRedirects: Bool
+  /// Most redirects followed for one request.
+  public let maxRedirects: Int
   /// The TLS context, built on the first `https` request (building it reads the system roots).
   private let tlsContext = Mutex<Result<TLSClientContext, TLSTrustFailure>?>(nil)
 
@@ -51,11 +55,15 @@ public final class SocketTransport: Transport {
   ///   - clientIdentity: a client certificate and key for servers that require one (mutual TLS). An
   ///     unreadable identity fails each `https` request with ``APIError/tlsFailure(_:_:)``
   ///     (``TLSTrustFailure/invalidCertificate(_:)``).
+  ///   - followsRedirects: follow `301`/`302`/`303`/`307`/`308` (default true, like URLSession).
+  ///   - maxRedirects: most redirects followed for one request (default 10).
   public init(
     maxIdleConnectionsPerHost: Int = 8, idleTimeout: Duration = .seconds(30),
     limits: ParserLimits = ParserLimits(), acceptsGzip: Bool = true, trust: TrustConfiguration = .system,
-    clientIdentity: TLSClientIdentity? = nil
+    clientIdentity: TLSClientIdentity? = nil, followsRedirects: Bool = true, maxRedirects: Int = 10
   ) {
+    self.followsRedirects = followsRedirects
+    self.maxRedirects = max(0, maxRedirects)
     self.trust = trust
     self.clientIdentity = clientIdentity
     self.pool = ConnectionPool(maxIdlePerHost: maxIdleConnectionsPerHost, idleTimeout: idleTimeout)
@@ -98,9 +106,66 @@ public final class SocketTransport: Transport {
     }
   }
 
-  /// Sends the request over a pooled or new connection.
+  /// Sends the request over a pooled or new connection, following redirects when ``followsRedirects``.
+  ///
+  /// Redirects (RFC 9110 §15.4): `301`, `302`, `303`, `307` and `308` with a `Location` are followed up to
+  /// ``maxRedirects`` times, all within the request's one deadline. `303` becomes `GET` (HEAD stays HEAD);
+  /// `301`/`302` turn a `POST` into a `GET`, as browsers and URLSession do; `307`/`308` repeat the method
+  /// and content. `Authorization` and `Cookie` are dropped when the redirect leaves the origin. After too
+  /// many redirects the last `3xx` response is returned as it is.
   /// - Throws: the transport cases of ``APIError`` (see the type's documentation), ``APIError/cancelled``.
   public func send(_ request: TransportRequest, progress: ProgressHandler?) async throws(APIError)
+    -> TransportResponse
+  {
+    let clock = ContinuousClock()
+    let started = clock.now
+    var current = request
+    var response = try await exchange(current, progress: progress)
+    var hops = 0
+    while followsRedirects, hops < maxRedirects, let next = Self.redirect(from: current, response: response) {
+      hops += 1
+      let remaining = request.timeout - (clock.now - started)
+      guard remaining > .zero else { throw .timedOut(limit: request.timeout, request: request.info) }
+      current = next
+      current.timeout = remaining
+      response = try await exchange(current, progress: progress)
+    }
+    return response
+  }
+
+  /// The request a redirect response asks for, or nil when `response` is not a redirect to follow.
+  static func redirect(from request: TransportRequest, response: TransportResponse) -> TransportRequest? {
+    guard [301, 302, 303, 307, 308].contains(response.statusCode),
+      let location = response.headers.first("Location"),
+      let url = URL(string: location, relativeTo: request.url)?.absoluteURL,
+      let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
+    else { return nil }
+    var next = request
+    next.url = url
+    let becomesGet =
+      (response.statusCode == 303 && request.method != .head)
+      || ((response.statusCode == 301 || response.statusCode == 302) && request.method == .post)
+    if becomesGet {
+      next.method = .get
+      next.body = Data()
+      next.isIdempotent = true
+      for name in ["Content-Type", "Content-Length", "Content-Encoding", "Transfer-Encoding"] {
+        next.headers.remove(name: name)
+      }
+    }
+    let sameOrigin =
+      url.scheme?.lowercased() == request.url.scheme?.lowercased()
+      && url.host?.lowercased() == request.url.host?.lowercased() && url.port == request.url.port
+    if !sameOrigin {
+      next.headers.remove(name: "Authorization")
+      next.headers.remove(name: "Cookie")
+      next.headers.remove(name: "Host")
+    }
+    return next
+  }
+
+  /// One request and its response, over a pooled or new connection.
+  private func exchange(_ request: TransportRequest, progress: ProgressHandler?) async throws(APIError)
     -> TransportResponse
   {
     let scheme = request.url.scheme?.lowercased()
