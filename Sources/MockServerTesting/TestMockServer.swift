@@ -197,9 +197,23 @@ public final class TestMockServer: Sendable {
     service.resetRequestsAndScenarios()
   }
 
-  /// Stops the server (responses in flight finish, up to 1 s). Safe to call twice.
+  /// Stops the server (responses in flight finish, up to 1 s), blocking the calling thread meanwhile.
+  /// Safe to call twice. From async code prefer ``shutdown()``.
   public func stop() {
     server.shutdown(graceful: true)
+  }
+
+  /// Stops the server like ``stop()`` without blocking a Swift concurrency thread while responses in
+  /// flight finish.
+  public func shutdown() async {
+    let server = self.server
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let thread = Thread {
+        server.shutdown(graceful: true)
+        continuation.resume()
+      }
+      thread.start()
+    }
   }
 
   deinit { server.shutdown(graceful: false) }

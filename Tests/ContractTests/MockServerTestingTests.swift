@@ -94,3 +94,18 @@ struct MockServerTestingTests {
     #expect(report.contains("mappings/bad.json: $.response.status: expected"))
   }
 }
+
+@Suite("MockServerTesting: asynchronous shutdown")
+struct MockServerTestingShutdownTests {
+  @Test func shutdownLetsAResponseInFlightFinish() async throws {
+    let server = try TestMockServer.start()
+    try server.stub(.get("/slow").willReturn(status: 200, json: "{}", delayMilliseconds: 300))
+    async let response = fetch(server.baseURL.appendingPathComponent("slow"))
+    try await Task.sleep(for: .milliseconds(100))
+    await server.shutdown()
+    #expect(try await response.0 == 200)
+    await #expect(throws: (any Error).self) {
+      _ = try await fetch(server.baseURL.appendingPathComponent("slow"))
+    }
+  }
+}
