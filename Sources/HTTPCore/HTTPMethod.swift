@@ -11,14 +11,23 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
   /// The token.
   public var description: String { rawValue }
 
+  /// The `GET` method (RFC 9110 §9.3).
   public static let get = HTTPMethod(rawValue: "GET")
+  /// The `HEAD` method (RFC 9110 §9.3).
   public static let head = HTTPMethod(rawValue: "HEAD")
+  /// The `POST` method (RFC 9110 §9.3).
   public static let post = HTTPMethod(rawValue: "POST")
+  /// The `PUT` method (RFC 9110 §9.3).
   public static let put = HTTPMethod(rawValue: "PUT")
+  /// The `DELETE` method (RFC 9110 §9.3).
   public static let delete = HTTPMethod(rawValue: "DELETE")
+  /// The `CONNECT` method (RFC 9110 §9.3).
   public static let connect = HTTPMethod(rawValue: "CONNECT")
+  /// The `OPTIONS` method (RFC 9110 §9.3).
   public static let options = HTTPMethod(rawValue: "OPTIONS")
+  /// The `TRACE` method (RFC 9110 §9.3).
   public static let trace = HTTPMethod(rawValue: "TRACE")
+  /// The `PATCH` method (RFC 9110 §9.3).
   public static let patch = HTTPMethod(rawValue: "PATCH")
 
   /// True for methods defined as idempotent (RFC 9110 §9.2.2): safe ones, PUT and DELETE.

@@ -87,7 +87,9 @@ public struct HTTPRequest: Sendable, Hashable {
     self.trailers = trailers
   }
 
+  /// The request method (from the head).
   public var method: HTTPMethod { head.method }
+  /// The header fields (from the head).
   public var headers: HTTPHeaders { head.headers }
 }
 
@@ -109,6 +111,7 @@ public struct HTTPResponseHead: Sendable, Hashable {
 
 /// A complete response: head, content, trailers.
 public struct HTTPResponse: Sendable, Hashable {
+  /// Status line and header fields.
   public var head: HTTPResponseHead
   /// Content after removing the transfer coding.
   public var body: [UInt8]
@@ -120,6 +123,8 @@ public struct HTTPResponse: Sendable, Hashable {
     self.body = body
     self.trailers = trailers
   }
+  /// The status (from the head).
   public var status: HTTPStatus { head.status }
+  /// The header fields (from the head).
   public var headers: HTTPHeaders { head.headers }
 }

@@ -77,22 +77,40 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     }
   }
 
+  /// `100`.
   public static let `continue` = HTTPStatus(code: 100)
+  /// `200`.
   public static let ok = HTTPStatus(code: 200)
+  /// `201`.
   public static let created = HTTPStatus(code: 201)
+  /// `204`.
   public static let noContent = HTTPStatus(code: 204)
+  /// `304`.
   public static let notModified = HTTPStatus(code: 304)
+  /// `400`.
   public static let badRequest = HTTPStatus(code: 400)
+  /// `401`.
   public static let unauthorized = HTTPStatus(code: 401)
+  /// `403`.
   public static let forbidden = HTTPStatus(code: 403)
+  /// `404`.
   public static let notFound = HTTPStatus(code: 404)
+  /// `408`.
   public static let requestTimeout = HTTPStatus(code: 408)
+  /// `413`.
   public static let contentTooLarge = HTTPStatus(code: 413)
+  /// `414`.
   public static let uriTooLong = HTTPStatus(code: 414)
+  /// `429`.
   public static let tooManyRequests = HTTPStatus(code: 429)
+  /// `431`.
   public static let requestHeaderFieldsTooLarge = HTTPStatus(code: 431)
+  /// `500`.
   public static let internalServerError = HTTPStatus(code: 500)
+  /// `501`.
   public static let notImplemented = HTTPStatus(code: 501)
+  /// `503`.
   public static let serviceUnavailable = HTTPStatus(code: 503)
+  /// `505`.
   public static let httpVersionNotSupported = HTTPStatus(code: 505)
 }

@@ -9,7 +9,9 @@ public struct HTTPVersion: Hashable, Sendable, CustomStringConvertible {
     self.major = major
     self.minor = minor
   }
+  /// HTTP/1.0.
   public static let http1_0 = HTTPVersion(major: 1, minor: 0)
+  /// HTTP/1.1.
   public static let http1_1 = HTTPVersion(major: 1, minor: 1)
   /// `HTTP/1.1` form.
   public var description: String { "HTTP/\(major).\(minor)" }

@@ -248,6 +248,7 @@ public enum TestMockServerError: Error, CustomStringConvertible, Equatable {
   /// The `mockserver` binary could not be launched or did not print its `listening on` line.
   case launchFailed(String)
 
+  /// A one-line, human-readable explanation.
   public var description: String {
     switch self {
     case .invalidFixtures(let s): return "invalid fixtures:\n\(s)"

@@ -16,6 +16,7 @@ public struct CommandLineOptions: Sendable, Equatable {
     case cert
   }
 
+  /// The command to run (default `serve`).
   public var command: Command = .serve
   /// Address to bind (`--host`, default 127.0.0.1).
   public var host = "127.0.0.1"
@@ -81,6 +82,7 @@ public struct CommandLineOptions: Sendable, Equatable {
 
   /// A usage error: the message names the offending argument.
   public struct UsageError: Error, CustomStringConvertible, Equatable {
+    /// A one-line, human-readable explanation.
     public var description: String
   }
 

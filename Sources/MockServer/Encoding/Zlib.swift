@@ -22,6 +22,7 @@ public enum Zlib {
     /// zlib could not be initialised.
     case unavailable
 
+    /// A one-line, human-readable explanation.
     public var description: String {
       switch self {
       case .corrupt: return "corrupt or truncated compressed data"
