@@ -140,7 +140,7 @@ public final class MockService: HTTPResponder, Sendable {
       entryWithStatus.responseStatus = 404
       entryWithStatus.served = true
       entryWithStatus.durationMilliseconds = 0
-      journal.record(entryWithStatus)
+      journal.record(consume entryWithStatus)
       if logger.level != .quiet {
         logger.request(
           request, status: 404, fault: nil, stub: nil, durationMilliseconds: 0, nearMisses: report.text())
@@ -208,7 +208,7 @@ public final class MockService: HTTPResponder, Sendable {
       entry.served = true
       entry.durationMilliseconds = 0
     }
-    let ticket = journal.record(entry)
+    let ticket = journal.record(consume entry)
     let started = SocketOps.monotonicNanos()
     // Capture only what completion needs: copying whole stubs and definitions per request is costly.
     let stubID = stub.id
