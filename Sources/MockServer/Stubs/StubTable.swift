@@ -11,13 +11,14 @@ public enum StubMatch: Sendable {
   case invalidRequest(URLDecodingError)
 }
 
-/// An immutable snapshot of stub mappings, built once and shared between threads.
+/// An immutable snapshot of stub mappings, built once and shared between threads (a class, so taking the
+/// current snapshot for a request is one reference, not a copy of every index).
 ///
 /// Stubs with a literal `url` or `urlPath` are indexed by method and canonical path (dictionary
 /// lookups), so matching them costs the same with 10 or 10,000 stubs; pattern, template and any-URL stubs
 /// are checked in rank order. The winner is the matching stub with the lowest `priority` number; among
 /// equal priorities the one added last (latest in `stubs`).
-public struct StubTable: Sendable {
+public final class StubTable: Sendable {
   /// Stubs in the order they were added (later = newer).
   public let stubs: [StubMapping]
 
