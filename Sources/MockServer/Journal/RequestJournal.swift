@@ -3,12 +3,9 @@ import Synchronization
 
 /// One request as the server received and answered it (WireMock's "logged request" / serve event).
 public struct JournalEntry: Sendable {
-  /// The fields live in one shared, copy-on-write box: an entry is copied into the ring, out of it for
-  /// every read, and its old slot's entry freed, so copying one reference instead of a dozen matters on
-  /// the request path.
-  ///
-  /// `@unchecked Sendable`: a box is only mutated through ``mutate(_:)`` while uniquely referenced.
-  final class Storage: @unchecked Sendable {
+  /// The fields, in one copy-on-write box: copying the value (into match results, plans, the journal)
+  /// is one retain instead of one per field.
+  struct Fields: Sendable {
     var id: String
     var request: HTTPRequest
     var clientAddress: String
@@ -22,103 +19,75 @@ public struct JournalEntry: Sendable {
     var served: Bool?
     var durationMilliseconds: Double?
     var sequence: UInt64
-
-    init(
-      id: String, request: HTTPRequest, clientAddress: String, isTLS: Bool, clientCertificateSubject: String?,
-      loggedAt: Double, stubID: String?, nearMisses: [NearMiss], responseStatus: Int?, fault: String?,
-      served: Bool?, durationMilliseconds: Double?, sequence: UInt64
-    ) {
-      self.id = id
-      self.request = request
-      self.clientAddress = clientAddress
-      self.isTLS = isTLS
-      self.clientCertificateSubject = clientCertificateSubject
-      self.loggedAt = loggedAt
-      self.stubID = stubID
-      self.nearMisses = nearMisses
-      self.responseStatus = responseStatus
-      self.fault = fault
-      self.served = served
-      self.durationMilliseconds = durationMilliseconds
-      self.sequence = sequence
-    }
-
-    func copy() -> Storage {
-      Storage(
-        id: id, request: request, clientAddress: clientAddress, isTLS: isTLS,
-        clientCertificateSubject: clientCertificateSubject, loggedAt: loggedAt, stubID: stubID,
-        nearMisses: nearMisses, responseStatus: responseStatus, fault: fault, served: served,
-        durationMilliseconds: durationMilliseconds, sequence: sequence)
-    }
   }
 
-  private var storage: Storage
+  private var fields: CopyOnWrite<Fields>
 
   /// Unique id (UUID text), stable for the entry's lifetime.
   public var id: String {
-    get { storage.id }
-    set { mutate { $0.id = newValue } }
+    get { fields.value.id }
+    set { fields.value.id = newValue }
   }
   /// The request as received: head with the original framing fields, content with the transfer coding
   /// and any request `Content-Encoding` removed (what the matcher saw).
   public var request: HTTPRequest {
-    get { storage.request }
-    set { mutate { $0.request = newValue } }
+    get { fields.value.request }
+    set { fields.value.request = newValue }
   }
   /// Peer address `ip:port`.
   public var clientAddress: String {
-    get { storage.clientAddress }
-    set { mutate { $0.clientAddress = newValue } }
+    get { fields.value.clientAddress }
+    set { fields.value.clientAddress = newValue }
   }
   /// True when the request arrived over HTTPS.
   public var isTLS: Bool {
-    get { storage.isTLS }
-    set { mutate { $0.isTLS = newValue } }
+    get { fields.value.isTLS }
+    set { fields.value.isTLS = newValue }
   }
   /// Subject of the client certificate (mutual TLS), or nil.
   public var clientCertificateSubject: String? {
-    get { storage.clientCertificateSubject }
-    set { mutate { $0.clientCertificateSubject = newValue } }
+    get { fields.value.clientCertificateSubject }
+    set { fields.value.clientCertificateSubject = newValue }
   }
   /// Time the request completed, seconds since 1970.
   public var loggedAt: Double {
-    get { storage.loggedAt }
-    set { mutate { $0.loggedAt = newValue } }
+    get { fields.value.loggedAt }
+    set { fields.value.loggedAt = newValue }
   }
   /// Id of the stub that answered, or nil when none matched.
   public var stubID: String? {
-    get { storage.stubID }
-    set { mutate { $0.stubID = newValue } }
+    get { fields.value.stubID }
+    set { fields.value.stubID = newValue }
   }
   /// When nothing matched: the nearest stubs and what failed.
   public var nearMisses: [NearMiss] {
-    get { storage.nearMisses }
-    set { mutate { $0.nearMisses = newValue } }
+    get { fields.value.nearMisses }
+    set { fields.value.nearMisses = newValue }
   }
   /// Status code sent (nil for a fault that sent no status, or before the response went out).
   public var responseStatus: Int? {
-    get { storage.responseStatus }
-    set { mutate { $0.responseStatus = newValue } }
+    get { fields.value.responseStatus }
+    set { fields.value.responseStatus = newValue }
   }
   /// The fault executed instead of a response, if any (WireMock names, e.g. `CONNECTION_RESET_BY_PEER`).
   public var fault: String? {
-    get { storage.fault }
-    set { mutate { $0.fault = newValue } }
+    get { fields.value.fault }
+    set { fields.value.fault = newValue }
   }
   /// Whether the response was served completely (false when the client went away first).
   public var served: Bool? {
-    get { storage.served }
-    set { mutate { $0.served = newValue } }
+    get { fields.value.served }
+    set { fields.value.served = newValue }
   }
   /// Time from request complete to plan complete, in milliseconds (nil while in flight).
   public var durationMilliseconds: Double? {
-    get { storage.durationMilliseconds }
-    set { mutate { $0.durationMilliseconds = newValue } }
+    get { fields.value.durationMilliseconds }
+    set { fields.value.durationMilliseconds = newValue }
   }
   /// Position in the journal's history (1 for the first request ever recorded); set by ``RequestJournal``.
   public internal(set) var sequence: UInt64 {
-    get { storage.sequence }
-    set { mutate { $0.sequence = newValue } }
+    get { fields.value.sequence }
+    set { fields.value.sequence = newValue }
   }
 
   /// Creates an entry; `sequence` is assigned when the journal records it.
@@ -127,16 +96,12 @@ public struct JournalEntry: Sendable {
     loggedAt: Double, stubID: String?, nearMisses: [NearMiss], responseStatus: Int? = nil,
     fault: String? = nil, served: Bool? = nil, durationMilliseconds: Double? = nil
   ) {
-    storage = Storage(
-      id: id, request: request, clientAddress: clientAddress, isTLS: isTLS,
-      clientCertificateSubject: clientCertificateSubject, loggedAt: loggedAt, stubID: stubID,
-      nearMisses: nearMisses, responseStatus: responseStatus, fault: fault, served: served,
-      durationMilliseconds: durationMilliseconds, sequence: 0)
-  }
-
-  private mutating func mutate(_ change: (Storage) -> Void) {
-    if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-    change(storage)
+    fields = CopyOnWrite(
+      Fields(
+        id: id, request: request, clientAddress: clientAddress, isTLS: isTLS,
+        clientCertificateSubject: clientCertificateSubject, loggedAt: loggedAt, stubID: stubID,
+        nearMisses: nearMisses, responseStatus: responseStatus, fault: fault, served: served,
+        durationMilliseconds: durationMilliseconds, sequence: 0))
   }
 
   /// True when no stub matched.
