@@ -101,8 +101,7 @@ public struct HTTPParser: Sendable {
     do {
       return try step()
     } catch {
-      state = .failed(error)
-      throw error
+      try fail(error)
     }
   }
 
@@ -125,15 +124,16 @@ public struct HTTPParser: Sendable {
       var i = readIndex
       while i < buffer.count, buffer[i] == 13 || buffer[i] == 10 { i += 1 }
       if i == buffer.count { return nil }
-      let error = HTTPParserError.incompleteMessage(expectedBytes: nil, receivedBytes: 0)
-      state = .failed(error)
-      throw error
+      try fail(.incompleteMessage(expectedBytes: nil, receivedBytes: 0))
     default:
-      let error = HTTPParserError.incompleteMessage(
-        expectedBytes: announcedLength, receivedBytes: bodyReceived)
-      state = .failed(error)
-      throw error
+      try fail(.incompleteMessage(expectedBytes: announcedLength, receivedBytes: bodyReceived))
     }
+  }
+
+  /// Makes `error` sticky and throws it.
+  private mutating func fail(_ error: HTTPParserError) throws(HTTPParserError) -> Never {
+    state = .failed(error)
+    throw error
   }
 
   // MARK: - State machine
