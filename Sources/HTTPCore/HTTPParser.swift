@@ -50,6 +50,9 @@ public struct HTTPParser: Sendable {
   private var bodyReceived = 0
   private var announcedLength: Int?
   private var pendingMethods: [HTTPMethod] = []
+  /// Method of the request-line parsed last, even when the rest of that head was rejected (so that the
+  /// error response to a `HEAD` request carries no content).
+  public private(set) var lastRequestMethod: HTTPMethod?
   /// A message without (more) content is complete; `.end` is the next event.
   private var pendingEnd = false
 
@@ -377,6 +380,7 @@ public struct HTTPParser: Sendable {
   private mutating func parseRequestHead(_ bytes: ArraySlice<UInt8>) throws(HTTPParserError)
     -> HTTPRequestHead
   {
+    lastRequestMethod = nil
     let (requestLine, fieldBytes) = firstLine(bytes)
     guard !requestLine.isEmpty else { throw .invalidRequestLine }
     // method SP request-target SP HTTP-version
@@ -384,6 +388,7 @@ public struct HTTPParser: Sendable {
     let methodBytes = requestLine[requestLine.startIndex..<sp1]
     guard !methodBytes.isEmpty, methodBytes.allSatisfy(isTokenChar) else { throw .invalidRequestLine }
     if methodBytes.count > Self.maxMethodBytes { throw .methodTooLong(limit: Self.maxMethodBytes) }
+    lastRequestMethod = HTTPMethod(rawValue: String(decoding: methodBytes, as: UTF8.self))
     let rest = requestLine[(sp1 + 1)...]
     guard let sp2 = rest.firstIndex(of: 32) else { throw .invalidRequestLine }
     let targetBytes = rest[rest.startIndex..<sp2]
@@ -396,7 +401,7 @@ public struct HTTPParser: Sendable {
     }
     let version = try parseVersion(rest[(sp2 + 1)...], invalid: .invalidRequestLine)
     let headers = try parseFields(fieldBytes)
-    let method = HTTPMethod(rawValue: String(decoding: methodBytes, as: UTF8.self))
+    let method = lastRequestMethod ?? HTTPMethod(rawValue: String(decoding: methodBytes, as: UTF8.self))
     let target = String(decoding: targetBytes, as: UTF8.self)
     // request-target forms (RFC 9112 §3.2)
     let first = targetBytes[targetBytes.startIndex]
@@ -469,17 +474,20 @@ public struct HTTPParser: Sendable {
     (48...57).contains(b) || (65...70).contains(b) || (97...102).contains(b)
   }
 
+  /// True for an absolute-form target this server can answer (RFC 9112 §3.2.2): an `http` or `https`
+  /// URI whose authority is a valid, non-empty `uri-host [":" port]` without userinfo (RFC 9110 §4.2.1,
+  /// §4.2.4: userinfo is treated as an error).
   private func isAbsoluteForm(_ bytes: ArraySlice<UInt8>) -> Bool {
-    // scheme ":" "//" ... ; scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
     var i = bytes.startIndex
-    guard i < bytes.endIndex, isAlpha(bytes[i]) else { return false }
-    while i < bytes.endIndex,
-      isAlpha(bytes[i]) || (48...57).contains(bytes[i]) || bytes[i] == 43
-        || bytes[i] == 45 || bytes[i] == 46
-    {
-      i += 1
-    }
-    return bytes[i...].starts(with: [58, 47, 47])
+    while i < bytes.endIndex, isAlpha(bytes[i]) { i += 1 }
+    let scheme = String(decoding: bytes[bytes.startIndex..<i], as: UTF8.self).lowercasedASCII()
+    guard scheme == "http" || scheme == "https", bytes[i...].starts(with: [58, 47, 47]) else { return false }
+    let authorityStart = i + 3
+    var end = authorityStart
+    while end < bytes.endIndex, bytes[end] != 47, bytes[end] != 63 { end += 1 }
+    let authority = String(decoding: bytes[authorityStart..<end], as: UTF8.self)
+    guard !authority.isEmpty, !authority.hasPrefix(":"), !authority.hasPrefix("[]") else { return false }
+    return Self.isValidHost(authority)
   }
 
   private func isAlpha(_ b: UInt8) -> Bool { (65...90).contains(b) || (97...122).contains(b) }

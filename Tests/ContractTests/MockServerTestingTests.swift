@@ -109,3 +109,83 @@ struct MockServerTestingShutdownTests {
     }
   }
 }
+
+@Suite("mockserver binary: JSON log lines")
+struct BinaryJSONLogTests {
+  @Test func everyLogLineIsAJSONObject() async throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: MockServerProcess.defaultBinary())
+    process.arguments = ["--port", "0", "--fixtures", "Fixtures", "--log-format", "json", "--no-watch"]
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    var line = ""
+    while !line.contains("\n") {
+      let data = out.fileHandleForReading.availableData
+      if data.isEmpty { break }
+      line += String(decoding: data, as: UTF8.self)
+    }
+    let port = try #require(
+      line.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+    let base = try #require(URL(string: "http://127.0.0.1:\(port)"))
+    _ = try await fetch(base.appendingPathComponent("health"))
+    _ = try await fetch(base.appendingPathComponent("no/such/stub"))
+    // A request the parser rejects.
+    let socket = try SocketTestClient(port: port)
+    socket.send("GET / HTTP/1.1\r\nHost: a b\r\n\r\n")
+    _ = socket.readAll()
+    try await Task.sleep(for: .milliseconds(300))  // the log is flushed every 100 ms
+    process.interrupt()
+    process.waitUntilExit()
+    let lines = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      .split(separator: "\n").filter {
+        $0.hasPrefix("{") || $0.contains("/health") || $0.contains("rejected")
+      }
+    #expect(lines.count >= 3)
+    for l in lines {
+      #expect((try? JSONSerialization.jsonObject(with: Data(l.utf8))) is [String: Any], "\(l)")
+    }
+  }
+}
+
+/// A blocking loopback TCP client for raw-byte checks in the contract suite.
+final class SocketTestClient {
+  let fd: Int32
+
+  init(port: Int) throws {
+    fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let rc = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard rc == 0 else { throw TestMockServerError.launchFailed("connect: errno \(errno)") }
+  }
+
+  deinit { close(fd) }
+
+  func send(_ text: String) {
+    let bytes = Array(text.utf8)
+    _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+  }
+
+  /// Reads until the peer closes (at most 3 s).
+  func readAll() -> [UInt8] {
+    var timeout = timeval(tv_sec: 3, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var data: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+      if n <= 0 { break }
+      data += buffer[0..<n]
+    }
+    return data
+  }
+}

@@ -198,6 +198,10 @@ struct HTTPParserRequestTests {
     ),
     ("control in method", "G\u{1}T / HTTP/1.1\r\nHost: h\r\n\r\n", 400),
     ("fragment in target", "GET /a#frag HTTP/1.1\r\nHost: h\r\n\r\n", 400),
+    ("absolute-form with userinfo", "GET http://u@x/a HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    ("absolute-form with a bad port", "GET http://x:abc/a HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    ("absolute-form without host", "GET http:///a HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+    ("absolute-form, other scheme", "GET ftp://x/a HTTP/1.1\r\nHost: x\r\n\r\n", 400),
     ("overlong method", String(repeating: "X", count: 200) + " / HTTP/1.1\r\nHost: h\r\n\r\n", 501),
     ("no space in a long line", String(repeating: "Y", count: 100_000) + "\r\n\r\n", 501),
   ]

@@ -147,6 +147,22 @@ struct ConnectionTests {
     }
   }
 
+  @Test func errorAnswersToHEADCarryNoContent() async throws {
+    try await withServer { server in
+      for request in [
+        "HEAD /a HTTP/1.1\r\nHost: a b\r\n\r\n", "HEAD /x#f HTTP/1.1\r\nHost: x\r\n\r\n",
+        "HEAD /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n",
+      ] {
+        let client = try RawClient(port: server.port)
+        client.send(request)
+        let (bytes, _) = client.read(timeout: 3)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 4") || text.hasPrefix("HTTP/1.1 5"))
+        #expect(text.hasSuffix("\r\n\r\n"), "\(request)")
+      }
+    }
+  }
+
   @Test func parseErrorsAnswerWithStatusThenClose() async throws {
     let cases: [(String, String)] = [
       ("GET / HTTP/1.1\r\n\r\n", "400"),

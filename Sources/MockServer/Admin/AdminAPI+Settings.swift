@@ -17,6 +17,13 @@ extension AdminAPI {
       }
       var settings = o
       var base = "$"
+      if o["settings"] != nil, let unknown = o.keys.first(where: { $0 != "settings" }) {
+        return AdminAPI.error(
+          .badRequest, title: "Invalid settings",
+          detail:
+            "$.\(unknown): expected only \"settings\" next to the settings object, found an unknown field",
+          pointer: AdminAPI.pointer("$." + unknown))
+      }
       if let inner = o["settings"] {
         guard let io = inner.objectValue else {
           return AdminAPI.error(

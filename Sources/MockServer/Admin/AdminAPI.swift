@@ -201,7 +201,7 @@ struct AdminAPI {
         return .failure(
           AdminFailure(
             error(
-              .badRequest, title: "Invalid \(what)",
+              .badRequest, title: "Invalid request body",
               detail: "$: expected \(what), found \(v?.kindDescription ?? "nothing")", pointer: "/")))
       }
       return .success(o)

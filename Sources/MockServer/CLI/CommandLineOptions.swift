@@ -124,7 +124,9 @@ public struct CommandLineOptions: Sendable, Equatable {
       switch name {
       case "-h", "--help": options.command = .help
       case "-V", "--version": options.command = .version
-      case "--host": options.host = try value(name)
+      case "--host":
+        options.host = try value(name)
+        guard !options.host.isEmpty else { throw UsageError(description: "--host needs an address") }
       case "-p", "--port": options.port = try integer(name, 0...65535)
       case "--fixtures", "--root-dir":
         options.fixturesDirectory = try value(name)
@@ -177,6 +179,8 @@ public struct CommandLineOptions: Sendable, Equatable {
         if options.command == .lint, !argument.hasPrefix("-"), !lintDirectoryGiven {
           lintDirectoryGiven = true
           options.fixturesDirectory = argument
+        } else if !argument.hasPrefix("-") {
+          throw UsageError(description: "unexpected argument '\(argument)' (see --help)")
         } else {
           throw UsageError(description: "unknown option '\(argument)' (see --help)")
         }

@@ -214,7 +214,9 @@ final class Connection: EventHandler {
     let message = jsonEscaped(error.description)
     let plan = ResponsePlan.json(
       status: status, #"{"error":"\#(message)","status":\#(status.code)}"#, keepAlive: false)
-    start(plan, for: head ?? HTTPRequestHead(method: .get, target: "/"), forceClose: true)
+    start(
+      plan, for: head ?? HTTPRequestHead(method: parser.lastRequestMethod ?? .get, target: "/"),
+      forceClose: true)
   }
 
   private func context() -> RequestContext {

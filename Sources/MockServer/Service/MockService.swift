@@ -159,7 +159,7 @@ public final class MockService: HTTPResponder, Sendable {
 
   /// Logs a request the parser rejected.
   public func didReject(head: HTTPRequestHead?, error: HTTPParserError, context: RequestContext) {
-    logger.line("rejected request from \(context.clientAddress): \(error.status.code) \(error)")
+    logger.rejected(client: context.clientAddress, status: error.status.code, reason: error.description)
   }
 
   private func isAdmin(_ head: HTTPRequestHead) -> Bool {
@@ -243,7 +243,8 @@ public final class MockService: HTTPResponder, Sendable {
       }
       if logs {
         logger.request(
-          request, status: status, fault: fault, stub: label, durationMilliseconds: ms,
+          request, status: served ? status : nil, fault: fault, stub: label, durationMilliseconds: ms,
+          served: served,
           responseHead: logged.map {
             HTTPResponseHead(status: HTTPStatus(code: $0.status), headers: $0.headers)
           },

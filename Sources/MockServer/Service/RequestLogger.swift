@@ -64,17 +64,30 @@ public final class RequestLogger: @unchecked Sendable {
     }
   }
 
+  /// Logs a request the parser rejected (the server answered `status` and closed).
+  func rejected(client: String, status: Int, reason: String) {
+    guard level != .quiet else { return }
+    if json {
+      line(
+        #"{"rejected":true,"client":"\#(jsonEscaped(client))","status":\#(status),"error":"\#(jsonEscaped(reason))"}"#
+      )
+    } else {
+      line("rejected request from \(client): \(status) \(reason)")
+    }
+  }
+
   /// Logs a served request.
   /// - Parameters:
   ///   - stub: the matched stub's name or id, or nil for no match.
   ///   - durationMilliseconds: request complete to response complete.
   func request(
     _ request: HTTPRequest, status: Int?, fault: String?, stub: String?, durationMilliseconds: Double,
-    responseHead: HTTPResponseHead? = nil, responseBody: [UInt8] = [], nearMisses: String? = nil
+    served: Bool = true, responseHead: HTTPResponseHead? = nil, responseBody: [UInt8] = [],
+    nearMisses: String? = nil
   ) {
     guard level != .quiet else { return }
     let ms = (durationMilliseconds * 10).rounded() / 10
-    let outcome = fault ?? status.map(String.init) ?? "-"
+    let outcome = served ? (fault ?? status.map(String.init) ?? "-") : "client-closed"
     if json {
       var fields = [
         "\"method\":\"\(jsonEscaped(request.method.rawValue))\"",
@@ -85,6 +98,7 @@ public final class RequestLogger: @unchecked Sendable {
       ]
       if let fault { fields.append("\"fault\":\"\(fault)\"") }
       if let nearMisses { fields.append("\"nearMisses\":\"\(jsonEscaped(nearMisses))\"") }
+      if !served { fields.append("\"served\":false") }
       if level == .verbose {
         fields.append("\"requestHeaders\":\"\(jsonEscaped(request.headers.description))\"")
         fields.append("\"requestBody\":\"\(jsonEscaped(String(decoding: request.body, as: UTF8.self)))\"")
