@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 FIXTURES ?= Fixtures
 
-.PHONY: all run test build build-release deps lint format bench clean
+.PHONY: all run test build build-release deps lint format bench fuzz clean
 
 all: build
 
@@ -42,10 +42,19 @@ test: deps
 	$(SWIFT) test --skip-build --filter 'ContractTests|FriendsAPITests' --no-parallel
 
 lint:
-	$(SWIFT) format lint --strict -r Sources Tests Examples Package.swift
+	$(SWIFT) format lint --strict -r Sources Tests Examples Fuzz Package.swift
 
 format:
-	$(SWIFT) format -i -r Sources Tests Examples Package.swift
+	$(SWIFT) format -i -r Sources Tests Examples Fuzz Package.swift
+
+# libFuzzer + AddressSanitizer on HTTPCore's parser (requests and responses, whole and split), for
+# FUZZ_SECONDS (default 60); new inputs go to .build/fuzz/corpus, crashes to .build/fuzz/.
+FUZZ_SECONDS ?= 60
+fuzz:
+	mkdir -p .build/fuzz/corpus
+	swiftc -sanitize=fuzzer,address -parse-as-library -O Sources/HTTPCore/*.swift Fuzz/HTTPParserFuzzer.swift \
+	  -o .build/fuzz/http-parser 2>&1 | grep -v "Cannot export local symbol" || true
+	cd .build/fuzz && ./http-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus ../../Fuzz/corpus
 
 bench: deps
 	@sh Benchmarks/bench.sh
