@@ -47,14 +47,19 @@ lint:
 format:
 	$(SWIFT) format -i -r Sources Tests Examples Fuzz Package.swift
 
-# libFuzzer + AddressSanitizer on HTTPCore's parser (requests and responses, whole and split), for
-# FUZZ_SECONDS (default 60); new inputs go to .build/fuzz/corpus, crashes to .build/fuzz/.
+# libFuzzer + AddressSanitizer on HTTPCore's parser (requests and responses, whole and split) and on the
+# fixture JSON parser (parse, serialize, parse again), FUZZ_SECONDS each (default 60); new inputs go to
+# .build/fuzz/*corpus, crashes to .build/fuzz/.
 FUZZ_SECONDS ?= 60
 fuzz:
 	mkdir -p .build/fuzz/corpus
 	swiftc -sanitize=fuzzer,address -parse-as-library -O Sources/HTTPCore/*.swift Fuzz/HTTPParserFuzzer.swift \
 	  -o .build/fuzz/http-parser 2>&1 | grep -v "Cannot export local symbol" || true
+	swiftc -sanitize=fuzzer,address -parse-as-library -O Sources/MockServer/Stubs/JSON/*.swift \
+	  Fuzz/JSONParserFuzzer.swift -o .build/fuzz/json-parser 2>&1 | grep -v "Cannot export local symbol" || true
+	mkdir -p .build/fuzz/json-corpus
 	cd .build/fuzz && ./http-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus ../../Fuzz/corpus
+	cd .build/fuzz && ./json-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 json-corpus ../../Fuzz/json-corpus
 
 bench: deps
 	@sh Benchmarks/bench.sh

@@ -148,3 +148,15 @@ struct JSONPathTests {
     #expect(throws: JSONPathError.self) { try JSONPath(expression) }
   }
 }
+
+@Suite("JSON numbers with huge exponents (found by make fuzz)")
+struct JSONHugeExponentTests {
+  @Test(arguments: [
+    "75e00000000010000000000000000000000000088888888888888886888888", "1e99999999999999999999999",
+    "-1E-99999999999999999999999", "[0.5e9223372036854775807, 0.5e9223372036854775808]",
+  ])
+  func parsesWithoutOverflow(text: String) throws {
+    let value = try JSONValue.parse(text)
+    #expect(try JSONValue.parse(value.serialized()) == value)
+  }
+}

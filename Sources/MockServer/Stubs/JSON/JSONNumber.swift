@@ -123,9 +123,10 @@ public struct JSONNumber: Sendable, Hashable, Comparable, CustomStringConvertibl
         i += 1
       }
       guard i < b.count, isDigit(b[i]) else { return nil }
-      let limit = Int.max / 8
+      // Exponents saturate at ±10^15 (far beyond any meaningful number), so arithmetic never overflows.
+      let limit = 1_000_000_000_000_000
       while i < b.count, isDigit(b[i]) {
-        if exp < limit { exp = exp * 10 + Int(b[i] - 48) }
+        exp = min(exp * 10 + Int(b[i] - 48), limit)
         i += 1
       }
       if expNegative { exp = -exp }
