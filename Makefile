@@ -47,9 +47,10 @@ lint:
 format:
 	$(SWIFT) format -i -r Sources Tests Examples Fuzz Package.swift
 
-# libFuzzer + AddressSanitizer on HTTPCore's parser (requests and responses, whole and split) and on the
-# fixture JSON parser (parse, serialize, parse again), FUZZ_SECONDS each (default 60); new inputs go to
-# .build/fuzz/*corpus, crashes to .build/fuzz/.
+# libFuzzer + AddressSanitizer, FUZZ_SECONDS each (default 60): HTTPCore's parser (requests and
+# responses, whole and split), the fixture JSON parser (parse, serialize, parse again), and stub mappings
+# (parse and lint, then match requests built from the input). New inputs go to .build/fuzz/*corpus,
+# crashes to .build/fuzz/.
 FUZZ_SECONDS ?= 60
 fuzz:
 	mkdir -p .build/fuzz/corpus
@@ -57,9 +58,20 @@ fuzz:
 	  -o .build/fuzz/http-parser 2>&1 | grep -v "Cannot export local symbol" || true
 	swiftc -sanitize=fuzzer,address -parse-as-library -O Sources/MockServer/Stubs/JSON/*.swift \
 	  Fuzz/JSONParserFuzzer.swift -o .build/fuzz/json-parser 2>&1 | grep -v "Cannot export local symbol" || true
-	mkdir -p .build/fuzz/json-corpus
+	swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name HTTPCore -emit-module \
+	  -emit-module-path .build/fuzz/HTTPCore.swiftmodule -emit-library -static -o .build/fuzz/libHTTPCore.a \
+	  Sources/HTTPCore/*.swift 2>&1 | grep -v "Cannot export local symbol" || true
+	swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name MockServerFuzz -I .build/fuzz \
+	  -L .build/fuzz -lHTTPCore Sources/MockServer/Stubs/*.swift Sources/MockServer/Stubs/JSON/*.swift \
+	  Sources/MockServer/Fixtures/StubParser*.swift Sources/MockServer/Fixtures/EnvelopeSet.swift \
+	  Sources/MockServer/Fixtures/FixtureProblem.swift Fuzz/StubFuzzer.swift -o .build/fuzz/stubs \
+	  2>&1 | grep -v "Cannot export local symbol" || true
+	mkdir -p .build/fuzz/json-corpus .build/fuzz/stub-corpus
 	cd .build/fuzz && ./http-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus ../../Fuzz/corpus
 	cd .build/fuzz && ./json-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 json-corpus ../../Fuzz/json-corpus
+	# -detect_leaks=0: Foundation's NSRegularExpression leaks when a pattern does not compile.
+	cd .build/fuzz && ./stubs -detect_leaks=0 -max_total_time=$(FUZZ_SECONDS) -max_len=2048 stub-corpus \
+	  ../../Fuzz/stub-corpus
 
 bench: deps
 	@sh Benchmarks/bench.sh
