@@ -148,12 +148,8 @@ public struct HTTPParser: Sendable {
     case .head:
       return try parseHeadIfComplete()
     case .fixedBody(let remaining):
-      let available = buffer.count - readIndex
-      if available == 0 { return nil }
-      let n = min(available, remaining)
-      let piece = Array(buffer[readIndex..<readIndex + n])
-      readIndex += n
-      bodyReceived += n
+      guard let piece = takeContent(upTo: remaining) else { return nil }
+      let n = piece.count
       if n == remaining {
         state = .head
         scanIndex = readIndex
@@ -178,13 +174,8 @@ public struct HTTPParser: Sendable {
       state = .chunkData(remaining: size)
       return try step()
     case .chunkData(let remaining):
-      let available = buffer.count - readIndex
-      if available == 0 { return nil }
-      let n = min(available, remaining)
-      let piece = Array(buffer[readIndex..<readIndex + n])
-      readIndex += n
-      bodyReceived += n
-      state = n == remaining ? .chunkDataEnd : .chunkData(remaining: remaining - n)
+      guard let piece = takeContent(upTo: remaining) else { return nil }
+      state = piece.count == remaining ? .chunkDataEnd : .chunkData(remaining: remaining - piece.count)
       return .body(piece)
     case .chunkDataEnd:
       let available = buffer.count - readIndex
@@ -204,14 +195,20 @@ public struct HTTPParser: Sendable {
     case .trailers:
       return try parseTrailersIfComplete()
     case .untilClose:
-      let available = buffer.count - readIndex
-      if available == 0 { return nil }
-      let piece = Array(buffer[readIndex...])
-      readIndex = buffer.count
-      bodyReceived += available
+      guard let piece = takeContent(upTo: Int.max) else { return nil }
       if bodyReceived > limits.maxBodyBytes { throw .bodyTooLarge(limit: limits.maxBodyBytes) }
       return .body(piece)
     }
+  }
+
+  /// Takes up to `limit` buffered content bytes (nil when none are buffered) and counts them.
+  private mutating func takeContent(upTo limit: Int) -> [UInt8]? {
+    let n = min(buffer.count - readIndex, limit)
+    guard n > 0 else { return nil }
+    let piece = Array(buffer[readIndex..<readIndex + n])
+    readIndex += n
+    bodyReceived += n
+    return piece
   }
 
   private mutating func compactIfUseful() {
@@ -556,7 +553,13 @@ public struct HTTPParser: Sendable {
 
   /// Decides request framing (RFC 9112 §6.3) and moves to the matching body state.
   private mutating func setUpRequestBody(_ head: HTTPRequestHead) throws(HTTPParserError) {
-    let framing = try framing(of: head.headers, version: head.version)
+    // A request without framing has no content (RFC 9112 §6.3 rule 7).
+    try beginContent(framing(of: head.headers, version: head.version), unframed: .head)
+  }
+
+  /// Moves to the state reading content framed as `framing`; `unframed` is the state for none
+  /// (`.head`: no content; `.untilClose`: a response read until the connection closes).
+  private mutating func beginContent(_ framing: Framing, unframed: State) throws(HTTPParserError) {
     switch framing {
     case .chunked:
       state = .chunkSize
@@ -566,8 +569,8 @@ public struct HTTPParser: Sendable {
       state = n == 0 ? .head : .fixedBody(remaining: n)
       if n == 0 { pendingEnd = true }
     case .none:
-      state = .head
-      pendingEnd = true
+      state = unframed
+      if unframed == .head { pendingEnd = true }
     }
   }
 
@@ -643,16 +646,7 @@ public struct HTTPParser: Sendable {
       pendingEnd = true
       return head
     }
-    switch try framing(of: headers, version: version) {
-    case .chunked: state = .chunkSize
-    case .length(let n):
-      if n > limits.maxBodyBytes { throw .bodyTooLarge(limit: limits.maxBodyBytes) }
-      announcedLength = n
-      state = n == 0 ? .head : .fixedBody(remaining: n)
-      if n == 0 { pendingEnd = true }
-    case .none:
-      state = .untilClose
-    }
+    try beginContent(framing(of: headers, version: version), unframed: .untilClose)
     return head
   }
 
