@@ -49,29 +49,24 @@ format:
 
 # libFuzzer + AddressSanitizer, FUZZ_SECONDS each (default 60): HTTPCore's parser (requests and
 # responses, whole and split), the fixture JSON parser (parse, serialize, parse again), and stub mappings
-# (parse and lint, then match requests built from the input). New inputs go to .build/fuzz/*corpus,
-# crashes to .build/fuzz/.
+# (parse and lint, then match requests built from the input). The SwiftPM targets are built once with
+# coverage instrumentation into .build/fuzz; each Fuzz/*.swift entry point is linked against their objects.
+# New inputs go to .build/fuzz/*corpus, crashes to .build/fuzz/.
 FUZZ_SECONDS ?= 60
-fuzz:
-	mkdir -p .build/fuzz/corpus
-	swiftc -sanitize=fuzzer,address -parse-as-library -O Sources/HTTPCore/*.swift Fuzz/HTTPParserFuzzer.swift \
-	  -o .build/fuzz/http-parser 2>&1 | grep -v "Cannot export local symbol" || true
-	swiftc -sanitize=fuzzer,address -parse-as-library -O Sources/MockServer/Stubs/JSON/*.swift \
-	  Fuzz/JSONParserFuzzer.swift -o .build/fuzz/json-parser 2>&1 | grep -v "Cannot export local symbol" || true
-	swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name HTTPCore -emit-module \
-	  -emit-module-path .build/fuzz/HTTPCore.swiftmodule -emit-library -static -o .build/fuzz/libHTTPCore.a \
-	  Sources/HTTPCore/*.swift 2>&1 | grep -v "Cannot export local symbol" || true
-	swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name MockServerFuzz -I .build/fuzz \
-	  -L .build/fuzz -lHTTPCore Sources/MockServer/Stubs/*.swift Sources/MockServer/Stubs/JSON/*.swift \
-	  Sources/MockServer/Fixtures/StubParser*.swift Sources/MockServer/Fixtures/EnvelopeSet.swift \
-	  Sources/MockServer/Fixtures/FixtureProblem.swift Fuzz/StubFuzzer.swift -o .build/fuzz/stubs \
-	  2>&1 | grep -v "Cannot export local symbol" || true
-	mkdir -p .build/fuzz/json-corpus .build/fuzz/stub-corpus
-	cd .build/fuzz && ./http-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus ../../Fuzz/corpus
-	cd .build/fuzz && ./json-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 json-corpus ../../Fuzz/json-corpus
-	# -detect_leaks=0: Foundation's NSRegularExpression leaks when a pattern does not compile.
-	cd .build/fuzz && ./stubs -detect_leaks=0 -max_total_time=$(FUZZ_SECONDS) -max_len=2048 stub-corpus \
-	  ../../Fuzz/stub-corpus
+FUZZ_BUILD := .build/fuzz
+FUZZ_FLAGS := -sanitize=fuzzer,address -parse-as-library -O
+FUZZ_LINK = swiftc $(FUZZ_FLAGS) -package-name "$$(basename "$(CURDIR)" | tr A-Z a-z)" -I $(FUZZ_BUILD)/release/Modules
+fuzz: deps
+	$(SWIFT) build -c release --build-path $(FUZZ_BUILD) --target Mappings \
+	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
+	$(FUZZ_LINK) Fuzz/HTTPParserFuzzer.swift $(FUZZ_BUILD)/release/HTTPCore.build/*.o -o $(FUZZ_BUILD)/http-parser
+	$(FUZZ_LINK) Fuzz/JSONParserFuzzer.swift $(FUZZ_BUILD)/release/MockJSON.build/*.o -o $(FUZZ_BUILD)/json-parser
+	$(FUZZ_LINK) Fuzz/StubFuzzer.swift $(FUZZ_BUILD)/release/HTTPCore.build/*.o \
+	  $(FUZZ_BUILD)/release/MockJSON.build/*.o $(FUZZ_BUILD)/release/Mappings.build/*.o -o $(FUZZ_BUILD)/stubs
+	mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/json-corpus $(FUZZ_BUILD)/stub-corpus
+	cd $(FUZZ_BUILD) && ./http-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus ../../Fuzz/corpus
+	cd $(FUZZ_BUILD) && ./json-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 json-corpus ../../Fuzz/json-corpus
+	cd $(FUZZ_BUILD) && ./stubs -max_total_time=$(FUZZ_SECONDS) -max_len=2048 stub-corpus ../../Fuzz/stub-corpus
 
 bench: deps
 	@sh Benchmarks/bench.sh

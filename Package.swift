@@ -1,6 +1,10 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Modules and their arrows (docs/architecture.md):
+//   HTTPCore ← MockJSON ← Mappings ← MockServer ← MockServerCLI ← mockserver
+//   NativeSupport (zlib, OpenSSL) ← MockServer, ClientKit;  MockServerTesting → MockServer, Mappings
+// MockServer and ClientKit never import each other.
 let package = Package(
   name: "MockServer",
   platforms: [.macOS(.v15)],
@@ -19,19 +23,33 @@ let package = Package(
     .systemLibrary(
       name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
       providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+    // Values, parser, serializer and HTTP dates: no I/O, shared by server and client.
     .target(name: "HTTPCore"),
+    // zlib, OpenSSL errors and BIOs, digests: the C libraries both sides use, wrapped once.
+    .target(name: "NativeSupport", dependencies: ["CZlib", "COpenSSL"]),
+    // JSON values with exact numbers, parser, serializer, JSONPath.
+    .target(name: "MockJSON"),
+    // The stub model, its parser and diagnostics, matching and the stub table.
+    .target(name: "Mappings", dependencies: ["HTTPCore", "MockJSON"]),
+    // The server: event loop, connections, responses and faults, the mock responder, journal, admin API.
     .target(
       name: "MockServer",
-      dependencies: ["HTTPCore", "CLinuxShims", "CZlib", "COpenSSL"]),
-    .executableTarget(name: "mockserver", dependencies: ["MockServer"]),
-    .target(name: "ClientKit", dependencies: ["HTTPCore", "COpenSSL", "CZlib"]),
-    .target(name: "MockServerTesting", dependencies: ["MockServer", "HTTPCore"]),
+      dependencies: ["HTTPCore", "MockJSON", "Mappings", "NativeSupport", "CLinuxShims", "COpenSSL"]),
+    // The command line: options, main, TLS set-up.
+    .target(name: "MockServerCLI", dependencies: ["MockServer", "Mappings", "MockJSON", "HTTPCore"]),
+    .executableTarget(name: "mockserver", dependencies: ["MockServerCLI"]),
+    .target(name: "ClientKit", dependencies: ["HTTPCore", "NativeSupport", "COpenSSL"]),
+    .target(
+      name: "MockServerTesting",
+      dependencies: ["MockServer", "MockServerCLI", "Mappings", "MockJSON", "HTTPCore"]),
     .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
-    .testTarget(name: "MockServerTests", dependencies: ["MockServer", "HTTPCore"]),
+    .testTarget(
+      name: "MockServerTests",
+      dependencies: ["MockServer", "MockServerCLI", "Mappings", "MockJSON", "NativeSupport", "HTTPCore"]),
     .testTarget(name: "ClientKitTests", dependencies: ["ClientKit", "HTTPCore"]),
     .testTarget(
       name: "ContractTests",
-      dependencies: ["ClientKit", "MockServerTesting", "MockServer", "HTTPCore"]),
+      dependencies: ["ClientKit", "MockServerTesting", "MockServer", "Mappings", "MockJSON", "HTTPCore"]),
     // The sample app module of Examples/FriendsApp and its contract tests (see its README).
     .target(name: "FriendsAPI", dependencies: ["ClientKit"], path: "Examples/FriendsApp/Sources/FriendsAPI"),
     .testTarget(

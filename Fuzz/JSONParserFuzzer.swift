@@ -2,6 +2,8 @@
 // and `equalToJson`): `make fuzz` compiles it with Sources/MockServer/Stubs/JSON. Any input must parse or
 // fail with a positioned error, never crash; what parses must serialize and parse back to an equal value.
 
+import MockJSON
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJSONParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
   let bytes = Array(UnsafeBufferPointer(start: data, count: size))

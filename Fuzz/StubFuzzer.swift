@@ -1,8 +1,11 @@
-// libFuzzer entry point for stub mappings: `make fuzz` compiles it with HTTPCore and the stub model. Any
+// libFuzzer entry point for stub mappings: `make fuzz` links it with the HTTPCore, MockJSON and Mappings
+// targets. Any
 // input is parsed as a stub mapping (with lint diagnostics); a valid stub goes into a table and is matched
 // against requests built from the same input (target and header value). Nothing may crash.
 
 import HTTPCore
+import Mappings
+import MockJSON
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzStubs(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -1,4 +1,6 @@
 import Foundation
+import Mappings
+import MockJSON
 import MockServer
 
 /// A request pattern written in Swift; renders WireMock's request pattern JSON.

@@ -1,5 +1,7 @@
 import Foundation
 import HTTPCore
+import Mappings
+import MockJSON
 import MockServer
 
 /// A mock server running inside the test process on a free loopback port: start it with a fixtures

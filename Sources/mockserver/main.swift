@@ -1,4 +1,4 @@
 import Foundation
-import MockServer
+import MockServerCLI
 
 exit(MockServerMain.run(arguments: Array(CommandLine.arguments.dropFirst())))

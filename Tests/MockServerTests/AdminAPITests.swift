@@ -3,7 +3,9 @@ import HTTPCore
 import Synchronization
 import Testing
 
+@testable import MockJSON
 @testable import MockServer
+@testable import MockServerCLI
 
 private let helloStub = #"""
   {"id":"hello","name":"hello","request":{"method":"GET","urlPath":"/hello"},

@@ -1,4 +1,5 @@
 import Foundation
+import NativeSupport
 import Testing
 
 @testable import MockServer

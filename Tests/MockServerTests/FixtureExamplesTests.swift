@@ -2,6 +2,8 @@ import Foundation
 import HTTPCore
 import Testing
 
+@testable import Mappings
+@testable import MockJSON
 @testable import MockServer
 
 /// Serves `req` from `table` the way the server will: response for the winner, or 404 near-miss body.

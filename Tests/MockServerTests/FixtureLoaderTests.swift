@@ -2,6 +2,8 @@ import Foundation
 import HTTPCore
 import Testing
 
+@testable import Mappings
+@testable import MockJSON
 @testable import MockServer
 
 /// A temporary fixtures directory, removed by `remove()`.

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import MockJSON
 @testable import MockServer
 
 @Suite("JSON value: exact numbers, round-trip, errors")

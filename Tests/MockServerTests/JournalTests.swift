@@ -1,6 +1,7 @@
 import HTTPCore
 import Testing
 
+@testable import Mappings
 @testable import MockServer
 
 @Suite("Journal: bounded ring and exact counts")

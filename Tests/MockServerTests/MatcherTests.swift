@@ -1,6 +1,8 @@
 import HTTPCore
 import Testing
 
+@testable import Mappings
+@testable import MockJSON
 @testable import MockServer
 
 /// Parses one matcher object from JSON text (test helper).

@@ -1,6 +1,7 @@
 import HTTPCore
 import Testing
 
+@testable import Mappings
 @testable import MockServer
 
 @Suite("StubTable: matching by method and path agrees with the full match")

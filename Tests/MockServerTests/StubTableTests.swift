@@ -1,6 +1,8 @@
 import HTTPCore
 import Testing
 
+@testable import Mappings
+@testable import MockJSON
 @testable import MockServer
 
 /// Test helper: a parse context with in-memory envelopes and body files.

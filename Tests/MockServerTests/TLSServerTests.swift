@@ -3,6 +3,7 @@ import HTTPCore
 import Testing
 
 @testable import MockServer
+@testable import MockServerCLI
 
 #if canImport(Glibc)
   import Glibc

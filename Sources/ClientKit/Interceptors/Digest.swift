@@ -1,7 +1,7 @@
-import COpenSSL
 import Foundation
+import NativeSupport
 
-/// Message digests and HMACs computed with libcrypto (OpenSSL).
+/// Message digests and HMACs.
 public enum Digest {
   /// A hash function.
   public enum Algorithm: String, Sendable, Hashable, CaseIterable {
@@ -12,11 +12,11 @@ public enum Digest {
     /// SHA-256 (FIPS 180-4), 32 bytes.
     case sha256
 
-    fileprivate var evp: OpaquePointer? {
+    var libcrypto: LibcryptoDigest.Algorithm {
       switch self {
-      case .md5: return EVP_md5()
-      case .sha1: return EVP_sha1()
-      case .sha256: return EVP_sha256()
+      case .md5: return .md5
+      case .sha1: return .sha1
+      case .sha256: return .sha256
       }
     }
 
@@ -33,30 +33,13 @@ public enum Digest {
   /// The digest of `data`.
   /// - Returns: `algorithm.byteCount` bytes.
   public static func hash(_ algorithm: Algorithm, _ data: Data) -> [UInt8] {
-    var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-    var length: UInt32 = 0
-    let ok = data.withUnsafeBytes { input in
-      out.withUnsafeMutableBufferPointer { output in
-        EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, algorithm.evp, nil)
-      }
-    }
-    precondition(ok == 1, "EVP_Digest failed")
-    return Array(out.prefix(Int(length)))
+    data.withUnsafeBytes { LibcryptoDigest.hash(algorithm.libcrypto, $0) }
   }
 
   /// The HMAC (RFC 2104) of `data` under `key`.
   /// - Returns: `algorithm.byteCount` bytes.
   public static func hmac(_ algorithm: Algorithm, key: Data, _ data: Data) -> [UInt8] {
-    var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-    var length: UInt32 = 0
-    // Never hand libcrypto a nil pointer, even for an empty key or message.
-    let keyBytes = key.isEmpty ? [UInt8(0)] : [UInt8](key)
-    let dataBytes = data.isEmpty ? [UInt8(0)] : [UInt8](data)
-    let result = out.withUnsafeMutableBufferPointer { o in
-      HMAC(algorithm.evp, keyBytes, Int32(key.count), dataBytes, data.count, o.baseAddress, &length)
-    }
-    precondition(result != nil, "HMAC failed")
-    return Array(out.prefix(Int(length)))
+    LibcryptoDigest.hmac(algorithm.libcrypto, key: [UInt8](key), [UInt8](data))
   }
 
   /// Lower-case hexadecimal spelling of `bytes`.

@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import NativeSupport
 
 /// An owned `X509*`, freed once in `deinit`.
 ///
@@ -32,8 +33,7 @@ final class OwnedCertificate: @unchecked Sendable {
     let length = i2d_PUBKEY(key, &der)
     guard length > 0, let der else { return nil }
     defer { cossl_free(der) }
-    var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
-    SHA256(der, Int(length), &digest)
+    let digest = LibcryptoDigest.hash(.sha256, UnsafeRawBufferPointer(start: der, count: Int(length)))
     return Data(digest).base64EncodedString()
   }
 
@@ -51,7 +51,7 @@ final class OwnedCertificate: @unchecked Sendable {
     }
     let last = ERR_peek_last_error()
     if last != 0, ERR_GET_REASON(last) != PEM_R_NO_START_LINE {
-      throw .invalidCertificate("unreadable PEM: \(openSSLErrorText())")
+      throw .invalidCertificate("unreadable PEM: \(OpenSSLErrors.drain())")
     }
     ERR_clear_error()
     guard !result.isEmpty else { throw .invalidCertificate("no CERTIFICATE block in PEM") }
@@ -71,28 +71,4 @@ final class OwnedCertificate: @unchecked Sendable {
     }
     return OwnedCertificate(owning: cert)
   }
-}
-
-/// Empties the thread's OpenSSL error queue and returns its entries joined by `; `.
-func openSSLErrorText() -> String {
-  var parts: [String] = []
-  while true {
-    let code = ERR_get_error()
-    if code == 0 { break }
-    var buffer = [CChar](repeating: 0, count: 256)
-    ERR_error_string_n(code, &buffer, buffer.count)
-    parts.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-  }
-  return parts.joined(separator: "; ")
-}
-
-/// The process-wide BIO method that writes with `MSG_NOSIGNAL` (no SIGPIPE when the server hung up).
-///
-/// Invariant (`@unchecked Sendable`): created once by the thread-safe `static let`, never mutated or
-/// freed; OpenSSL only reads a `BIO_METHOD`.
-final class ClientNoSignalBIOMethod: @unchecked Sendable {
-  static let shared = ClientNoSignalBIOMethod()
-  /// Nil only when OpenSSL could not allocate it.
-  let pointer: OpaquePointer?
-  private init() { pointer = cossl_make_nosigpipe_method() }
 }

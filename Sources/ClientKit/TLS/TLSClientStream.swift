@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import NativeSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -65,7 +66,7 @@ public final class TLSClientContext: @unchecked Sendable {
   public init(trust: TrustConfiguration, identity: TLSClientIdentity? = nil) throws(TLSClientError) {
     ERR_clear_error()
     guard let ctx = SSL_CTX_new(TLS_client_method()) else {
-      throw .trust(.handshakeFailed("SSL_CTX_new: \(openSSLErrorText())"))
+      throw .trust(.handshakeFailed("SSL_CTX_new: \(OpenSSLErrors.drain())"))
     }
     self.ctx = ctx
     self.trust = TrustStore(trust)
@@ -75,7 +76,7 @@ public final class TLSClientContext: @unchecked Sendable {
     _ = cossl_ctx_set_default_options(ctx)
     _ = cossl_ctx_set_nonblocking_modes(ctx)
     guard cossl_set_min_proto(ctx, TLS1_2_VERSION) == 1 else {
-      throw .trust(.handshakeFailed("minimum TLS version: \(openSSLErrorText())"))
+      throw .trust(.handshakeFailed("minimum TLS version: \(OpenSSLErrors.drain())"))
     }
     let alpn: [UInt8] = [8] + Array("http/1.1".utf8)
     _ = SSL_CTX_set_alpn_protos(ctx, alpn, UInt32(alpn.count))
@@ -87,7 +88,7 @@ public final class TLSClientContext: @unchecked Sendable {
         throw .trust(error)
       }
       guard let first = chain.first, SSL_CTX_use_certificate(ctx, first.pointer) == 1 else {
-        throw .trust(.invalidCertificate("client certificate: \(openSSLErrorText())"))
+        throw .trust(.invalidCertificate("client certificate: \(OpenSSLErrors.drain())"))
       }
       for link in chain.dropFirst() { _ = cossl_ctx_add1_chain_cert(ctx, link.pointer) }
       guard let bio = BIO_new(BIO_s_mem()) else { throw .trust(.invalidCertificate("out of memory")) }
@@ -95,11 +96,11 @@ public final class TLSClientContext: @unchecked Sendable {
       let bytes = Array(identity.privateKeyPEM.utf8)
       _ = bytes.withUnsafeBytes { BIO_write(bio, $0.baseAddress, Int32(clamping: $0.count)) }
       guard let key = PEM_read_bio_PrivateKey(bio, nil, nil, nil) else {
-        throw .trust(.invalidCertificate("client key: \(openSSLErrorText())"))
+        throw .trust(.invalidCertificate("client key: \(OpenSSLErrors.drain())"))
       }
       defer { EVP_PKEY_free(key) }
       guard SSL_CTX_use_PrivateKey(ctx, key) == 1, SSL_CTX_check_private_key(ctx) == 1 else {
-        throw .trust(.invalidCertificate("client key does not match: \(openSSLErrorText())"))
+        throw .trust(.invalidCertificate("client key does not match: \(OpenSSLErrors.drain())"))
       }
     }
     ERR_clear_error()
@@ -152,12 +153,12 @@ public final class TLSClientStream: @unchecked Sendable {
     self.context = context
     ERR_clear_error()
     guard let ssl = SSL_new(context.ctx) else {
-      throw .trust(.handshakeFailed("SSL_new: \(openSSLErrorText())"))
+      throw .trust(.handshakeFailed("SSL_new: \(OpenSSLErrors.drain())"))
     }
-    guard let method = ClientNoSignalBIOMethod.shared.pointer, cossl_ssl_set_socket(ssl, fd, method) == 1
+    guard let method = NoSignalBIOMethod.shared.pointer, cossl_ssl_set_socket(ssl, fd, method) == 1
     else {
       SSL_free(ssl)
-      throw .trust(.handshakeFailed("cannot attach the socket: \(openSSLErrorText())"))
+      throw .trust(.handshakeFailed("cannot attach the socket: \(OpenSSLErrors.drain())"))
     }
     var name = host
     if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
@@ -316,7 +317,7 @@ public final class TLSClientStream: @unchecked Sendable {
     case SSL_ERROR_ZERO_RETURN: return nil
     case SSL_ERROR_SYSCALL:
       let e = errno
-      let text = openSSLErrorText()
+      let text = OpenSSLErrors.drain()
       if e == 0 {
         if SSL_is_init_finished(ssl) == 0 {
           throw fail(.trust(.handshakeFailed(text.isEmpty ? "connection closed by the server" : text)))
@@ -327,7 +328,7 @@ public final class TLSClientStream: @unchecked Sendable {
       if e == ECONNRESET || e == EPIPE { throw fail(.reset) }
       throw fail(.io(e, String(cString: strerror(e))))
     default:
-      let text = openSSLErrorText()
+      let text = OpenSSLErrors.drain()
       throw fail(.trust(.handshakeFailed("\(operation): \(text.isEmpty ? "protocol error" : text)")))
     }
   }

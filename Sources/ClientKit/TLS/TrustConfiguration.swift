@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import NativeSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -121,7 +122,7 @@ final class TrustStore: @unchecked Sendable {
     guard let ctx = X509_STORE_CTX_new() else { throw .invalidCertificate("out of memory") }
     defer { X509_STORE_CTX_free(ctx) }
     guard X509_STORE_CTX_init(ctx, store, leaf.pointer, untrusted) == 1 else {
-      throw .invalidCertificate(openSSLErrorText())
+      throw .invalidCertificate(OpenSSLErrors.drain())
     }
     _ = X509_STORE_CTX_set_purpose(ctx, X509_PURPOSE_SSL_SERVER)
     if let date { X509_STORE_CTX_set_time(ctx, 0, time_t(date.timeIntervalSince1970)) }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import NativeSupport
 
 /// One request/response exchange over a socket, run synchronously on a Dispatch worker thread.
 struct SocketExchange {
@@ -216,7 +217,11 @@ struct SocketExchange {
     var content = body
     let coding = headers.first("Content-Encoding")?.trimmingOWS().lowercasedASCII() ?? ""
     if (coding == "gzip" || coding == "x-gzip" || coding == "deflate") && !content.isEmpty {
-      guard let decoded = Inflater.inflate(content, limit: limits.maxBodyBytes) else {
+      // gzip or zlib by their headers; raw deflate, as some servers send for "deflate", otherwise.
+      guard
+        let decoded = (try? Zlib.decompress(content, format: .automatic, limit: limits.maxBodyBytes))
+          ?? (try? Zlib.decompress(content, format: .raw, limit: limits.maxBodyBytes))
+      else {
         throw AttemptFailure(
           error: .malformedResponse(info, detail: "the \(coding) content could not be decoded"),
           beforeAnyResponseByte: false)

@@ -1,5 +1,7 @@
 import Foundation
 import HTTPCore
+import Mappings
+import MockJSON
 
 extension AdminAPI {
   /// `/__admin/mappings…`

@@ -1,4 +1,6 @@
 import HTTPCore
+import Mappings
+import MockJSON
 
 extension AdminAPI {
   /// `/__admin/scenarios…`

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPCore
+import MockJSON
 
 extension AdminAPI {
   /// `GET /__admin/settings` → `{"settings":{"fixedDelay":ms}}`; `POST`/`PUT` accept that shape or

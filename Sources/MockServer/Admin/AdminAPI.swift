@@ -1,4 +1,6 @@
 import HTTPCore
+import Mappings
+import MockJSON
 
 /// The admin API under `/__admin` (WireMock's paths and JSON shapes). See `docs/admin-api.md`.
 ///

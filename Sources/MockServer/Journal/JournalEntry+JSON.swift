@@ -1,4 +1,6 @@
 import HTTPCore
+import Mappings
+import MockJSON
 
 extension JournalEntry {
   /// The request in WireMock's "logged request" shape:

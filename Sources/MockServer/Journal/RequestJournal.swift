@@ -1,4 +1,5 @@
 import HTTPCore
+import Mappings
 import Synchronization
 
 /// One request as the server received and answered it (WireMock's "logged request" / serve event).

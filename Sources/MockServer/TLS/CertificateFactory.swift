@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import NativeSupport
 
 /// A certificate and its private key, both PEM text. The key is never written anywhere by this type.
 public struct CertificateAndKey: Sendable, Equatable {
@@ -42,7 +43,7 @@ public enum CertificateFactory {
   public static let loopbackHosts = ["localhost", "127.0.0.1", "::1"]
 
   /// One day, in seconds.
-  static let day: TimeInterval = 86_400
+  package static let day: TimeInterval = 86_400
 
   /// A self-signed certificate for `hosts` that can also issue certificates (CA:TRUE), so a client that
   /// trusts it accepts both it and the fault certificates it signs. Valid from one hour ago for
@@ -135,8 +136,7 @@ public enum CertificateFactory {
     let length = i2d_PUBKEY(key, &der)
     guard length > 0, let der else { throw .openSSL("encode public key") }
     defer { cossl_free(der) }
-    var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
-    SHA256(der, Int(length), &digest)
+    let digest = LibcryptoDigest.hash(.sha256, UnsafeRawBufferPointer(start: der, count: Int(length)))
     return Data(digest).base64EncodedString()
   }
 
@@ -325,7 +325,7 @@ enum PEM {
     guard let bio = BIO_new(BIO_s_mem()) else { throw .openSSL("BIO_new") }
     defer { BIO_free(bio) }
     guard PEM_write_bio_X509(bio, cert) == 1 else { throw .openSSL("write certificate") }
-    return MemoryBIO.string(bio)
+    return X509Text.memoryBIOString(bio)
   }
 
   /// `key` as a PKCS #8 PEM block (unencrypted).
@@ -335,6 +335,6 @@ enum PEM {
     guard PEM_write_bio_PrivateKey(bio, key.pointer, nil, nil, 0, nil, nil) == 1 else {
       throw .openSSL("write private key")
     }
-    return MemoryBIO.string(bio)
+    return X509Text.memoryBIOString(bio)
   }
 }

@@ -1,4 +1,5 @@
 import COpenSSL
+import NativeSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -139,41 +140,5 @@ final class TLSByteStream: ByteStream {
     OpenSSLErrors.clear()
     _ = SSL_shutdown(ssl)
     OpenSSLErrors.clear()
-  }
-}
-
-/// The process-wide BIO method that writes with `MSG_NOSIGNAL`, so a peer that hung up yields EPIPE
-/// rather than a SIGPIPE that would kill the host process (OpenSSL's socket BIO uses `write(2)`).
-///
-/// Invariant (`@unchecked Sendable`): created once by the thread-safe `static let`, never mutated or
-/// freed; OpenSSL only reads a `BIO_METHOD`.
-final class NoSignalBIOMethod: @unchecked Sendable {
-  static let shared = NoSignalBIOMethod()
-  /// Nil only when OpenSSL could not allocate it.
-  let pointer: OpaquePointer?
-  private init() { pointer = cossl_make_nosigpipe_method() }
-}
-
-/// Text forms of X.509 names.
-enum X509Text {
-  /// `name` in one-line RFC 2253 form, or nil.
-  static func rfc2253(_ name: OpaquePointer?) -> String? {
-    guard let name, let bio = BIO_new(BIO_s_mem()) else { return nil }
-    defer { BIO_free(bio) }
-    guard X509_NAME_print_ex(bio, name, 0, UInt(cossl_xn_flag_rfc2253())) >= 0 else { return nil }
-    return MemoryBIO.string(bio)
-  }
-}
-
-/// Reading memory BIOs.
-enum MemoryBIO {
-  /// The bytes written to a memory `bio`, as UTF-8 text.
-  static func string(_ bio: OpaquePointer) -> String {
-    var pointer: UnsafeMutablePointer<CChar>?
-    let length = cossl_bio_get_mem_data(bio, &pointer)
-    guard let pointer, length > 0 else { return "" }
-    return UnsafeRawBufferPointer(start: pointer, count: length).withMemoryRebound(to: UInt8.self) {
-      String(decoding: $0, as: UTF8.self)
-    }
   }
 }

@@ -1,4 +1,5 @@
 import COpenSSL
+import NativeSupport
 
 /// A TLS setup failure: loading or generating certificates and keys, or configuring OpenSSL.
 public struct TLSError: Error, Sendable, CustomStringConvertible, Equatable {
@@ -22,23 +23,4 @@ public struct TLSError: Error, Sendable, CustomStringConvertible, Equatable {
   public var description: String {
     detail.isEmpty ? operation : "\(operation): \(detail)"
   }
-}
-
-/// OpenSSL's per-thread error queue.
-enum OpenSSLErrors {
-  /// Empties the calling thread's queue and returns its entries joined by `; ` (empty when none).
-  static func drain() -> String {
-    var parts: [String] = []
-    while true {
-      let code = ERR_get_error()
-      if code == 0 { break }
-      var buffer = [CChar](repeating: 0, count: 256)
-      ERR_error_string_n(code, &buffer, buffer.count)
-      parts.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-    }
-    return parts.joined(separator: "; ")
-  }
-
-  /// Empties the queue without reading it (before an SSL call whose error is read with SSL_get_error).
-  static func clear() { ERR_clear_error() }
 }

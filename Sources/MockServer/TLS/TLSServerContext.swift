@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import NativeSupport
 
 /// A configured server-side OpenSSL context (`SSL_CTX`): certificate chain, private key, and optionally
 /// the certificate authorities whose client certificates are required (mutual TLS). TLS 1.2 and 1.3.
@@ -91,7 +92,7 @@ public final class TLSServerContext: @unchecked Sendable {
     TLSByteStream(fd: fd, context: self)
   }
 
-  static func readFile(_ path: String) throws(TLSError) -> String {
+  package static func readFile(_ path: String) throws(TLSError) -> String {
     do {
       return try String(contentsOfFile: path, encoding: .utf8)
     } catch {

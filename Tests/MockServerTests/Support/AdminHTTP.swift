@@ -1,6 +1,8 @@
 import Foundation
 import HTTPCore
 
+@testable import Mappings
+@testable import MockJSON
 @testable import MockServer
 
 /// One HTTP exchange's result, for admin API tests.

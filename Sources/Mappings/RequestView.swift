@@ -1,0 +1,101 @@
+import HTTPCore
+import MockJSON
+
+/// What the matcher sees of one request, computed once per request from an `HTTPRequest`.
+///
+/// Percent-decoding happens here, once: see `docs/fixtures.md` for exactly what each URL matcher compares.
+public struct RequestView: Sendable {
+  /// Request method as sent.
+  public let method: HTTPMethod
+  /// The raw request-target.
+  public let target: String
+  /// Canonical path: percent-decoded as UTF-8 except `%2F %3F %23 %25` (kept, upper-case hex); `/` when
+  /// empty. Compared by `urlPath`, `urlPathPattern`, `urlPathTemplate`.
+  public let path: String
+  /// Canonical query (decoded except `%2F %3F %23 %25 %26 %3D %2B`, `+` kept), nil without `?`.
+  public let query: String?
+  /// `path` + `?` + `query` (or just `path`): what `url` and `urlPattern` compare.
+  public let url: String
+  /// Query parameters in order, names and values fully decoded (`+` as space), repeated names kept.
+  public let queryParameters: [(name: String, value: String)]
+  /// Header fields as received.
+  public let headers: HTTPHeaders
+  /// Cookies from every `Cookie` field, in order (name and value as sent, not decoded).
+  public let cookies: [(name: String, value: String)]
+  /// Credentials of an `Authorization: Basic …` field, when present and decodable.
+  public let basicCredentials: (username: String, password: String)?
+  /// The body bytes (transfer coding already removed).
+  public let body: [UInt8]
+  /// The body decoded as UTF-8 (invalid sequences replaced), for string matchers.
+  public let bodyText: String
+  /// The body parsed as JSON, when it is JSON.
+  public let bodyJSON: JSONValue?
+
+  /// Builds the view of `request`.
+  /// - Throws: ``URLDecodingError`` when the path or query holds invalid percent-encoding or decodes to
+  ///   bytes that are not UTF-8.
+  public init(_ request: HTTPRequest) throws(URLDecodingError) {
+    method = request.head.method
+    target = request.head.target
+    let rawPath = request.head.rawPath
+    path = try PercentDecoding.canonicalPath(rawPath)
+    if let rawQuery = request.head.rawQuery {
+      let q = try PercentDecoding.canonicalQuery(rawQuery)
+      query = q
+      url = path + "?" + q
+      queryParameters = try PercentDecoding.queryParameters(rawQuery).map { (name: $0.0, value: $0.1) }
+    } else {
+      query = nil
+      url = path
+      queryParameters = []
+    }
+    headers = request.head.headers
+    var cookies: [(name: String, value: String)] = []
+    for line in headers.contains("Cookie") ? headers.values("Cookie") : [] {
+      for pair in line.split(separator: ";") {
+        let trimmed = pair.trimmingOWS()
+        guard !trimmed.isEmpty else { continue }
+        if let eq = trimmed.firstIndex(of: "=") {
+          cookies.append(
+            (String(trimmed[..<eq]), String(trimmed[trimmed.index(after: eq)...])))
+        } else {
+          cookies.append((trimmed, ""))
+        }
+      }
+    }
+    self.cookies = cookies
+    basicCredentials = RequestView.basic(headers.first("Authorization"))
+    body = request.body
+    bodyText = String(decoding: request.body, as: UTF8.self)
+    bodyJSON = RequestView.jsonIfLikely(request.body)
+  }
+
+  /// Values of query parameter `name` (case-sensitive), in order.
+  public func queryValues(_ name: String) -> [String] {
+    queryParameters.compactMap { $0.name == name ? $0.value : nil }
+  }
+
+  /// Values of cookie `name` (case-sensitive), in order.
+  public func cookieValues(_ name: String) -> [String] {
+    cookies.compactMap { $0.name == name ? $0.value : nil }
+  }
+
+  package static func basic(_ authorization: String?) -> (String, String)? {
+    guard let authorization else { return nil }
+    let parts = authorization.split(separator: " ", maxSplits: 1)
+    guard parts.count == 2, parts[0].equalsIgnoringASCIICase("Basic"),
+      let bytes = Base64.decode(parts[1].trimmingOWS()),
+      let text = String(validating: bytes, as: UTF8.self), let colon = text.firstIndex(of: ":")
+    else { return nil }
+    return (String(text[..<colon]), String(text[text.index(after: colon)...]))
+  }
+
+  package static func jsonIfLikely(_ body: [UInt8]) -> JSONValue? {
+    guard let first = body.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }),
+      first == UInt8(ascii: "{") || first == UInt8(ascii: "[") || first == UInt8(ascii: "\"")
+        || first == UInt8(ascii: "-") || (first >= 48 && first <= 57) || first == UInt8(ascii: "t")
+        || first == UInt8(ascii: "f") || first == UInt8(ascii: "n")
+    else { return nil }
+    return try? JSONValue.parse(bytes: body)
+  }
+}

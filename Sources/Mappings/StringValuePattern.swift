@@ -1,0 +1,246 @@
+import MockJSON
+
+/// A WireMock string value matcher (`equalTo`, `contains`, `matches`, `equalToJson`, …).
+///
+/// Used for header, query, cookie and path-parameter values and for `bodyPatterns`. `match(_:)` receives
+/// nil when the field is absent: only `absent` (and combinations that accept absence) match then.
+public indirect enum StringValuePattern: Sendable, Hashable, CustomStringConvertible {
+  /// `{"equalTo": "v"}`, optionally `"caseInsensitive": true`.
+  case equalTo(String, caseInsensitive: Bool)
+  /// `{"contains": "v"}`: substring.
+  case contains(String)
+  /// `{"doesNotContain": "v"}`.
+  case doesNotContain(String)
+  /// `{"matches": "regex"}`: the whole value matches.
+  case matches(CompiledRegex)
+  /// `{"doesNotMatch": "regex"}`.
+  case doesNotMatch(CompiledRegex)
+  /// `{"absent": true}`: the field is not present.
+  case absent
+  /// `{"equalToJson": …}` with `ignoreArrayOrder` and `ignoreExtraElements` (object members only);
+  /// numbers compared by exact decimal value.
+  case equalToJson(JSONValue, ignoreArrayOrder: Bool, ignoreExtraElements: Bool)
+  /// `{"matchesJsonPath": "$.x"}` or `{"matchesJsonPath": {"expression": "$.x", "equalTo": …}}`.
+  case matchesJsonPath(JSONPath, StringValuePattern?)
+  /// `{"binaryEqualTo": "base64"}`: the bytes are equal.
+  case binaryEqualTo([UInt8])
+  /// `{"and": [m1, m2]}`: all match.
+  case and([StringValuePattern])
+  /// `{"or": [m1, m2]}`: any matches.
+  case or([StringValuePattern])
+  /// `{"not": m}`: m does not match.
+  case not(StringValuePattern)
+
+  /// True when the value (nil = absent) satisfies the pattern.
+  public func match(_ value: String?) -> Bool {
+    guard let value else { return acceptsAbsence }
+    switch self {
+    case .equalTo(let s, let ci): return ci ? s.lowercased() == value.lowercased() : s == value
+    case .contains(let s): return value.contains(s)
+    case .doesNotContain(let s): return !value.contains(s)
+    case .matches(let r): return r.matches(value)
+    case .doesNotMatch(let r): return !r.matches(value)
+    case .absent: return false
+    case .equalToJson(let expected, let order, let extra):
+      guard let actual = try? JSONValue.parse(value) else { return false }
+      return JSONComparison.equal(expected, actual, ignoreArrayOrder: order, ignoreExtraElements: extra)
+    case .matchesJsonPath(let path, let sub):
+      guard let actual = try? JSONValue.parse(value) else { return false }
+      return StringValuePattern.jsonPathMatch(path, sub, actual)
+    case .binaryEqualTo(let bytes): return Array(value.utf8) == bytes
+    case .and(let all): return all.allSatisfy { $0.match(value) }
+    case .or(let any): return any.contains { $0.match(value) }
+    case .not(let p): return !p.match(value)
+    }
+  }
+
+  /// Matches a request body: like `match(_:)` but uses the bytes for `binaryEqualTo` and the already
+  /// parsed JSON for the JSON matchers.
+  public func matchBody(_ request: RequestView) -> Bool {
+    switch self {
+    case .binaryEqualTo(let bytes): return request.body == bytes
+    case .equalToJson(let expected, let order, let extra):
+      guard let actual = request.bodyJSON else { return false }
+      return JSONComparison.equal(expected, actual, ignoreArrayOrder: order, ignoreExtraElements: extra)
+    case .matchesJsonPath(let path, let sub):
+      guard let actual = request.bodyJSON else { return false }
+      return StringValuePattern.jsonPathMatch(path, sub, actual)
+    case .and(let all): return all.allSatisfy { $0.matchBody(request) }
+    case .or(let any): return any.contains { $0.matchBody(request) }
+    case .not(let p): return !p.matchBody(request)
+    case .absent: return request.body.isEmpty
+    default: return match(request.bodyText)
+    }
+  }
+
+  /// True when an absent field satisfies the pattern.
+  public var acceptsAbsence: Bool {
+    switch self {
+    case .absent: return true
+    case .and(let all): return all.allSatisfy(\.acceptsAbsence)
+    case .or(let any): return any.contains(where: \.acceptsAbsence)
+    case .not(let p): return !p.acceptsAbsence
+    default: return false
+    }
+  }
+
+  /// WireMock semantics: without a sub-matcher, a match when the expression selects a non-null value,
+  /// or (for wildcards and filters) at least one node. With a sub-matcher, a definite path's value is
+  /// matched as text (strings raw, other values as JSON); an indefinite path matches when any selected
+  /// node matches, or, for `equalToJson`, when the array of selected nodes does.
+  package static func jsonPathMatch(_ path: JSONPath, _ sub: StringValuePattern?, _ document: JSONValue)
+    -> Bool
+  {
+    let found = path.evaluate(document)
+    guard let sub else {
+      if path.isDefinite {
+        guard let v = found.first else { return false }
+        if case .null = v { return false }
+        return true
+      }
+      return !found.isEmpty
+    }
+    func text(_ v: JSONValue) -> String {
+      if case .string(let s) = v { return s }
+      return v.serialized()
+    }
+    if path.isDefinite {
+      return sub.match(found.first.map(text))
+    }
+    if case .equalToJson = sub { return sub.match(JSONValue.array(found).serialized()) }
+    if found.isEmpty { return sub.match(nil) }
+    return found.contains { sub.match(text($0)) }
+  }
+
+  /// The pattern in WireMock JSON form, e.g. `{"equalTo":"x"}`.
+  public var json: JSONValue {
+    switch self {
+    case .equalTo(let s, let ci):
+      var pairs: [(String, JSONValue)] = [("equalTo", .string(s))]
+      if ci { pairs.append(("caseInsensitive", .bool(true))) }
+      return .object(JSONObject(pairs: pairs))
+    case .contains(let s): return .object(JSONObject(pairs: [("contains", .string(s))]))
+    case .doesNotContain(let s): return .object(JSONObject(pairs: [("doesNotContain", .string(s))]))
+    case .matches(let r): return .object(JSONObject(pairs: [("matches", .string(r.pattern))]))
+    case .doesNotMatch(let r): return .object(JSONObject(pairs: [("doesNotMatch", .string(r.pattern))]))
+    case .absent: return .object(JSONObject(pairs: [("absent", .bool(true))]))
+    case .equalToJson(let v, let o, let e):
+      var pairs: [(String, JSONValue)] = [("equalToJson", v)]
+      if o { pairs.append(("ignoreArrayOrder", .bool(true))) }
+      if e { pairs.append(("ignoreExtraElements", .bool(true))) }
+      return .object(JSONObject(pairs: pairs))
+    case .matchesJsonPath(let p, let sub):
+      guard let sub, case .object(var o) = sub.json else {
+        return .object(JSONObject(pairs: [("matchesJsonPath", .string(p.expression))]))
+      }
+      o.members.insert(JSONObject.Member(key: "expression", value: .string(p.expression)), at: 0)
+      return .object(JSONObject(pairs: [("matchesJsonPath", .object(o))]))
+    case .binaryEqualTo(let b):
+      return .object(JSONObject(pairs: [("binaryEqualTo", .string(Base64.encode(b)))]))
+    case .and(let all): return .object(JSONObject(pairs: [("and", .array(all.map(\.json)))]))
+    case .or(let any): return .object(JSONObject(pairs: [("or", .array(any.map(\.json)))]))
+    case .not(let p): return .object(JSONObject(pairs: [("not", p.json)]))
+    }
+  }
+
+  /// Compact WireMock JSON form, used as "expected" in near-miss reports.
+  public var description: String { json.serialized() }
+}
+
+/// A matcher for a field that may repeat (headers, query parameters): a single pattern that any value
+/// may satisfy, or WireMock's `hasExactly` / `includes`.
+public enum MultiValuePattern: Sendable, Hashable, CustomStringConvertible {
+  /// One pattern: absent field → `acceptsAbsence`; otherwise any value matching is enough.
+  case single(StringValuePattern)
+  /// `{"hasExactly": [m…]}`: as many values as patterns, each pattern matched by a different value.
+  case hasExactly([StringValuePattern])
+  /// `{"includes": [m…]}`: each pattern matched by at least one value.
+  case includes([StringValuePattern])
+
+  /// True when `values` (empty = absent) satisfy the pattern.
+  public func match(_ values: [String]) -> Bool {
+    switch self {
+    case .single(let p):
+      if values.isEmpty { return p.match(nil) }
+      return values.contains { p.match($0) }
+    case .includes(let ps):
+      return ps.allSatisfy { p in values.contains { p.match($0) } }
+    case .hasExactly(let ps):
+      guard values.count == ps.count else { return false }
+      return MultiValuePattern.assign(ps, values)
+    }
+  }
+
+  /// True when every pattern can take a distinct value (backtracking; lists are short).
+  package static func assign(_ ps: [StringValuePattern], _ values: [String]) -> Bool {
+    var used = [Bool](repeating: false, count: values.count)
+    func go(_ k: Int) -> Bool {
+      if k == ps.count { return true }
+      for j in values.indices where !used[j] && ps[k].match(values[j]) {
+        used[j] = true
+        if go(k + 1) { return true }
+        used[j] = false
+      }
+      return false
+    }
+    return go(0)
+  }
+
+  /// WireMock JSON form.
+  public var json: JSONValue {
+    switch self {
+    case .single(let p): return p.json
+    case .hasExactly(let ps): return .object(JSONObject(pairs: [("hasExactly", .array(ps.map(\.json)))]))
+    case .includes(let ps): return .object(JSONObject(pairs: [("includes", .array(ps.map(\.json)))]))
+    }
+  }
+
+  /// Compact JSON form.
+  public var description: String { json.serialized() }
+}
+
+/// JSON equality as `equalToJson` defines it.
+public enum JSONComparison {
+  /// True when `actual` equals `expected`: numbers by decimal value, objects regardless of member order;
+  /// with `ignoreArrayOrder` arrays as multisets; with `ignoreExtraElements` `actual` objects may have
+  /// members `expected` lacks.
+  public static func equal(
+    _ expected: JSONValue, _ actual: JSONValue, ignoreArrayOrder: Bool, ignoreExtraElements: Bool
+  ) -> Bool {
+    if !ignoreArrayOrder && !ignoreExtraElements { return expected == actual }
+    switch (expected, actual) {
+    case (.object(let e), .object(let a)):
+      let ea = e.effective
+      let aa = a.effective
+      if !ignoreExtraElements && ea.count != aa.count { return false }
+      for (k, v) in ea {
+        guard let w = aa[k],
+          equal(v, w, ignoreArrayOrder: ignoreArrayOrder, ignoreExtraElements: ignoreExtraElements)
+        else { return false }
+      }
+      return true
+    case (.array(let e), .array(let a)):
+      guard e.count == a.count else { return false }
+      if !ignoreArrayOrder {
+        return zip(e, a).allSatisfy {
+          equal($0, $1, ignoreArrayOrder: false, ignoreExtraElements: ignoreExtraElements)
+        }
+      }
+      var used = [Bool](repeating: false, count: a.count)
+      func go(_ k: Int) -> Bool {
+        if k == e.count { return true }
+        for j in a.indices where !used[j] {
+          if equal(e[k], a[j], ignoreArrayOrder: true, ignoreExtraElements: ignoreExtraElements) {
+            used[j] = true
+            if go(k + 1) { return true }
+            used[j] = false
+          }
+        }
+        return false
+      }
+      return go(0)
+    default:
+      return expected == actual
+    }
+  }
+}

@@ -1,0 +1,260 @@
+import HTTPCore
+import MockJSON
+
+/// The outcome of matching one request.
+public enum StubMatch: Sendable {
+  /// The winning stub and the path parameters of its `urlPathTemplate` (empty otherwise).
+  case matched(StubMapping, pathParameters: [String: String])
+  /// No stub matched; the report lists the nearest stubs and what failed (answer 404 with
+  /// `report.jsonBody()` and log `report.text()`).
+  case unmatched(NearMissReport)
+  /// The request-target has invalid percent-encoding (answer 400 with `error.description`).
+  case invalidRequest(URLDecodingError)
+}
+
+/// An immutable snapshot of stub mappings, built once and shared between threads (a class, so taking the
+/// current snapshot for a request is one reference, not a copy of every index).
+///
+/// Stubs with a literal `url` or `urlPath` are indexed by method and canonical path (dictionary
+/// lookups), so matching them costs the same with 10 or 10,000 stubs; pattern, template and any-URL stubs
+/// are checked in rank order. The winner is the matching stub with the lowest `priority` number; among
+/// equal priorities the one added last (latest in `stubs`).
+public final class StubTable: Sendable {
+  /// Stubs in the order they were added (later = newer).
+  public let stubs: [StubMapping]
+
+  package struct Key: Hashable, Sendable {
+    var method: String
+    var value: String
+  }
+
+  /// Stub indexes by (method or "" for ANY, canonical path) for `urlPath` stubs.
+  package let pathIndex: [Key: [Int]]
+  /// Stub indexes by (method or "", canonical url) for `url` stubs.
+  package let urlIndex: [Key: [Int]]
+  /// Per stub: its pattern is a method (or ANY) and a literal `urlPath` and nothing else, and it needs no
+  /// scenario state: matching it needs only the request's method and path.
+  package let pathOnly: [Bool]
+  /// The best-ranked stub of `linear` (patterns, any URL), if any.
+  package let bestLinear: Int?
+  /// Whether any indexed stub matches every method (saves a lookup per request when none does).
+  package let hasAnyMethodPath: Bool
+  package let hasAnyMethodURL: Bool
+  /// `urlPathTemplate` stubs in a segment trie, so templates are found without scanning them all.
+  package let templates: TemplateTrie
+  /// Other stubs (regular expressions, any URL), in rank order.
+  package let linear: [Int]
+
+  /// Builds the table; `stubs` order is addition order.
+  public init(_ stubs: [StubMapping]) {
+    self.stubs = stubs
+    var pathIndex: [Key: [Int]] = [:]
+    var urlIndex: [Key: [Int]] = [:]
+    var linear: [Int] = []
+    var templates = TemplateTrie()
+    for (k, s) in stubs.enumerated() {
+      let m = s.request.method?.rawValue ?? ""
+      switch s.request.url {
+      case .urlPath(let p): pathIndex[Key(method: m, value: p), default: []].append(k)
+      case .url(let u): urlIndex[Key(method: m, value: u), default: []].append(k)
+      case .urlPathTemplate(let t): templates.insert(t, stub: k)
+      default: linear.append(k)
+      }
+    }
+    self.templates = templates
+    hasAnyMethodPath = pathIndex.keys.contains { $0.method.isEmpty }
+    pathOnly = stubs.map { stub in
+      let r = stub.request
+      guard case .urlPath = r.url else { return false }
+      return r.pathParameters.isEmpty && r.queryParameters.isEmpty && r.headers.isEmpty && r.cookies.isEmpty
+        && r.basicAuthCredentials == nil && r.bodyPatterns.isEmpty && stub.requiredScenarioState == nil
+    }
+    hasAnyMethodURL = urlIndex.keys.contains { $0.method.isEmpty }
+    let rank: (Int, Int) -> Bool = { a, b in
+      stubs[a].priority != stubs[b].priority ? stubs[a].priority < stubs[b].priority : a > b
+    }
+    var best: Int?
+    for k in linear where best.map({ rank(k, $0) }) ?? true { best = k }
+    bestLinear = best
+    self.pathIndex = pathIndex.mapValues { $0.sorted(by: rank) }
+    self.urlIndex = urlIndex.mapValues { $0.sorted(by: rank) }
+    self.linear = linear.sorted(by: rank)
+  }
+
+  /// The winner found from the method and path alone, or nil when the full match is needed. It is the
+  /// same stub the full match would pick: the best-ranked literal-path stub for this method and path needs
+  /// nothing but them, and outranks every other stub that could match (pattern and any-URL stubs, and the
+  /// templates of the same shape as the path; `url` stubs make it step aside). The target must need no
+  /// decoding (no `%` in path or query), so the full match could not have reported invalid
+  /// percent-encoding either.
+  package func matchByMethodAndPath(_ head: HTTPRequestHead) -> StubMapping? {
+    guard !pathIndex.isEmpty, urlIndex.isEmpty, !hasAnyMethodPath, !head.target.utf8.contains(37),
+      head.target.utf8.first == UInt8(ascii: "/")
+    else { return nil }
+    let path = head.rawPath
+    guard let candidates = pathIndex[Key(method: head.method.rawValue, value: path)],
+      let k = candidates.first,
+      pathOnly[k]
+    else { return nil }
+    if let other = bestLinear, !outranks(k, other) { return nil }
+    for t in templates.candidates(for: path) where !outranks(k, t) { return nil }
+    return stubs[k]
+  }
+
+  /// True when stub `a` outranks stub `b`.
+  package func outranks(_ a: Int, _ b: Int) -> Bool {
+    stubs[a].priority != stubs[b].priority ? stubs[a].priority < stubs[b].priority : a > b
+  }
+
+  /// Matches a raw request: builds the ``RequestView`` and calls ``match(_:scenarioState:nearMissLimit:)``.
+  public func match(
+    _ request: HTTPRequest, scenarioState: (String) -> String, nearMissLimit: Int = 3
+  ) -> StubMatch {
+    if let stub = matchByMethodAndPath(request.head) { return .matched(stub, pathParameters: [:]) }
+    do {
+      let view = try RequestView(request)
+      return match(view, scenarioState: scenarioState, nearMissLimit: nearMissLimit)
+    } catch {
+      return .invalidRequest(error)
+    }
+  }
+
+  /// Finds the winning stub for `request`.
+  /// - Parameters:
+  ///   - scenarioState: the current state of a scenario by name (return `"Started"` for unknown ones).
+  ///   - nearMissLimit: how many near misses to report when nothing matches.
+  /// - Returns: the winner and its path parameters, or the near-miss report.
+  public func match(
+    _ request: RequestView, scenarioState: (String) -> String, nearMissLimit: Int = 3
+  ) -> StubMatch {
+    var best: (Int, [String: String])?
+    func consider(_ list: [Int]?) {
+      guard let list else { return }
+      for k in list {
+        if let b = best, !outranks(k, b.0) { return }
+        let stub = stubs[k]
+        if let name = stub.scenarioName, let required = stub.requiredScenarioState,
+          scenarioState(name) != required
+        {
+          continue
+        }
+        let (ok, params) = stub.request.matches(request)
+        if ok {
+          best = (k, params)
+          return
+        }
+      }
+    }
+    let m = request.method.rawValue
+    if !pathIndex.isEmpty {
+      consider(pathIndex[Key(method: m, value: request.path)])
+      if hasAnyMethodPath { consider(pathIndex[Key(method: "", value: request.path)]) }
+    }
+    if !urlIndex.isEmpty {
+      consider(urlIndex[Key(method: m, value: request.url)])
+      if hasAnyMethodURL { consider(urlIndex[Key(method: "", value: request.url)]) }
+    }
+    let templateCandidates = templates.candidates(for: request.path)
+    if !templateCandidates.isEmpty { consider(templateCandidates.sorted(by: outranks)) }
+    consider(linear)
+    if let (k, params) = best { return .matched(stubs[k], pathParameters: params) }
+    return .unmatched(nearMisses(request, scenarioState: scenarioState, limit: nearMissLimit))
+  }
+
+  /// The `limit` stubs closest to matching `request`, best first (all stubs are evaluated; only used
+  /// when nothing matched).
+  public func nearMisses(
+    _ request: RequestView, scenarioState: (String) -> String, limit: Int = 3
+  ) -> NearMissReport {
+    var scored: [(Int, NearMiss)] = []
+    for (k, stub) in stubs.enumerated() {
+      var (weight, failures) = stub.request.mismatches(request)
+      if let name = stub.scenarioName, let required = stub.requiredScenarioState {
+        weight += 1
+        let state = scenarioState(name)
+        if state != required {
+          failures.append(
+            .init(
+              part: "scenario \(name)", expected: "state \(JSONValue.quoted(required))",
+              actual: "state \(JSONValue.quoted(state))", weight: 1))
+        }
+      }
+      let failed = failures.reduce(0) { $0 + $1.weight }
+      let score = weight == 0 ? 1 : Double(weight - failed) / Double(weight)
+      scored.append(
+        (
+          k,
+          NearMiss(
+            stubID: stub.id, stubName: stub.name, file: stub.file, location: stub.location, score: score,
+            mismatches: failures)
+        ))
+    }
+    scored.sort { a, b in a.1.score != b.1.score ? a.1.score > b.1.score : outranks(a.0, b.0) }
+    return NearMissReport(
+      method: request.method.rawValue, url: request.target, nearMisses: scored.prefix(max(limit, 0)).map(\.1))
+  }
+}
+
+/// `urlPathTemplate` stubs arranged by path segment: literal segments in dictionaries, variables in one
+/// wildcard branch, so a lookup walks the request path once instead of trying every template.
+package struct TemplateTrie: Sendable {
+  package struct Node: Sendable {
+    var literal: [String: Int] = [:]
+    var variable: Int?
+    var stubs: [Int] = []
+  }
+  private(set) var nodes = [Node()]
+
+  package mutating func insert(_ template: PathTemplate, stub: Int) {
+    var node = 0
+    for segment in template.segments {
+      switch segment {
+      case .literal(let text):
+        if let next = nodes[node].literal[text] {
+          node = next
+        } else {
+          nodes.append(Node())
+          nodes[node].literal[text] = nodes.count - 1
+          node = nodes.count - 1
+        }
+      case .variable:
+        if let next = nodes[node].variable {
+          node = next
+        } else {
+          nodes.append(Node())
+          nodes[node].variable = nodes.count - 1
+          node = nodes.count - 1
+        }
+      }
+    }
+    nodes[node].stubs.append(stub)
+  }
+
+  /// Stubs whose template has the same shape as `path` (canonical): each literal segment equal, each
+  /// variable segment non-empty. Unordered.
+  package func candidates(for path: String) -> [Int] {
+    guard nodes.count > 1 else { return [] }
+    // Walk segment by segment; the frontier is usually one node, so keep it in a small array reused.
+    var frontier = [0]
+    var next: [Int] = []
+    let bytes = path.utf8
+    var start = bytes.startIndex
+    while true {
+      let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+      let part = Substring(path.utf8[start..<end])
+      next.removeAll(keepingCapacity: true)
+      for node in frontier {
+        if let n = nodes[node].literal[String(part)] { next.append(n) }
+        if !part.isEmpty, let v = nodes[node].variable { next.append(v) }
+      }
+      if next.isEmpty { return [] }
+      swap(&frontier, &next)
+      if end == bytes.endIndex { break }
+      start = bytes.index(after: end)
+    }
+    var result: [Int] = []
+    for node in frontier { result += nodes[node].stubs }
+    return result
+  }
+
+}

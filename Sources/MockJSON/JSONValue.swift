@@ -1,0 +1,159 @@
+/// A JSON value (RFC 8259) that keeps numbers as exact decimal text and object members in source order.
+///
+/// Equality is semantic: numbers by decimal value (`1 == 1.0`), objects by their members regardless of
+/// order, arrays element by element in order. Parse with ``JSONValue/parse(_:)-(String)``; write back with
+/// ``JSONValue/serialized(pretty:)``, which keeps every number's original spelling.
+public enum JSONValue: Sendable, Hashable, CustomStringConvertible {
+  /// `null`.
+  case null
+  /// `true` or `false`.
+  case bool(Bool)
+  /// A number with its exact text.
+  case number(JSONNumber)
+  /// A string (escapes resolved).
+  case string(String)
+  /// An array, in order.
+  case array([JSONValue])
+  /// An object, members in source order.
+  case object(JSONObject)
+
+  /// Compact JSON text.
+  public var description: String { serialized() }
+
+  /// The member named `key` when this is an object (the last one when a key repeats), else nil.
+  public subscript(key: String) -> JSONValue? {
+    if case .object(let o) = self { return o[key] }
+    return nil
+  }
+
+  /// The object, when this is one.
+  public var objectValue: JSONObject? {
+    if case .object(let o) = self { return o }
+    return nil
+  }
+  /// The array, when this is one.
+  public var arrayValue: [JSONValue]? {
+    if case .array(let a) = self { return a }
+    return nil
+  }
+  /// The string, when this is one.
+  public var stringValue: String? {
+    if case .string(let s) = self { return s }
+    return nil
+  }
+  /// The number, when this is one.
+  public var numberValue: JSONNumber? {
+    if case .number(let n) = self { return n }
+    return nil
+  }
+  /// The Boolean, when this is one.
+  public var boolValue: Bool? {
+    if case .bool(let b) = self { return b }
+    return nil
+  }
+
+  /// A short English name of the value's type for diagnostics: "a string", "an object", "the number 3".
+  public var kindDescription: String {
+    switch self {
+    case .null: return "null"
+    case .bool(let b): return b ? "true" : "false"
+    case .number(let n): return "the number \(n.text)"
+    case .string: return "a string"
+    case .array: return "an array"
+    case .object: return "an object"
+    }
+  }
+
+  /// Semantic equality (see the type's documentation).
+  public static func == (a: JSONValue, b: JSONValue) -> Bool {
+    switch (a, b) {
+    case (.null, .null): return true
+    case (.bool(let x), .bool(let y)): return x == y
+    case (.number(let x), .number(let y)): return x == y
+    case (.string(let x), .string(let y)): return x == y
+    case (.array(let x), .array(let y)): return x == y
+    case (.object(let x), .object(let y)): return x == y
+    default: return false
+    }
+  }
+
+  /// Hash consistent with semantic equality.
+  public func hash(into hasher: inout Hasher) {
+    switch self {
+    case .null: hasher.combine(0)
+    case .bool(let b): hasher.combine(b)
+    case .number(let n): hasher.combine(n)
+    case .string(let s): hasher.combine(s)
+    case .array(let a): hasher.combine(a)
+    case .object(let o): hasher.combine(o)
+    }
+  }
+}
+
+/// A JSON object: members in source order, duplicates kept; lookups return the last member of a name.
+public struct JSONObject: Sendable, Hashable, Sequence {
+  /// One `"key": value` member.
+  public struct Member: Sendable, Hashable {
+    /// Member name.
+    public var key: String
+    /// Member value.
+    public var value: JSONValue
+    /// Creates a member.
+    public init(key: String, value: JSONValue) {
+      self.key = key
+      self.value = value
+    }
+  }
+
+  /// Members in source order.
+  public var members: [Member]
+
+  /// Creates an object from members in order.
+  public init(_ members: [Member] = []) { self.members = members }
+
+  /// Creates an object from `(key, value)` pairs in order.
+  public init(pairs: [(String, JSONValue)]) {
+    self.members = pairs.map { Member(key: $0.0, value: $0.1) }
+  }
+
+  /// The value of the last member named `key`, or nil.
+  public subscript(key: String) -> JSONValue? {
+    members.last(where: { $0.key == key })?.value
+  }
+
+  /// Member names in order (repeated names repeated).
+  public var keys: [String] { members.map(\.key) }
+
+  /// Iterates the members in order.
+  public func makeIterator() -> IndexingIterator<[Member]> { members.makeIterator() }
+
+  /// Unordered comparison of the effective members (last value of each name).
+  public static func == (a: JSONObject, b: JSONObject) -> Bool {
+    let da = a.effective
+    let db = b.effective
+    guard da.count == db.count else { return false }
+    for (k, v) in da {
+      guard let w = db[k], w == v else { return false }
+    }
+    return true
+  }
+
+  /// Order-independent hash.
+  public func hash(into hasher: inout Hasher) {
+    var sum = 0
+    for (k, v) in effective {
+      var h = Hasher()
+      h.combine(k)
+      h.combine(v)
+      sum = sum &+ h.finalize()
+    }
+    hasher.combine(sum)
+  }
+
+  /// Name → value with the last member of each name winning.
+  package var effective: [String: JSONValue] {
+    var d: [String: JSONValue] = [:]
+    for m in members { d[m.key] = m.value }
+    return d
+  }
+}

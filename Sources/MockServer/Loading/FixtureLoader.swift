@@ -1,0 +1,177 @@
+import Foundation
+import Mappings
+import MockJSON
+
+/// Everything loaded from a fixtures directory.
+public struct FixtureSet: Sendable {
+  /// Valid stubs in load order: files sorted by path, stubs in file order (later = newer for ties).
+  public var stubs: [StubMapping]
+  /// Envelope templates from `envelopes.json`.
+  public var envelopes: EnvelopeSet
+  /// Every problem, errors and warnings, in file order.
+  public var problems: [FixtureProblem]
+
+  /// Creates a set, e.g. an empty one for a server that starts without fixtures.
+  public init(
+    stubs: [StubMapping] = [], envelopes: EnvelopeSet = EnvelopeSet(), problems: [FixtureProblem] = []
+  ) {
+    self.stubs = stubs
+    self.envelopes = envelopes
+    self.problems = problems
+  }
+
+  /// True when any problem is an error (`serve` refuses to start unless `--skip-invalid`).
+  public var hasErrors: Bool { problems.contains(where: \.isError) }
+  /// Only the errors.
+  public var errors: [FixtureProblem] { problems.filter(\.isError) }
+  /// Only the warnings.
+  public var warnings: [FixtureProblem] { problems.filter { !$0.isError } }
+
+  /// One problem per line, then a summary line such as `2 errors, 1 warning`.
+  public func report() -> String { FixtureLoader.report(problems) }
+}
+
+/// Loads a WireMock-style fixtures directory: `mappings/**/*.json` (one stub or `{"mappings": [...]}` per
+/// file), bodies from `__files/`, envelope templates from `envelopes.json`.
+public enum FixtureLoader {
+  /// Loads `directory` (default `Fixtures/`).
+  /// - Returns: the valid stubs, the envelopes and every problem (a stub with an error is left out; a
+  ///   file with a syntax error contributes nothing).
+  public static func load(directory: String = "Fixtures") -> FixtureSet {
+    let fm = FileManager.default
+    let root = URL(fileURLWithPath: directory, isDirectory: true).standardizedFileURL
+    var problems: [FixtureProblem] = []
+    var isDir: ObjCBool = false
+    guard fm.fileExists(atPath: root.path, isDirectory: &isDir), isDir.boolValue else {
+      problems.append(
+        .error(
+          file: directory, path: "$", expected: "a fixtures directory holding mappings/",
+          found: "no such directory"))
+      return FixtureSet(stubs: [], envelopes: EnvelopeSet(), problems: problems)
+    }
+
+    var envelopes = EnvelopeSet()
+    let envelopesURL = root.appendingPathComponent("envelopes.json")
+    if fm.fileExists(atPath: envelopesURL.path) {
+      var d = Diagnostics(file: "envelopes.json")
+      if let json = parseFile(envelopesURL, &d) { envelopes = EnvelopeSet.parse(json, diagnostics: &d) }
+      problems += d.problems
+    }
+
+    let filesRoot = root.appendingPathComponent("__files", isDirectory: true)
+    let context = StubParsingContext(
+      envelopes: envelopes, readBodyFile: { readBodyFile($0, filesRoot: filesRoot) },
+      makeID: { UUID().uuidString.lowercased() })
+
+    let mappingsURL = root.appendingPathComponent("mappings", isDirectory: true)
+    guard fm.fileExists(atPath: mappingsURL.path, isDirectory: &isDir), isDir.boolValue else {
+      problems.append(
+        FixtureProblem(
+          severity: .warning, file: "mappings", path: "$",
+          message: "no mappings/ directory, so no stubs are loaded"))
+      return FixtureSet(stubs: [], envelopes: envelopes, problems: problems)
+    }
+    var files = FileTree.files(under: mappingsURL.path).map(\.path).filter { $0.hasSuffix(".json") }
+    files.sort()
+    let mappingsPath = mappingsURL.path
+    var stubs: [StubMapping] = []
+    var seenIDs: [String: String] = [:]
+    for rel in files {
+      let file = "mappings/" + rel
+      var d = Diagnostics(file: file)
+      guard let json = parseFile(path: mappingsPath + "/" + rel, &d) else {
+        problems += d.problems
+        continue
+      }
+      for (stub, location) in stubObjects(json, &d) {
+        let before = d.errorCount
+        guard let s = StubParser.parse(stub, location: location, context: context, diagnostics: &d),
+          d.errorCount == before
+        else { continue }
+        if let first = seenIDs[s.id] {
+          d.error(
+            JSONPathText.child(location, stub["uuid"] != nil && stub["id"] == nil ? "uuid" : "id"),
+            expected: "an id used by no other stub",
+            found: "\(JSONValue.quoted(s.id)), already used in \(first)")
+          continue
+        }
+        seenIDs[s.id] = "\(file) \(location)"
+        stubs.append(s)
+      }
+      problems += d.problems
+    }
+    return FixtureSet(stubs: stubs, envelopes: envelopes, problems: problems)
+  }
+
+  /// Validates `directory` without serving it: every problem `load` would report.
+  public static func lint(directory: String = "Fixtures") -> [FixtureProblem] {
+    load(directory: directory).problems
+  }
+
+  /// `mockserver lint [DIR]`: the report text and the exit status (1 when any error, else 0).
+  public static func runLint(directory: String = "Fixtures") -> (output: String, exitCode: Int32) {
+    let set = load(directory: directory)
+    let summary = "\(set.stubs.count) stub\(set.stubs.count == 1 ? "" : "s") valid"
+    return (set.report() + " (" + summary + ")", set.hasErrors ? 1 : 0)
+  }
+
+  /// One problem per line, then `N errors, M warnings`.
+  public static func report(_ problems: [FixtureProblem]) -> String {
+    let errors = problems.filter(\.isError).count
+    let warnings = problems.count - errors
+    var lines = problems.map(\.description)
+    lines.append("\(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")")
+    return lines.joined(separator: "\n")
+  }
+
+  /// The stub objects of a mapping file with their JSON paths.
+  static func stubObjects(_ json: JSONValue, _ d: inout Diagnostics) -> [(JSONValue, String)] {
+    guard case .object(let o) = json else {
+      d.error("$", expected: "a stub mapping object or {\"mappings\": [ … ]}", found: json)
+      return []
+    }
+    guard let list = o["mappings"] else { return [(json, "$")] }
+    for key in o.keys where key != "mappings" && key != "meta" {
+      d.error(
+        JSONPathText.child("$", key), expected: "only mappings (and meta) beside a mappings list",
+        found: "unknown field \(JSONValue.quoted(key))")
+    }
+    guard let items = list.arrayValue else {
+      d.error("$.mappings", expected: "an array of stub mappings", found: list)
+      return []
+    }
+    return items.enumerated().map { ($1, "$.mappings[\($0)]") }
+  }
+
+  static func parseFile(_ url: URL, _ d: inout Diagnostics) -> JSONValue? {
+    parseFile(path: url.path, &d)
+  }
+
+  /// Reads and parses the JSON file at `path`, reporting unreadable files and syntax errors.
+  static func parseFile(path: String, _ d: inout Diagnostics) -> JSONValue? {
+    guard let data = FileManager.default.contents(atPath: path) else {
+      d.error("$", expected: "a readable file", found: "a file that cannot be read")
+      return nil
+    }
+    do {
+      return try JSONValue.parse(bytes: [UInt8](data))
+    } catch {
+      d.error("line \(error.line), column \(error.column)", expected: error.expected, found: error.found)
+      return nil
+    }
+  }
+
+  /// Reads `relative` under `filesRoot`, refusing anything whose resolved path (links followed) leaves it.
+  static func readBodyFile(_ relative: String, filesRoot: URL) -> Result<
+    [UInt8], StubParsingContext.BodyFileError
+  > {
+    let rootPath = filesRoot.resolvingSymlinksInPath().standardizedFileURL.path
+    let target = filesRoot.appendingPathComponent(relative).resolvingSymlinksInPath().standardizedFileURL.path
+    guard target.hasPrefix(rootPath + "/") else { return .failure(.escapes) }
+    var isDir: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: target, isDirectory: &isDir), !isDir.boolValue,
+      let data = FileManager.default.contents(atPath: target)
+    else { return .failure(.notFound) }
+    return .success([UInt8](data))
+  }
+}

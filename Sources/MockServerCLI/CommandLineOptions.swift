@@ -1,0 +1,265 @@
+import Foundation
+import MockServer
+
+/// Parsed `mockserver` command line. See `docs/cli.md` and `mockserver --help`.
+public struct CommandLineOptions: Sendable, Equatable {
+  /// What to do.
+  public enum Command: Sendable, Equatable {
+    /// Serve fixtures (default).
+    case serve
+    /// Validate fixtures and exit.
+    case lint
+    /// Print help and exit.
+    case help
+    /// Print the version and exit.
+    case version
+    /// Write a local CA and server/client certificates (`mockserver cert [--out DIR]`) and exit.
+    case cert
+  }
+
+  /// The command to run (default `serve`).
+  public var command: Command = .serve
+  /// Address to bind (`--host`, default 127.0.0.1).
+  public var host = "127.0.0.1"
+  /// Port (`--port`, default 8080; 0 picks a free port).
+  public var port = 8080
+  /// Fixtures folder (`--fixtures`, or `lint DIR`; default `Fixtures`).
+  public var fixturesDirectory = "Fixtures"
+  /// `--idle-timeout-ms` (default 60 000).
+  public var idleTimeoutMilliseconds = 60_000
+  /// `--header-timeout-ms` (default 15 000).
+  public var requestHeadTimeoutMilliseconds = 15_000
+  /// `--max-connections` (default 10 000).
+  public var maxConnections = 10_000
+  /// `--threads`: event-loop threads (default 1).
+  public var eventLoops = 1
+  /// `--max-header-bytes` (default 65 536).
+  public var maxHeaderSectionBytes = 65_536
+  /// `--max-body-bytes` (default 64 MiB).
+  public var maxBodyBytes = 64 << 20
+  /// `--skip-invalid`: start with the valid fixtures and warn about the rest.
+  public var skipInvalid = false
+  /// `--verbose`: log headers and bodies too.
+  public var verbose = false
+  /// `--quiet`: no per-request log lines.
+  public var quiet = false
+  /// `--log-format json|text`.
+  public var logJSON = false
+  /// `--seed N`: reproducible random delays and fault data.
+  public var seed: UInt64?
+  /// `--journal-size N` (default 10 000); `--no-journal` sets 0.
+  public var journalSize = 10_000
+  /// `--global-delay-ms N`: added to every stub response.
+  public var globalDelayMilliseconds = 0
+  /// `--max-hold-ms N`: bound for NO_RESPONSE / HEADERS_THEN_STALL (default 300 000).
+  public var maxHoldMilliseconds = 300_000
+  /// `--no-admin`.
+  public var adminEnabled = true
+  /// `--admin-token TOKEN`.
+  public var adminToken: String?
+  /// `--admin-host ADDR`: accept admin requests from this address too (default loopback only).
+  public var adminHost: String?
+  /// `--https-port N`: also serve HTTPS on N (0 picks a free port); nil for no HTTPS.
+  public var httpsPort: Int?
+  /// `--tls-cert FILE`: server certificate chain PEM (default: one generated at startup).
+  public var tlsCertificateFile: String?
+  /// `--tls-key FILE`: private key PEM of `--tls-cert`.
+  public var tlsKeyFile: String?
+  /// `--tls-client-ca FILE`: require client certificates issued by these CAs (mutual TLS).
+  public var tlsClientCAFile: String?
+  /// `--tls-fault expired|wrong-host|untrusted`: serve such a certificate instead.
+  public var tlsFault: String?
+  /// `--tls-ca FILE` / `--tls-ca-key FILE`: the CA that signs fault certificates when `--tls-cert` is used.
+  public var tlsCAFile: String?
+  /// See ``tlsCAFile``.
+  public var tlsCAKeyFile: String?
+  /// `cert --out DIR` (default `certs`).
+  public var certOutputDirectory = "certs"
+  /// False with `--no-watch`: no hot reload of the fixtures folder.
+  public var watch = true
+
+  /// Defaults.
+  public init() {}
+
+  /// A usage error: the message names the offending argument.
+  public struct UsageError: Error, CustomStringConvertible, Equatable {
+    /// A one-line, human-readable explanation.
+    public var description: String
+  }
+
+  /// Parses arguments (without the program name).
+  /// - Throws: ``UsageError`` for unknown options, missing or malformed values.
+  public static func parse(_ arguments: [String]) throws(UsageError) -> CommandLineOptions {
+    var options = CommandLineOptions()
+    var rest = arguments[...]
+    if let first = rest.first, !first.hasPrefix("-") {
+      switch first {
+      case "serve": options.command = .serve
+      case "lint": options.command = .lint
+      case "help": options.command = .help
+      case "version": options.command = .version
+      case "cert": options.command = .cert
+      default: throw UsageError(description: "unknown command '\(first)' (expected serve, lint, cert)")
+      }
+      rest = rest.dropFirst()
+    }
+    func value(_ name: String) throws(UsageError) -> String {
+      guard let v = rest.popFirst() else { throw UsageError(description: "\(name) needs a value") }
+      return v
+    }
+    func integer(_ name: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
+      let v = try value(name)
+      guard let n = Int(v), range.contains(n) else {
+        throw UsageError(
+          description: "\(name) expects an integer in \(range.lowerBound)...\(range.upperBound), got '\(v)'")
+      }
+      return n
+    }
+    var lintDirectoryGiven = false
+    while let argument = rest.popFirst() {
+      var name = argument
+      if let eq = argument.firstIndex(of: "="), argument.hasPrefix("--") {
+        name = String(argument[..<eq])
+        rest.insert(String(argument[argument.index(after: eq)...]), at: rest.startIndex)
+      }
+      switch name {
+      case "-h", "--help": options.command = .help
+      case "-V", "--version": options.command = .version
+      case "--host":
+        options.host = try value(name)
+        guard !options.host.isEmpty else { throw UsageError(description: "--host needs an address") }
+      case "-p", "--port": options.port = try integer(name, 0...65535)
+      case "--fixtures", "--root-dir":
+        options.fixturesDirectory = try value(name)
+        guard !options.fixturesDirectory.isEmpty else {
+          throw UsageError(description: "\(name) needs a folder")
+        }
+      case "--idle-timeout-ms": options.idleTimeoutMilliseconds = try integer(name, 1...86_400_000)
+      case "--header-timeout-ms": options.requestHeadTimeoutMilliseconds = try integer(name, 1...86_400_000)
+      case "--max-connections": options.maxConnections = try integer(name, 1...1_000_000)
+      case "--threads": options.eventLoops = try integer(name, 1...64)
+      case "--max-header-bytes": options.maxHeaderSectionBytes = try integer(name, 1024...(64 << 20))
+      case "--max-body-bytes": options.maxBodyBytes = try integer(name, 0...(4 << 30))
+      case "--skip-invalid": options.skipInvalid = true
+      case "--seed":
+        let v = try value(name)
+        guard let n = UInt64(v) else {
+          throw UsageError(description: "--seed expects an unsigned integer, got '\(v)'")
+        }
+        options.seed = n
+      case "--journal-size": options.journalSize = try integer(name, 0...10_000_000)
+      case "--no-journal": options.journalSize = 0
+      case "--global-delay-ms": options.globalDelayMilliseconds = try integer(name, 0...3_600_000)
+      case "--max-hold-ms": options.maxHoldMilliseconds = try integer(name, 0...86_400_000)
+      case "--no-admin": options.adminEnabled = false
+      case "--admin-token": options.adminToken = try value(name)
+      case "--admin-host": options.adminHost = try value(name)
+      case "--no-watch": options.watch = false
+      case "-v", "--verbose": options.verbose = true
+      case "-q", "--quiet": options.quiet = true
+      case "--log-format":
+        let v = try value(name)
+        guard v == "json" || v == "text" else {
+          throw UsageError(description: "--log-format expects json or text, got '\(v)'")
+        }
+        options.logJSON = v == "json"
+      case "--https-port": options.httpsPort = try integer(name, 0...65535)
+      case "--tls-cert": options.tlsCertificateFile = try value(name)
+      case "--tls-key": options.tlsKeyFile = try value(name)
+      case "--tls-client-ca": options.tlsClientCAFile = try value(name)
+      case "--tls-ca": options.tlsCAFile = try value(name)
+      case "--tls-ca-key": options.tlsCAKeyFile = try value(name)
+      case "--tls-fault":
+        let v = try value(name)
+        guard ["expired", "wrong-host", "untrusted"].contains(v) else {
+          throw UsageError(description: "--tls-fault expects expired, wrong-host or untrusted, got '\(v)'")
+        }
+        options.tlsFault = v
+      case "--out" where options.command == .cert: options.certOutputDirectory = try value(name)
+      default:
+        if options.command == .lint, !argument.hasPrefix("-"), !lintDirectoryGiven {
+          lintDirectoryGiven = true
+          options.fixturesDirectory = argument
+        } else if !argument.hasPrefix("-") {
+          throw UsageError(description: "unexpected argument '\(argument)' (see --help)")
+        } else {
+          throw UsageError(description: "unknown option '\(argument)' (see --help)")
+        }
+      }
+    }
+    try options.validateTLS()
+    return options
+  }
+
+  /// Checks that the TLS options come in working combinations.
+  private func validateTLS() throws(UsageError) {
+    if (tlsCertificateFile == nil) != (tlsKeyFile == nil) {
+      throw UsageError(description: "--tls-cert and --tls-key go together")
+    }
+    if (tlsCAFile == nil) != (tlsCAKeyFile == nil) {
+      throw UsageError(description: "--tls-ca and --tls-ca-key go together")
+    }
+    let usesTLS =
+      tlsCertificateFile != nil || tlsClientCAFile != nil || tlsFault != nil || tlsCAFile != nil
+    if usesTLS, httpsPort == nil, command == .serve {
+      throw UsageError(description: "TLS options need --https-port")
+    }
+  }
+
+  /// The `--help` text.
+  public static let helpText = """
+    mockserver \(MockServerInfo.version) - a local mock API server for contract testing
+
+    USAGE
+      mockserver [serve] [options]     serve the fixtures folder
+      mockserver lint [DIR]            validate fixtures (default DIR: Fixtures) and exit
+      mockserver cert [--out DIR]      write ca.pem, ca-key.pem, server.pem, server-key.pem, client.pem,
+                                       client-key.pem into DIR (default certs; an existing CA is kept)
+
+    OPTIONS
+      --host ADDR              address to bind (default 127.0.0.1; ::1 and 0.0.0.0 work)
+      -p, --port N             port (default 8080; 0 picks a free port)
+      --fixtures DIR           fixtures folder: mappings/, __files/, envelopes.json (default Fixtures)
+      --skip-invalid           start with the valid fixtures, warn about invalid ones
+      --no-watch               do not reload the fixtures folder when its files change
+      --seed N                 seed random delays and fault data (reproducible runs)
+      --global-delay-ms N      add N ms to every stub response (default 0)
+      --max-hold-ms N          longest NO_RESPONSE / HEADERS_THEN_STALL hold (default 300000)
+      --journal-size N         request journal entries kept (default 10000)
+      --no-journal             keep no journal entries (counts by stub stay exact)
+      --no-admin               turn the /__admin API off
+      --admin-token TOKEN      require "Authorization: Bearer TOKEN" on /__admin requests
+      --admin-host ADDR        also accept /__admin requests from ADDR (default: loopback clients only;
+                               0.0.0.0 or :: accepts any client)
+      --threads N              event-loop threads (default 1)
+      --idle-timeout-ms N      close idle keep-alive connections after N ms (default 60000)
+      --header-timeout-ms N    408 and close when a request head takes longer (default 15000)
+      --max-connections N      connections beyond N get 503 and are closed (default 10000)
+      --max-header-bytes N     header section limit, 431 above (default 65536)
+      --max-body-bytes N       content limit, 413 above (default 67108864)
+      -v, --verbose            log request and response headers and bodies
+      -q, --quiet              no per-request log lines
+      --log-format text|json   log line format (default text)
+      --https-port N           also serve HTTPS on port N (0 picks a free port); see docs/tls.md
+      --tls-cert FILE          server certificate chain PEM (default: a self-signed certificate for
+                               localhost, 127.0.0.1 and ::1 generated at startup)
+      --tls-key FILE           private key PEM of --tls-cert
+      --tls-client-ca FILE     require client certificates issued by these CAs (mutual TLS)
+      --tls-fault KIND         serve an expired, wrong-host or untrusted certificate instead
+      --tls-ca FILE            with --tls-cert and --tls-fault: the CA (and --tls-ca-key FILE its key)
+                               that signs the expired and wrong-host certificates
+      -h, --help               this help
+      -V, --version            print the version
+
+    OUTPUT
+      When ready, prints one line to stdout:  listening on http://HOST:PORT
+      With --https-port, two more:            listening on https://HOST:PORT
+                                              certificate: PATH   (the certificate clients trust)
+
+    EXIT CODES
+      0  stopped normally (SIGINT/SIGTERM: responses in flight finish first), or lint found no problem
+      1  invalid fixtures (each problem printed as FILE: JSON-PATH: expected ..., found ...)
+      2  usage error (unknown option, bad value)
+      3  the server could not start (address in use, cannot bind)
+    """
+}

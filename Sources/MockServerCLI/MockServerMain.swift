@@ -1,0 +1,167 @@
+import Dispatch
+import Foundation
+import HTTPCore
+import MockServer
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The `mockserver` program, as a library function so tests and harnesses can run it in-process.
+public enum MockServerMain {
+  /// Runs the command line `arguments` (without the program name) and returns the exit code
+  /// (0 ok, 1 invalid fixtures, 2 usage, 3 cannot start). `serve` blocks until SIGINT/SIGTERM.
+  public static func run(arguments: [String]) -> Int32 {
+    let options: CommandLineOptions
+    do {
+      options = try CommandLineOptions.parse(arguments)
+    } catch {
+      printError("mockserver: \(error.description)")
+      return 2
+    }
+    switch options.command {
+    case .help:
+      print(CommandLineOptions.helpText)
+      return 0
+    case .version:
+      print("mockserver \(MockServerInfo.version)")
+      return 0
+    case .lint:
+      return lint(options)
+    case .serve:
+      return serve(options)
+    case .cert:
+      return writeCertificates(options)
+    }
+  }
+
+  static func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+  }
+
+  static func lint(_ options: CommandLineOptions) -> Int32 {
+    let (output, code) = FixtureLoader.runLint(directory: options.fixturesDirectory)
+    if code == 0 {
+      print("\(options.fixturesDirectory): " + (output.isEmpty ? "no problems" : output))
+    } else {
+      printError(output)
+    }
+    return code
+  }
+
+  static func serve(_ options: CommandLineOptions) -> Int32 {
+    signal(SIGPIPE, SIG_IGN)
+    var configuration = ServerConfiguration()
+    configuration.host = options.host
+    configuration.port = options.port
+    configuration.idleTimeoutMilliseconds = options.idleTimeoutMilliseconds
+    configuration.requestHeadTimeoutMilliseconds = options.requestHeadTimeoutMilliseconds
+    configuration.maxConnections = options.maxConnections
+    configuration.eventLoops = options.eventLoops
+    configuration.limits.maxHeaderSectionBytes = options.maxHeaderSectionBytes
+    configuration.limits.maxBodyBytes = options.maxBodyBytes
+    let fixtures = FixtureLoader.load(directory: options.fixturesDirectory)
+    if fixtures.hasErrors {
+      printError(fixtures.report())
+      if !options.skipInvalid {
+        printError(
+          "mockserver: \(fixtures.errors.count) error(s) in \(options.fixturesDirectory); fix them or pass --skip-invalid"
+        )
+        return 1
+      }
+      printError("mockserver: --skip-invalid: starting with \(fixtures.stubs.count) valid stub(s)")
+    } else if !fixtures.warnings.isEmpty {
+      printError(fixtures.report())
+    }
+    var serviceConfiguration = MockServiceConfiguration()
+    serviceConfiguration.fixturesDirectory = options.fixturesDirectory
+    serviceConfiguration.journalCapacity = options.journalSize
+    serviceConfiguration.seed = options.seed
+    serviceConfiguration.globalDelayMilliseconds = options.globalDelayMilliseconds
+    serviceConfiguration.maxHoldMilliseconds = options.maxHoldMilliseconds
+    serviceConfiguration.logLevel = options.quiet ? .quiet : options.verbose ? .verbose : .normal
+    serviceConfiguration.logJSON = options.logJSON
+    serviceConfiguration.adminEnabled = options.adminEnabled
+    serviceConfiguration.adminToken = options.adminToken
+    serviceConfiguration.adminAllowsRemote =
+      options.adminHost.map { !["127.0.0.1", "::1", "localhost"].contains($0) } ?? false
+    configuration.maxHoldMilliseconds = options.maxHoldMilliseconds
+    let service = MockService(configuration: serviceConfiguration, fixtures: fixtures)
+    let server = HTTPServer(configuration: configuration, responder: service)
+    var tls: TLSSetup.Prepared?
+    if options.httpsPort != nil {
+      do {
+        tls = try TLSSetup.prepare(options)
+      } catch {
+        printError("mockserver: cannot start HTTPS: \(error)")
+        return 3
+      }
+    }
+    do {
+      try server.start()
+    } catch {
+      printError("mockserver: cannot start: \(error)")
+      return 3
+    }
+    let watcher = FixtureWatcher(directory: options.fixturesDirectory, service: service)
+    if options.watch { watcher.start() }
+    let done = DispatchSemaphore(value: 0)
+    service.onShutdownRequested = { done.signal() }
+    print("listening on \(server.baseURL)")
+    if let tls, !startHTTPS(server, tls, port: options.httpsPort ?? 0) {
+      server.shutdown(graceful: false)
+      return 3
+    }
+    fflush(nil)
+    waitForTermination(done)
+    watcher.stop()
+    printError("mockserver: shutting down")
+    server.shutdown(graceful: true)
+    service.logger.flush()
+    if let tls, tls.isGenerated { try? FileManager.default.removeItem(atPath: tls.trustPath) }
+    return 0
+  }
+
+  /// Blocks until SIGINT or SIGTERM arrives, or `done` is signalled (`POST /__admin/shutdown`).
+  static func waitForTermination(_ done: DispatchSemaphore = DispatchSemaphore(value: 0)) {
+    signal(SIGINT, SIG_IGN)
+    signal(SIGTERM, SIG_IGN)
+    let queue = DispatchQueue(label: "mockserver.signals")
+    let sources = [SIGINT, SIGTERM].map { sig in
+      let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
+      source.setEventHandler { @Sendable in done.signal() }
+      source.resume()
+      return source
+    }
+    done.wait()
+    for source in sources { source.cancel() }
+  }
+}
+
+extension MockServerMain {
+  /// Adds the HTTPS listener (`--https-port`) and prints `listening on https://HOST:PORT` and
+  /// `certificate: PATH`. Returns false (after printing why) when the port cannot be bound.
+  static func startHTTPS(_ server: HTTPServer, _ tls: TLSSetup.Prepared, port: Int) -> Bool {
+    do {
+      let port = try server.addHTTPSListener(port: port, context: tls.context)
+      let host = server.boundAddress
+      print("listening on https://\(host.contains(":") ? "[\(host)]" : host):\(port)")
+      print("certificate: \(tls.trustPath)")
+      return true
+    } catch {
+      printError("mockserver: cannot start HTTPS: \(error)")
+    }
+    return false
+  }
+
+  /// `mockserver cert [--out DIR]`: exit code 0, or 3 when the files cannot be written.
+  static func writeCertificates(_ options: CommandLineOptions) -> Int32 {
+    do {
+      for line in try TLSSetup.writeCertificateSet(to: options.certOutputDirectory) { print(line) }
+      return 0
+    } catch {
+      printError("mockserver: cert: \(error)")
+      return 3
+    }
+  }
+}
