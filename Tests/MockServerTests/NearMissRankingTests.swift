@@ -72,7 +72,8 @@ struct NearMissRankingTests {
   @Test("the 404 over a real socket lists the typo's stub first, with its distance")
   func overSockets() async throws {
     let stubs = try [
-      makeStub(#"{"id":"1","name":"friends","request":{"method":"GET","urlPath":"/api/friends"},"response":{}}"#),
+      makeStub(
+        #"{"id":"1","name":"friends","request":{"method":"GET","urlPath":"/api/friends"},"response":{}}"#),
       makeStub(
         #"{"id":"2","name":"absent","request":{"method":"GET","urlPath":"/api/absent","headers":{"Accept":{"contains":"json"}}},"response":{}}"#
       ),
