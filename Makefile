@@ -62,16 +62,14 @@ fuzz:
 	  -emit-module-path .build/fuzz/HTTPCore.swiftmodule -emit-library -static -o .build/fuzz/libHTTPCore.a \
 	  Sources/HTTPCore/*.swift 2>&1 | grep -v "Cannot export local symbol" || true
 	swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name MockServerFuzz -I .build/fuzz \
-	  -L .build/fuzz -lHTTPCore Sources/MockServer/Stubs/*.swift Sources/MockServer/Stubs/JSON/*.swift \
-	  Sources/MockServer/Fixtures/StubParser*.swift Sources/MockServer/Fixtures/EnvelopeSet.swift \
-	  Sources/MockServer/Fixtures/FixtureProblem.swift Fuzz/StubFuzzer.swift -o .build/fuzz/stubs \
-	  2>&1 | grep -v "Cannot export local symbol" || true
+	  -L .build/fuzz -lHTTPCore -l_FoundationICU Sources/MockServer/Stubs/*.swift \
+	  Sources/MockServer/Stubs/JSON/*.swift Sources/MockServer/Fixtures/StubParser*.swift \
+	  Sources/MockServer/Fixtures/EnvelopeSet.swift Sources/MockServer/Fixtures/FixtureProblem.swift \
+	  Fuzz/StubFuzzer.swift -o .build/fuzz/stubs 2>&1 | grep -v "Cannot export local symbol" || true
 	mkdir -p .build/fuzz/json-corpus .build/fuzz/stub-corpus
 	cd .build/fuzz && ./http-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus ../../Fuzz/corpus
 	cd .build/fuzz && ./json-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 json-corpus ../../Fuzz/json-corpus
-	# -detect_leaks=0: Foundation's NSRegularExpression leaks when a pattern does not compile.
-	cd .build/fuzz && ./stubs -detect_leaks=0 -max_total_time=$(FUZZ_SECONDS) -max_len=2048 stub-corpus \
-	  ../../Fuzz/stub-corpus
+	cd .build/fuzz && ./stubs -max_total_time=$(FUZZ_SECONDS) -max_len=2048 stub-corpus ../../Fuzz/stub-corpus
 
 bench: deps
 	@sh Benchmarks/bench.sh

@@ -22,7 +22,9 @@ let package = Package(
     .target(name: "HTTPCore"),
     .target(
       name: "MockServer",
-      dependencies: ["HTTPCore", "CLinuxShims", "CZlib", "COpenSSL"]),
+      dependencies: ["HTTPCore", "CLinuxShims", "CZlib", "COpenSSL"],
+      // CompiledRegex calls ICU's regex C API in the toolchain's _FoundationICU (the ICU Foundation uses).
+      linkerSettings: [.linkedLibrary("_FoundationICU", .when(platforms: [.linux]))]),
     .executableTarget(name: "mockserver", dependencies: ["MockServer"]),
     .target(name: "ClientKit", dependencies: ["HTTPCore", "COpenSSL", "CZlib"]),
     .target(name: "MockServerTesting", dependencies: ["MockServer", "HTTPCore"]),
