@@ -35,8 +35,10 @@ public enum MockServerMain {
     }
   }
 
+  /// Writes `message` and a newline to standard error with `write(2)`: a closed or unread standard error
+  /// never kills or blocks the program (see ``StandardError``).
   static func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    StandardError.line(message)
   }
 
   static func lint(_ options: CommandLineOptions) -> Int32 {
