@@ -51,6 +51,9 @@ public struct CommandLineOptions: Sendable, Equatable {
   public var journalSize = 10_000
   /// `--global-delay-ms N`: added to every stub response.
   public var globalDelayMilliseconds = 0
+  /// `--shutdown-grace-ms N`: how long responses in flight may take to finish after SIGINT/SIGTERM or
+  /// `POST /__admin/shutdown` before they are cut (default 5 000).
+  public var shutdownGraceMilliseconds = 5_000
   /// `--max-hold-ms N`: bound for NO_RESPONSE / HEADERS_THEN_STALL (default 300 000).
   public var maxHoldMilliseconds = 300_000
   /// `--no-admin`.
@@ -151,6 +154,7 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "--no-journal": options.journalSize = 0
       case "--global-delay-ms": options.globalDelayMilliseconds = try integer(name, 0...3_600_000)
       case "--max-hold-ms": options.maxHoldMilliseconds = try integer(name, 0...86_400_000)
+      case "--shutdown-grace-ms": options.shutdownGraceMilliseconds = try integer(name, 0...600_000)
       case "--no-admin": options.adminEnabled = false
       case "--admin-token": options.adminToken = try value(name)
       case "--admin-host": options.adminHost = try value(name)
@@ -225,6 +229,7 @@ public struct CommandLineOptions: Sendable, Equatable {
       --seed N                 seed random delays and fault data (reproducible runs)
       --global-delay-ms N      add N ms to every stub response (default 0)
       --max-hold-ms N          longest NO_RESPONSE / HEADERS_THEN_STALL hold (default 300000)
+      --shutdown-grace-ms N    on SIGINT/SIGTERM, responses in flight get N ms to finish (default 5000)
       --journal-size N         request journal entries kept (default 10000)
       --no-journal             keep no journal entries (counts by stub stay exact)
       --no-admin               turn the /__admin API off

@@ -151,6 +151,14 @@ public final class MockServerProcess: @unchecked Sendable {
     return process.terminationStatus
   }
 
+  /// Waits up to `timeout` seconds for the process to exit on its own (no signal sent). Returns its exit
+  /// status, or nil when it is still running.
+  public func waitForExit(timeout: Double) -> Int32? {
+    guard MockServerProcess.waitForExit(process, timeout: timeout) else { return nil }
+    detachPipes()
+    return process.terminationStatus
+  }
+
   /// Sends `SIGTERM`, waits up to `timeout` seconds, then sends `SIGKILL` and waits for the exit (a
   /// killed process exits at once; the wait is bounded all the same). Returns false when it had to kill.
   static func terminate(_ process: Process, timeout: Double) -> Bool {

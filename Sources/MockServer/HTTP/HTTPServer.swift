@@ -18,6 +18,10 @@ final class ServerLoopContext: @unchecked Sendable {
   private var connections: [UInt64: Connection] = [:]
   private var acceptors: [Acceptor] = []
   private(set) var isShuttingDown = false
+  /// This loop has told the server it drained; it must say so once only (it said so twice when its
+  /// last connections were idle ones that ``beginShutdown()`` closed, and the server then stopped
+  /// while another loop still had responses in flight).
+  private var reportedDrained = false
   private var sweepTimer: LoopTimer?
   /// `Server: NAME CRLF`, or nothing when the configuration has no server header.
   let serverLine: [UInt8]
@@ -62,7 +66,14 @@ final class ServerLoopContext: @unchecked Sendable {
     if connections.removeValue(forKey: connection.id) != nil {
       server.releaseConnectionSlot()
     }
-    if isShuttingDown, connections.isEmpty { server.loopDrained() }
+    if isShuttingDown, connections.isEmpty { reportDrained() }
+  }
+
+  /// Loop thread: tells the server this loop has no connection left, once.
+  private func reportDrained() {
+    guard !reportedDrained else { return }
+    reportedDrained = true
+    server.loopDrained()
   }
 
   var connectionCount: Int { connections.count }
@@ -89,12 +100,18 @@ final class ServerLoopContext: @unchecked Sendable {
     }
     acceptors.removeAll()
     for connection in Array(connections.values) { connection.shutdownGracefully() }
-    if connections.isEmpty { server.loopDrained() }
+    if connections.isEmpty { reportDrained() }
   }
 
-  /// Loop thread: close everything now.
-  func forceClose() {
-    for connection in Array(connections.values) { connection.close(served: false) }
+  /// Loop thread: close everything now. Returns how many connections were still busy (a response in
+  /// flight or a request being read): the ones a graceful shutdown cut.
+  func forceClose() -> Int {
+    var cut = 0
+    for connection in Array(connections.values) {
+      if !connection.isIdle { cut += 1 }
+      connection.close(served: false)
+    }
+    return cut
   }
 }
 
@@ -212,14 +229,17 @@ public final class HTTPServer: Sendable {
   /// Stops the server. Graceful: stop accepting, close idle connections, let responses in flight finish
   /// for up to ``ServerConfiguration/shutdownGraceMilliseconds``, then close the rest. Returns when every
   /// loop has stopped. Safe to call more than once and from any thread (not from a loop thread).
-  public func shutdown(graceful: Bool = true) {
+  /// - Returns: how many connections were still busy when the grace ran out (or at once, when not
+  ///   graceful) and were closed: responses cut. 0 when every response in flight finished.
+  @discardableResult
+  public func shutdown(graceful: Bool = true) -> Int {
     let contexts: [ServerLoopContext] = state.withLock { s in
       guard s.running else { return [] }
       s.running = false
       return s.contexts
     }
     guard !contexts.isEmpty else {
-      return
+      return 0
     }
     for context in contexts {
       context.loop.execute { context.beginShutdown() }
@@ -229,16 +249,18 @@ public final class HTTPServer: Sendable {
         timeout: .now() + .milliseconds(configuration.shutdownGraceMilliseconds))
     }
     let done = DispatchGroup()
+    let cut = Atomic<Int>(0)
     for context in contexts {
       done.enter()
       context.loop.execute {
-        context.forceClose()
+        cut.add(context.forceClose(), ordering: .relaxed)
         done.leave()
       }
     }
     _ = done.wait(timeout: .now() + .seconds(2))
     for context in contexts { context.loop.stop() }
     state.withLock { $0.stopped = true }
+    return cut.load(ordering: .relaxed)
   }
 
   // MARK: Internal bookkeeping (any loop thread)
