@@ -111,6 +111,12 @@ public enum MockServerMain {
       printError("mockserver: cannot start: \(error)")
       return 3
     }
+    if let limit = HTTPServer.openFileLimitBelow(maxConnections: options.maxConnections) {
+      printError(
+        "mockserver: warning: --max-connections \(options.maxConnections) is above the open-file limit (\(limit)); "
+          + "past about \(max(0, limit - HTTPServer.reservedDescriptors)) connections new ones get 503 (raise it with ulimit -n)"
+      )
+    }
     let watcher = FixtureWatcher(directory: options.fixturesDirectory, service: service)
     if options.watch { watcher.start() }
     service.onShutdownRequested = { done.signal() }
