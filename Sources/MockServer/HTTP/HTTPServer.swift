@@ -82,8 +82,8 @@ final class ServerLoopContext: @unchecked Sendable {
     sweepTimer = loop.schedule(afterMilliseconds: 250) { [weak self] in
       guard let self else { return }
       let now = SocketOps.monotonicNanos()
-      let idle = UInt64(self.configuration.idleTimeoutMilliseconds) * 1_000_000
-      let head = UInt64(self.configuration.requestHeadTimeoutMilliseconds) * 1_000_000
+      let idle = ResponseTiming.timerNanoseconds(self.configuration.idleTimeoutMilliseconds)
+      let head = ResponseTiming.timerNanoseconds(self.configuration.requestHeadTimeoutMilliseconds)
       for connection in Array(self.connections.values) {
         connection.checkTimeouts(now: now, idleNanos: idle, headNanos: head)
       }

@@ -192,7 +192,8 @@ public final class MockService: HTTPResponder, Sendable {
     }
     var fruitful = SplitMix64(seed: seed)
     var plan = builder.plan(
-      for: definition, request: request, delayMilliseconds: Int(delay.rounded()) + globalDelay,
+      for: definition, request: request,
+      delayMilliseconds: ResponseTiming.totalDelay(sampled: delay, global: globalDelay),
       prepared: prepared, random: { fruitful.next() })
     // A plan without pauses or holds completes while this request is handled (its bytes are queued before
     // the next request is read), so its journal entry can be final at once.
