@@ -78,6 +78,7 @@ public enum MockServerMain {
     var serviceConfiguration = MockServiceConfiguration()
     serviceConfiguration.fixturesDirectory = options.fixturesDirectory
     serviceConfiguration.journalCapacity = options.journalSize
+    serviceConfiguration.journalMaxBytes = options.journalMaxBytes
     serviceConfiguration.seed = options.seed
     serviceConfiguration.globalDelayMilliseconds = options.globalDelayMilliseconds
     serviceConfiguration.maxHoldMilliseconds = options.maxHoldMilliseconds
@@ -87,6 +88,8 @@ public enum MockServerMain {
     serviceConfiguration.adminToken = options.adminToken
     serviceConfiguration.adminAllowsRemote =
       options.adminHost.map { !["127.0.0.1", "::1", "localhost"].contains($0) } ?? false
+    serviceConfiguration.adminAllowedHosts = options.adminHost.map { [$0] } ?? []
+    serviceConfiguration.adminAllowedOrigins = options.adminAllowedOrigins
     configuration.maxHoldMilliseconds = options.maxHoldMilliseconds
     configuration.shutdownGraceMilliseconds = options.shutdownGraceMilliseconds
     let service = MockService(configuration: serviceConfiguration, fixtures: fixtures)
