@@ -70,10 +70,10 @@ fuzz: deps
 	$(FUZZ_LINK) Fuzz/HTTPParserFuzzer.swift $(call FUZZ_OBJECTS,HTTPCore) -o $(FUZZ_BUILD)/http-parser
 	$(FUZZ_LINK) Fuzz/JSONParserFuzzer.swift $(call FUZZ_OBJECTS,MockJSON) -o $(FUZZ_BUILD)/json-parser
 	$(FUZZ_LINK) Fuzz/StubFuzzer.swift $(call FUZZ_OBJECTS,HTTPCore) \
-	  $(call FUZZ_OBJECTS,MockJSON) $(call FUZZ_OBJECTS,Mappings) -o $(FUZZ_BUILD)/stubs
+	  $(call FUZZ_OBJECTS,MockJSON) $(call FUZZ_OBJECTS,Mappings) -l_FoundationICU -o $(FUZZ_BUILD)/stubs
 	$(FUZZ_LINK) $(FUZZ_INCLUDES) Fuzz/AdminFuzzer.swift $(call FUZZ_OBJECTS,HTTPCore) \
 	  $(call FUZZ_OBJECTS,MockJSON) $(call FUZZ_OBJECTS,Mappings) $(call FUZZ_OBJECTS,NativeSupport) \
-	  $(call FUZZ_OBJECTS,MockServer) -lssl -lcrypto -lz -o $(FUZZ_BUILD)/admin
+	  $(call FUZZ_OBJECTS,MockServer) -l_FoundationICU -lssl -lcrypto -lz -o $(FUZZ_BUILD)/admin
 	mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/json-corpus $(FUZZ_BUILD)/stub-corpus $(FUZZ_BUILD)/admin-corpus
 	cd $(FUZZ_BUILD) && ./http-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus ../../Fuzz/corpus
 	cd $(FUZZ_BUILD) && ./json-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 json-corpus ../../Fuzz/json-corpus
