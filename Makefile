@@ -78,8 +78,6 @@ fuzz: deps
 	cd $(FUZZ_BUILD) && ./http-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus ../../Fuzz/corpus
 	cd $(FUZZ_BUILD) && ./json-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 json-corpus ../../Fuzz/json-corpus
 	cd $(FUZZ_BUILD) && ./stubs -max_total_time=$(FUZZ_SECONDS) -max_len=2048 stub-corpus ../../Fuzz/stub-corpus
-	cd $(FUZZ_BUILD) && ./admin -max_total_time=$(FUZZ_SECONDS) -max_len=2048 -rss_limit_mb=4096 \
-	  admin-corpus ../../Fuzz/admin-corpus
 	@if echo 'print(1)' > $(FUZZ_BUILD)/ubsan-probe.swift && \
 	  swiftc -sanitize=undefined $(FUZZ_BUILD)/ubsan-probe.swift -o $(FUZZ_BUILD)/ubsan-probe >/dev/null 2>&1; then \
 	  $(SWIFT) build -c release --build-path $(FUZZ_BUILD)-ubsan --target HTTPCore \
@@ -89,6 +87,8 @@ fuzz: deps
 	    $(FUZZ_BUILD)-ubsan/release/HTTPCore.build/*.o -o $(FUZZ_BUILD)/http-parser-ubsan && \
 	  (cd $(FUZZ_BUILD) && ./http-parser-ubsan -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus); \
 	else echo "fuzz: swiftc does not support -sanitize=undefined on this platform; HTTP parser under UBSan skipped"; fi
+	cd $(FUZZ_BUILD) && ./admin -max_total_time=$(FUZZ_SECONDS) -max_len=2048 -rss_limit_mb=4096 \
+	  admin-corpus ../../Fuzz/admin-corpus
 
 bench: deps
 	@sh Benchmarks/bench.sh

@@ -76,9 +76,9 @@ struct BackPressureTests {
       clients.append(socket)
     }
     #expect(eventually(timeout: 10) { ProcStat.openDescriptors(pid) >= baseline + 20 })
-    // Closed by the server within 20 times the idle timeout (the sweep runs every 250 ms).
+    // Closed by the server (the sweep runs every 250 ms; 30 s is a bound for a loaded machine only).
     #expect(
-      eventually(timeout: 10) { ProcStat.openDescriptors(pid) <= baseline },
+      eventually(timeout: 30) { ProcStat.openDescriptors(pid) <= baseline },
       "\(ProcStat.openDescriptors(pid) - baseline) connection(s) still open")
   }
 }
