@@ -12,6 +12,9 @@ public enum MockServerMain {
   /// Runs the command line `arguments` (without the program name) and returns the exit code
   /// (0 ok, 1 invalid fixtures, 2 usage, 3 cannot start). `serve` blocks until SIGINT/SIGTERM.
   public static func run(arguments: [String]) -> Int32 {
+    if let first = arguments.first, ContractCommands.commands.contains(first) {
+      return ContractCommands.run(arguments)
+    }
     let options: CommandLineOptions
     do {
       options = try CommandLineOptions.parse(arguments)
@@ -40,6 +43,7 @@ public enum MockServerMain {
   }
 
   static func lint(_ options: CommandLineOptions) -> Int32 {
+    if let spec = options.openAPISpec { return ContractCommands.lintOpenAPI(options, spec: spec) }
     let (output, code) = FixtureLoader.runLint(directory: options.fixturesDirectory)
     if code == 0 {
       print("\(options.fixturesDirectory): " + (output.isEmpty ? "no problems" : output))
@@ -60,7 +64,19 @@ public enum MockServerMain {
     configuration.eventLoops = options.eventLoops
     configuration.limits.maxHeaderSectionBytes = options.maxHeaderSectionBytes
     configuration.limits.maxBodyBytes = options.maxBodyBytes
-    let fixtures = FixtureLoader.load(directory: options.fixturesDirectory)
+    var fixtures = FixtureLoader.load(directory: options.fixturesDirectory)
+    if let spec = options.openAPISpec {
+      // --openapi: the document's stubs after the fixtures folder's (when there is one).
+      if !FileManager.default.fileExists(atPath: options.fixturesDirectory) { fixtures = FixtureSet() }
+      switch ContractCommands.openAPIFixtures(spec, seed: options.seed ?? 1) {
+      case .success(let (_, generated)):
+        fixtures.stubs += generated.stubs
+        fixtures.problems += generated.problems
+      case .failure(let error):
+        printError("mockserver: \(error)")
+        return 1
+      }
+    }
     if fixtures.hasErrors {
       printError(fixtures.report())
       if !options.skipInvalid {
@@ -104,7 +120,7 @@ public enum MockServerMain {
       return 3
     }
     let watcher = FixtureWatcher(directory: options.fixturesDirectory, service: service)
-    if options.watch { watcher.start() }
+    if options.watch, options.openAPISpec == nil { watcher.start() }
     let done = DispatchSemaphore(value: 0)
     service.onShutdownRequested = { done.signal() }
     print("listening on \(server.baseURL)")
