@@ -163,17 +163,178 @@ package enum ContractCommands {
     return 0
   }
 
-  // MARK: - Pact and verify (below)
+  // MARK: - Pact
 
+  /// `mockserver import pact FILE... [--out DIR]`: writes `DIR/mappings/pact-<consumer>-<provider>.json`.
   static func importPact(_ arguments: [String]) throws(CommandLineOptions.UsageError) -> Int32 {
-    throw CommandLineOptions.UsageError(description: "import pact is not available yet")
+    let a = try Arguments(arguments, valued: ["--out"], flags: [])
+    guard !a.positional.isEmpty else {
+      throw CommandLineOptions.UsageError(description: "import pact expects one or more pact FILEs")
+    }
+    let folder = (a.value("--out") ?? "Fixtures") + "/mappings"
+    var status: Int32 = 0
+    for path in a.positional {
+      guard let data = FileManager.default.contents(atPath: path) else {
+        MockServerMain.printError("mockserver: \(path): cannot read the file")
+        status = 1
+        continue
+      }
+      do {
+        let pact = try JSONValue.parse(bytes: Array(data))
+        let (mappings, skipped) = try PactImporter.mappings(from: pact, file: (path as NSString).lastPathComponent)
+        let consumer = pact["consumer"]?["name"]?.stringValue ?? "consumer"
+        let provider = pact["provider"]?["name"]?.stringValue ?? "provider"
+        let name = "pact-\(consumer)-\(provider)".map { $0.isLetter || $0.isNumber || "._-".contains($0) ? $0 : "-" }
+        let file = folder + "/" + String(name) + ".json"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let json = JSONValue.object(JSONObject(pairs: [("mappings", .array(mappings))]))
+        try Data((json.serialized(pretty: true) + "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let interactions = pact["interactions"]?.arrayValue?.count ?? 0
+        print(
+          "wrote \(file) (\(mappings.count) stubs from \(interactions) interactions, v\(PactImporter.specificationVersion(pact))"
+            + (skipped > 0 ? ", \(skipped) non-HTTP skipped" : "") + ")")
+      } catch let error as JSONParseError {
+        MockServerMain.printError("mockserver: \(path): \(error)")
+        status = 1
+      } catch let error as PactImportError {
+        MockServerMain.printError("mockserver: \(path): \(error)")
+        status = 1
+      } catch {
+        MockServerMain.printError("mockserver: cannot write \(folder): \(error.localizedDescription)")
+        return 3
+      }
+    }
+    return status
   }
 
+  /// `mockserver export pact --consumer C --provider P [--fixtures DIR] [--from-journal URL] [--out FILE]`.
   static func exportPact(_ arguments: [String]) throws(CommandLineOptions.UsageError) -> Int32 {
-    throw CommandLineOptions.UsageError(description: "export pact is not available yet")
+    let a = try Arguments(
+      arguments, valued: ["--consumer", "--provider", "--fixtures", "--from-journal", "--out", "--admin-token"],
+      flags: [])
+    guard let consumer = a.value("--consumer"), let provider = a.value("--provider") else {
+      throw CommandLineOptions.UsageError(description: "export pact needs --consumer NAME and --provider NAME")
+    }
+    guard a.positional.isEmpty else {
+      throw CommandLineOptions.UsageError(description: "unexpected argument '\(a.positional[0])' (see --help)")
+    }
+    let pact: JSONValue
+    if let server = a.value("--from-journal") {
+      var headers: [(String, String)] = []
+      if let token = a.value("--admin-token") { headers.append(("Authorization", "Bearer \(token)")) }
+      let base = server.hasSuffix("/") ? String(server.dropLast()) : server
+      let reply = UpstreamClient.send(base: base, ExampleRequest(method: "GET", url: "/__admin/requests", headers: headers))
+      guard case .success(let (status, _, body)) = reply, status == 200, let journal = try? JSONValue.parse(bytes: body)
+      else {
+        MockServerMain.printError("mockserver: cannot read the journal at \(base)/__admin/requests")
+        return 3
+      }
+      pact = PactExporter.pact(consumer: consumer, provider: provider, journal: journal)
+    } else {
+      let directory = a.value("--fixtures") ?? "Fixtures"
+      let fixtures = FixtureLoader.load(directory: directory)
+      if fixtures.hasErrors {
+        MockServerMain.printError(fixtures.report())
+        return 1
+      }
+      let (document, skipped) = PactExporter.pact(consumer: consumer, provider: provider, stubs: fixtures.stubs)
+      for (name, reason) in skipped { MockServerMain.printError("mockserver: skipped \(name): \(reason)") }
+      pact = document
+    }
+    let out = a.value("--out") ?? "pacts/\(consumer)-\(provider).json"
+    do {
+      let folder = (out as NSString).deletingLastPathComponent
+      if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+      try Data((pact.serialized(pretty: true) + "\n").utf8).write(to: URL(fileURLWithPath: out))
+    } catch {
+      MockServerMain.printError("mockserver: cannot write \(out): \(error.localizedDescription)")
+      return 3
+    }
+    print("wrote \(out) (\(pact["interactions"]?.arrayValue?.count ?? 0) interactions, Pact v3)")
+    return 0
   }
 
+  // MARK: - Drift
+
+  /// `mockserver verify --upstream URL [--fixtures DIR] [--only NAME]... [--junit FILE] [--header 'K: V']...`.
+  /// Exit 0 when nothing drifted, 1 on drift or an unreachable provider, 3 when the fixtures cannot be
+  /// loaded or the report cannot be written.
   static func verify(_ arguments: [String]) throws(CommandLineOptions.UsageError) -> Int32 {
-    throw CommandLineOptions.UsageError(description: "verify is not available yet")
+    let a = try Arguments(arguments, valued: ["--upstream", "--fixtures", "--only", "--junit", "--header"], flags: [])
+    guard let upstream = a.value("--upstream") else {
+      throw CommandLineOptions.UsageError(description: "verify needs --upstream URL (the real provider)")
+    }
+    guard a.positional.isEmpty else {
+      throw CommandLineOptions.UsageError(description: "unexpected argument '\(a.positional[0])' (see --help)")
+    }
+    var extraHeaders: [(String, String)] = []
+    for h in a.values["--header"] ?? [] {
+      guard let colon = h.firstIndex(of: ":") else {
+        throw CommandLineOptions.UsageError(description: "--header expects 'Name: value'")
+      }
+      extraHeaders.append(
+        (String(h[..<colon]).trimmingCharacters(in: .whitespaces), String(h[h.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
+    }
+    if let auth = ProcessInfo.processInfo.environment["MOCKSERVER_UPSTREAM_AUTHORIZATION"], !auth.isEmpty,
+      !extraHeaders.contains(where: { $0.0.lowercased() == "authorization" })
+    {
+      extraHeaders.append(("Authorization", auth))
+    }
+    let directory = a.value("--fixtures") ?? "Fixtures"
+    let fixtures = FixtureLoader.load(directory: directory)
+    if fixtures.hasErrors {
+      MockServerMain.printError(fixtures.report())
+      return 3
+    }
+    let only = a.values["--only"] ?? []
+    let base = upstream.hasSuffix("/") ? String(upstream.dropLast()) : upstream
+    var results: [DriftResult] = []
+    for stub in fixtures.stubs {
+      let name = stub.name ?? stub.id
+      if !only.isEmpty, !only.contains(where: { $0 == name || $0 == stub.id || stub.file?.hasSuffix($0) == true }) { continue }
+      // Per-state copies made by `import pact` are checked through their stateless twin.
+      if stub.scenarioName?.hasPrefix("pact:") == true { continue }
+      let file = stub.file ?? "(admin)"
+      guard stub.response.fault == nil else {
+        results.append(DriftResult(file: file, name: name, request: nil, skipped: "it answers with a fault", findings: []))
+        continue
+      }
+      var request: ExampleRequest
+      switch ExampleRequest.from(stub) {
+      case .success(let r): request = r
+      case .failure(let e):
+        results.append(
+          DriftResult(file: file, name: name, request: nil, skipped: e.reason + " (add metadata.x-example-request)", findings: []))
+        continue
+      }
+      var sent = request
+      for (k, v) in extraHeaders {
+        sent.headers.removeAll { $0.0.lowercased() == k.lowercased() }
+        sent.headers.append((k, v))
+      }
+      switch UpstreamClient.send(base: base, sent) {
+      case .success(let (status, headers, body)):
+        results.append(
+          DriftResult(
+            file: file, name: name, request: request, skipped: nil,
+            findings: DriftChecker.compare(stub: stub, status: status, headers: headers, body: body)))
+      case .failure(let message):
+        results.append(
+          DriftResult(
+            file: file, name: name, request: request, skipped: nil,
+            findings: [DriftFinding(kind: .unreachable, path: "upstream", message: message.description)]))
+      }
+    }
+    let report = DriftReport.text(results, upstream: base)
+    print(report)
+    if let junit = a.value("--junit") {
+      do {
+        try Data(DriftReport.junit(results).utf8).write(to: URL(fileURLWithPath: junit))
+      } catch {
+        MockServerMain.printError("mockserver: cannot write \(junit): \(error.localizedDescription)")
+        return 3
+      }
+    }
+    return results.contains(where: \.drifted) ? 1 : 0
   }
 }
