@@ -48,7 +48,9 @@ public struct DriftFinding: Sendable, Hashable, CustomStringConvertible {
 /// unless the stub's `metadata.x-verify.values` is true.
 public enum DriftChecker {
   /// The findings for one stub (empty: no drift).
-  public static func compare(stub: StubMapping, status: Int, headers: HTTPHeaders, body: [UInt8]) -> [DriftFinding] {
+  public static func compare(stub: StubMapping, status: Int, headers: HTTPHeaders, body: [UInt8])
+    -> [DriftFinding]
+  {
     var out: [DriftFinding] = []
     let expected = stub.response
     if expected.status / 100 != status / 100 {
@@ -56,7 +58,9 @@ public enum DriftChecker {
       out.append(
         DriftFinding(
           kind: .status, path: "status",
-          message: "expected \(expected.status / 100)xx like the fixture's \(expected.status), found \(status)\(hint)"))
+          message:
+            "expected \(expected.status / 100)xx like the fixture's \(expected.status), found \(status)\(hint)"
+        ))
       return out
     }
     let fixtureType = expected.headers.first("Content-Type").map(MediaTypeName.init)
@@ -67,9 +71,16 @@ public enum DriftChecker {
           kind: .contentType, path: "Content-Type",
           message: "expected \(fixtureType.essence), found \(realType?.essence ?? "none")"))
     }
-    guard !expected.body.isEmpty, let fixtureJSON = try? JSONValue.parse(bytes: expected.body) else { return out }
+    guard !expected.body.isEmpty, let fixtureJSON = try? JSONValue.parse(bytes: expected.body) else {
+      return out
+    }
     guard let realJSON = try? JSONValue.parse(bytes: body) else {
-      out.append(DriftFinding(kind: .notJSON, path: "$", message: "expected a JSON body, found \(body.isEmpty ? "an empty body" : "\(body.count) bytes that are not JSON")"))
+      out.append(
+        DriftFinding(
+          kind: .notJSON, path: "$",
+          message:
+            "expected a JSON body, found \(body.isEmpty ? "an empty body" : "\(body.count) bytes that are not JSON")"
+        ))
       return out
     }
     let values = stub.metadata?["x-verify"]?["values"]?.boolValue == true
@@ -88,7 +99,9 @@ public enum DriftChecker {
     }
   }
 
-  static func shape(_ fixture: JSONValue, _ real: JSONValue, _ path: String, values: Bool, _ out: inout [DriftFinding]) {
+  static func shape(
+    _ fixture: JSONValue, _ real: JSONValue, _ path: String, values: Bool, _ out: inout [DriftFinding]
+  ) {
     switch (fixture, real) {
     case (.null, _), (_, .null): return
     case (.object(let f), .object(let r)):
@@ -96,7 +109,9 @@ public enum DriftChecker {
       let fixtureKeys = Set(f.keys)
       for m in f.members where realKeys.contains(m.key) == false {
         out.append(
-          DriftFinding(kind: .missingKey, path: InstancePath.child(path, m.key), message: "in the fixture, missing from the provider's answer"))
+          DriftFinding(
+            kind: .missingKey, path: InstancePath.child(path, m.key),
+            message: "in the fixture, missing from the provider's answer"))
       }
       for m in r.members where !fixtureKeys.contains(m.key) {
         out.append(
@@ -119,10 +134,14 @@ public enum DriftChecker {
         out.append(
           DriftFinding(
             kind: .type, path: path,
-            message: "expected \(typeName(fixture)) like the fixture's \(SchemaViolation.show(fixture)), found \(typeName(real)) \(SchemaViolation.show(real))"))
+            message:
+              "expected \(typeName(fixture)) like the fixture's \(SchemaViolation.show(fixture)), found \(typeName(real)) \(SchemaViolation.show(real))"
+          ))
       } else if values, fixture != real {
         out.append(
-          DriftFinding(kind: .value, path: path, message: "expected \(SchemaViolation.show(fixture)), found \(SchemaViolation.show(real))"))
+          DriftFinding(
+            kind: .value, path: path,
+            message: "expected \(SchemaViolation.show(fixture)), found \(SchemaViolation.show(real))"))
       }
     }
   }
@@ -142,7 +161,9 @@ public struct DriftResult: Sendable {
   public var findings: [DriftFinding]
 
   /// Creates a result.
-  public init(file: String, name: String, request: ExampleRequest?, skipped: String?, findings: [DriftFinding]) {
+  public init(
+    file: String, name: String, request: ExampleRequest?, skipped: String?, findings: [DriftFinding]
+  ) {
     self.file = file
     self.name = name
     self.request = request
@@ -183,7 +204,8 @@ public enum DriftReport {
     let skipped = results.filter { $0.skipped != nil }.count
     let checked = results.count - skipped
     lines.append(
-      "\(checked) stub\(checked == 1 ? "" : "s") checked against \(upstream): \(drifted) drifted, \(checked - drifted) in step, \(skipped) skipped")
+      "\(checked) stub\(checked == 1 ? "" : "s") checked against \(upstream): \(drifted) drifted, \(checked - drifted) in step, \(skipped) skipped"
+    )
     return lines.joined(separator: "\n")
   }
 
@@ -196,7 +218,8 @@ public enum DriftReport {
       byFile[r.file, default: []].append(r)
     }
     var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-    xml += "<testsuites name=\"mockserver verify\" tests=\"\(results.count)\" failures=\"\(results.filter(\.drifted).count)\">\n"
+    xml +=
+      "<testsuites name=\"mockserver verify\" tests=\"\(results.count)\" failures=\"\(results.filter(\.drifted).count)\">\n"
     for file in order {
       let list = byFile[file] ?? []
       xml +=
@@ -210,7 +233,8 @@ public enum DriftReport {
           xml += "/>\n"
         } else {
           let message = r.findings.map(\.description).joined(separator: "\n")
-          xml += ">\n      <failure message=\"\(escape(r.findings[0].description))\">\(escape(message))</failure>\n    </testcase>\n"
+          xml +=
+            ">\n      <failure message=\"\(escape(r.findings[0].description))\">\(escape(message))</failure>\n    </testcase>\n"
         }
       }
       xml += "  </testsuite>\n"

@@ -57,17 +57,21 @@ public struct OpenAPIDocument: Sendable {
   }
 
   /// Parses a document given as text (JSON or YAML); `$ref`s to other files are not followed.
-  public static func parse(_ text: String, name: String = "openapi") throws(OpenAPILoadError) -> OpenAPIDocument {
+  public static func parse(_ text: String, name: String = "openapi") throws(OpenAPILoadError)
+    -> OpenAPIDocument
+  {
     let value = try parseText(text, name: name)
     return try OpenAPIDocument(root: value, path: name, siblings: [:])
   }
 
   init(root: JSONValue, path: String, siblings: [String: JSONValue]) throws(OpenAPILoadError) {
     guard case .object = root else {
-      throw OpenAPILoadError(file: path, message: "expected an OpenAPI document (an object), found \(root.kindDescription)")
+      throw OpenAPILoadError(
+        file: path, message: "expected an OpenAPI document (an object), found \(root.kindDescription)")
     }
     guard let version = root["openapi"]?.stringValue, version.hasPrefix("3.") else {
-      let found = root["swagger"] != nil ? "Swagger 2.0 (convert it to OpenAPI 3 first)" : "no openapi: 3.x field"
+      let found =
+        root["swagger"] != nil ? "Swagger 2.0 (convert it to OpenAPI 3 first)" : "no openapi: 3.x field"
       throw OpenAPILoadError(file: path, message: "expected an OpenAPI 3.0 or 3.1 document, found \(found)")
     }
     self.root = root
@@ -125,7 +129,9 @@ public struct OpenAPIDocument: Sendable {
     var value = value
     var location = location
     var hops = 0
-    while let ref = value["$ref"]?.stringValue, hops < 32, let (target, targetLocation) = validator.resolve(ref, from: location) {
+    while let ref = value["$ref"]?.stringValue, hops < 32,
+      let (target, targetLocation) = validator.resolve(ref, from: location)
+    {
       value = target
       location = targetLocation
       hops += 1
@@ -259,7 +265,8 @@ public struct OpenAPIDocument: Sendable {
     let key = PathTemplateMatcher.shape(template)
     let bases = [""] + serverBasePaths
     for base in bases {
-      for op in operations where op.method == method.uppercased() && PathTemplateMatcher.shape(base + op.path) == key {
+      for op in operations
+      where op.method == method.uppercased() && PathTemplateMatcher.shape(base + op.path) == key {
         return op
       }
     }

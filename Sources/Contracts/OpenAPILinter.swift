@@ -28,7 +28,8 @@ public struct OpenAPILinter: Sendable {
     case .urlPattern, .urlPathPattern, .any:
       // A concrete example request (x-example-request) tells which operation a regex stub stands for.
       if let url = stub.metadata?["x-example-request"]?["url"]?.stringValue {
-        let path = String(url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+        let path = String(
+          url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
         return document.operation(method: method, path: path)?.0
       }
       return nil
@@ -45,7 +46,8 @@ public struct OpenAPILinter: Sendable {
     let file = stub.file ?? "(admin stub \(stub.id))"
     let base = stub.location
     guard let op = operation(for: stub) else {
-      let what = stub.request.method.map { "\($0.rawValue) \(stub.request.url.value)" } ?? stub.request.url.description
+      let what =
+        stub.request.method.map { "\($0.rawValue) \(stub.request.url.value)" } ?? stub.request.url.description
       return [
         FixtureProblem(
           severity: .warning, file: file, path: base + ".request",
@@ -60,13 +62,15 @@ public struct OpenAPILinter: Sendable {
       problems.append(
         .error(
           file: file, path: base + ".response.status",
-          expected: "a status declared for \(op.method) \(op.path) (\(statuses)) (\(op.location.appending("responses")))",
+          expected:
+            "a status declared for \(op.method) \(op.path) (\(statuses)) (\(op.location.appending("responses")))",
           found: String(response.status)))
       return problems
     }
     for violation in OpenAPILinter.responseViolations(response, declared, document: document) {
       problems.append(
-        FixtureProblem(severity: .error, file: file, path: path(for: violation, stub), message: violation.message))
+        FixtureProblem(
+          severity: .error, file: file, path: path(for: violation, stub), message: violation.message))
     }
     return problems
   }
@@ -115,7 +119,8 @@ public struct OpenAPILinter: Sendable {
       return [
         SchemaViolation(
           instancePath: "$.response.headers.Content-Type", schemaPath: contentLocation.description,
-          expected: "a Content-Type of " + declared.content.map(\.name).joined(separator: ", "), found: "nothing")
+          expected: "a Content-Type of " + declared.content.map(\.name).joined(separator: ", "),
+          found: "nothing")
       ]
     }
     guard let media = declared.mediaType(for: contentType) else {

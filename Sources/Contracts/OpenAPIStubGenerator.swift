@@ -127,11 +127,16 @@ public struct OpenAPIStubGenerator {
       request.append(("urlPath", .string(op.path)))
     }
     if !prefer.isEmpty {
-      let pattern = prefer.map { token in
-        "(?=(?:.*[\\s,;])?\(OpenAPIStubGenerator.regexEscape(token))(?:[\\s,;].*)?$)"
-      }.joined() + ".*"
+      let pattern =
+        prefer.map { token in
+          "(?=(?:.*[\\s,;])?\(OpenAPIStubGenerator.regexEscape(token))(?:[\\s,;].*)?$)"
+        }.joined() + ".*"
       request.append(
-        ("headers", .object(JSONObject(pairs: [("Prefer", .object(JSONObject(pairs: [("matches", .string(pattern))])))]))))
+        (
+          "headers",
+          .object(
+            JSONObject(pairs: [("Prefer", .object(JSONObject(pairs: [("matches", .string(pattern))])))]))
+        ))
     }
     var responseFields: [(String, JSONValue)] = [("status", .number(JSONNumber(status)))]
     if let media, let value = example.value {
@@ -152,7 +157,9 @@ public struct OpenAPIStubGenerator {
     if let name = example.name { meta.append(("example", .string(name))) }
     if example.generated { meta.append(("generated", .bool(true))) }
     if !prefer.isEmpty { meta.append(("prefer", .string(prefer.joined(separator: ", ")))) }
-    let name = ([op.method, op.path, String(status)] + (example.name.map { [$0] } ?? []) + (prefer.isEmpty ? [] : ["(Prefer: \(prefer.joined(separator: ", ")))"]))
+    let name =
+      ([op.method, op.path, String(status)] + (example.name.map { [$0] } ?? [])
+      + (prefer.isEmpty ? [] : ["(Prefer: \(prefer.joined(separator: ", ")))"]))
       .joined(separator: " ")
     return .object(
       JSONObject(pairs: [
@@ -189,7 +196,8 @@ public struct OpenAPIStubGenerator {
       }
     }
     var fields: [(String, JSONValue)] = [
-      ("method", .string(op.method)), ("url", .string(path + (query.isEmpty ? "" : "?" + query.joined(separator: "&")))),
+      ("method", .string(op.method)),
+      ("url", .string(path + (query.isEmpty ? "" : "?" + query.joined(separator: "&")))),
     ]
     if let body = op.requestBody.first(where: \.isJSON) {
       let value =
@@ -221,7 +229,8 @@ public struct OpenAPIStubGenerator {
     }
     let hex = String(a, radix: 16).leftPadded(16) + String(b, radix: 16).leftPadded(16)
     let c = Array(hex)
-    return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20]) + "-"
+    return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20])
+      + "-"
       + String(c[20..<32])
   }
 }
@@ -263,7 +272,9 @@ enum PercentEncoding {
     var out = ""
     for byte in s.utf8 {
       let c = Character(Unicode.Scalar(byte))
-      if (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122) || "-._~".contains(c) {
+      if (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122)
+        || "-._~".contains(c)
+      {
         out.append(c)
       } else {
         out += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)

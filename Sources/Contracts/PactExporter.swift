@@ -33,7 +33,9 @@ public struct ExampleRequest: Sendable, Hashable {
   }
 
   /// The path without the query.
-  public var path: String { String(url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]) }
+  public var path: String {
+    String(url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0])
+  }
 
   /// The query text after `?`, or empty.
   public var query: String {
@@ -48,11 +50,16 @@ public struct ExampleRequest: Sendable, Hashable {
     if let example = stub.metadata?["x-example-request"], let method = example["method"]?.stringValue,
       let url = example["url"]?.stringValue
     {
-      let headers = example["headers"]?.objectValue?.members.compactMap { m in m.value.stringValue.map { (m.key, $0) } } ?? []
-      return .success(ExampleRequest(method: method, url: url, headers: headers, body: example["body"]?.stringValue))
+      let headers =
+        example["headers"]?.objectValue?.members.compactMap { m in m.value.stringValue.map { (m.key, $0) } }
+        ?? []
+      return .success(
+        ExampleRequest(method: method, url: url, headers: headers, body: example["body"]?.stringValue))
     }
     let source = stub.source["request"] ?? .null
-    guard let method = stub.request.method?.rawValue else { return .failure(.init(reason: "the stub accepts any method")) }
+    guard let method = stub.request.method?.rawValue else {
+      return .failure(.init(reason: "the stub accepts any method"))
+    }
     var url: String
     switch stub.request.url {
     case .url(let s), .urlPath(let s): url = s
@@ -64,8 +71,11 @@ public struct ExampleRequest: Sendable, Hashable {
         }
         url = url.split(separator: "{\(p.name)}", omittingEmptySubsequences: false).joined(separator: v)
       }
-      if url.contains("{") { return .failure(.init(reason: "the path template \(t.template) has no example values")) }
-    default: return .failure(.init(reason: "the URL is a regular expression (\(stub.request.url.description))"))
+      if url.contains("{") {
+        return .failure(.init(reason: "the path template \(t.template) has no example values"))
+      }
+    default:
+      return .failure(.init(reason: "the URL is a regular expression (\(stub.request.url.description))"))
     }
     var query: [String] = []
     for q in source["queryParameters"]?.objectValue ?? JSONObject() {
@@ -84,13 +94,19 @@ public struct ExampleRequest: Sendable, Hashable {
       headers.append((h.key, v))
     }
     if let credentials = stub.request.basicAuthCredentials {
-      headers.append(("Authorization", "Basic " + Base64Text.encode(Array("\(credentials.username):\(credentials.password)".utf8))))
+      headers.append(
+        (
+          "Authorization",
+          "Basic " + Base64Text.encode(Array("\(credentials.username):\(credentials.password)".utf8))
+        ))
     }
     var body: String?
     for pattern in source["bodyPatterns"]?.arrayValue ?? [] {
       if let json = pattern["equalToJson"] {
         body = json.stringValue.flatMap { (try? JSONValue.parse($0))?.serialized() } ?? json.serialized()
-        if !headers.contains(where: { $0.0.lowercased() == "content-type" }) { headers.append(("Content-Type", "application/json")) }
+        if !headers.contains(where: { $0.0.lowercased() == "content-type" }) {
+          headers.append(("Content-Type", "application/json"))
+        }
       } else if let text = pattern["equalTo"]?.stringValue {
         body = text
       } else {
@@ -134,14 +150,17 @@ public enum PactExporter {
         skipped.append((label, e.reason))
         continue
       }
-      var description = stub.metadata?["pact"]?["description"]?.stringValue ?? stub.name ?? "\(request.method) \(request.url)"
+      var description =
+        stub.metadata?["pact"]?["description"]?.stringValue ?? stub.name ?? "\(request.method) \(request.url)"
       if !descriptions.insert(description).inserted {
         description += " (\(stub.response.status))"
         descriptions.insert(description)
       }
       var states = stub.metadata?["pact"]?["providerStates"]?.arrayValue ?? []
       if states.isEmpty, let state = stub.requiredScenarioState, state != StubMapping.scenarioStarted {
-        states = [.object(JSONObject(pairs: [("name", .string("\(stub.scenarioName ?? "scenario") is \(state)"))]))]
+        states = [
+          .object(JSONObject(pairs: [("name", .string("\(stub.scenarioName ?? "scenario") is \(state)"))]))
+        ]
       }
       let responseHeaders = stub.response.headers.map { ($0.name, $0.value) }
       interactions.append(
@@ -160,17 +179,26 @@ public enum PactExporter {
     let events = (journal["requests"]?.arrayValue ?? []).reversed()
     for event in events where event["wasMatched"]?.boolValue == true {
       guard let request = event["request"], let method = request["method"]?.stringValue,
-        let url = request["url"]?.stringValue, let stub = event["stubMapping"], let response = stub["response"]
+        let url = request["url"]?.stringValue, let stub = event["stubMapping"],
+        let response = stub["response"]
       else { continue }
       let body = request["body"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
       guard seen.insert("\(method) \(url) \(body ?? "")").inserted else { continue }
-      let wanted = Set((stub["request"]?["headers"]?.objectValue?.keys ?? []).map { $0.lowercased() } + ["content-type"])
-      let requestHeaders = (request["headers"]?.objectValue ?? JSONObject()).members.compactMap { m -> (String, String)? in
+      let wanted = Set(
+        (stub["request"]?["headers"]?.objectValue?.keys ?? []).map { $0.lowercased() } + ["content-type"])
+      let requestHeaders = (request["headers"]?.objectValue ?? JSONObject()).members.compactMap {
+        m -> (String, String)? in
         guard wanted.contains(m.key.lowercased()) else { return nil }
-        return (m.key, m.value.stringValue ?? m.value.arrayValue?.compactMap(\.stringValue).joined(separator: ", ") ?? "")
+        return (
+          m.key,
+          m.value.stringValue ?? m.value.arrayValue?.compactMap(\.stringValue).joined(separator: ", ") ?? ""
+        )
       }
       let headers = (response["headers"]?.objectValue ?? JSONObject()).members.map { m in
-        (m.key, m.value.stringValue ?? m.value.arrayValue?.compactMap(\.stringValue).joined(separator: ", ") ?? "")
+        (
+          m.key,
+          m.value.stringValue ?? m.value.arrayValue?.compactMap(\.stringValue).joined(separator: ", ") ?? ""
+        )
       }
       var bodyBytes: [UInt8] = []
       if let json = response["jsonBody"] {
@@ -182,8 +210,10 @@ public enum PactExporter {
       let states = stub["metadata"]?["pact"]?["providerStates"]?.arrayValue ?? []
       interactions.append(
         interaction(
-          description: name + (interactions.contains { $0["description"]?.stringValue == name } ? " (\(url))" : ""),
-          states: states, request: ExampleRequest(method: method, url: url, headers: requestHeaders, body: body),
+          description: name
+            + (interactions.contains { $0["description"]?.stringValue == name } ? " (\(url))" : ""),
+          states: states,
+          request: ExampleRequest(method: method, url: url, headers: requestHeaders, body: body),
           requestRules: nil, status: response["status"]?.numberValue?.intValue ?? 200, headers: headers,
           body: bodyBytes))
     }
@@ -216,11 +246,18 @@ public enum PactExporter {
       guard let regex = matcher["matches"]?.stringValue, regex != "(?s).*" else { return nil }
       return .object(
         JSONObject(pairs: [
-          ("matchers", .array([.object(JSONObject(pairs: [("match", .string("regex")), ("regex", .string(regex))]))]))
+          (
+            "matchers",
+            .array([.object(JSONObject(pairs: [("match", .string("regex")), ("regex", .string(regex))]))])
+          )
         ]))
     }
-    for h in source["headers"]?.objectValue ?? JSONObject() { if let r = rule(h.value) { header.append((h.key, r)) } }
-    for q in source["queryParameters"]?.objectValue ?? JSONObject() { if let r = rule(q.value) { query.append((q.key, r)) } }
+    for h in source["headers"]?.objectValue ?? JSONObject() {
+      if let r = rule(h.value) { header.append((h.key, r)) }
+    }
+    for q in source["queryParameters"]?.objectValue ?? JSONObject() {
+      if let r = rule(q.value) { query.append((q.key, r)) }
+    }
     var pairs: [(String, JSONValue)] = []
     if !header.isEmpty { pairs.append(("header", .object(JSONObject(pairs: header)))) }
     if !query.isEmpty { pairs.append(("query", .object(JSONObject(pairs: query)))) }
@@ -234,19 +271,26 @@ public enum PactExporter {
     var req: [(String, JSONValue)] = [("method", .string(request.method)), ("path", .string(request.path))]
     if !request.query.isEmpty {
       let query = PactImporter.queryValues(.string(request.query))
-      req.append(("query", .object(JSONObject(pairs: query.map { ($0.0, .array($0.1.map(JSONValue.string))) }))))
+      req.append(
+        ("query", .object(JSONObject(pairs: query.map { ($0.0, .array($0.1.map(JSONValue.string))) }))))
     }
     if !request.headers.isEmpty {
       req.append(("headers", .object(JSONObject(pairs: request.headers.map { ($0.0, .string($0.1)) }))))
     }
     if let body = request.body {
-      let isJSON = request.headers.contains { $0.0.lowercased() == "content-type" && MediaTypeName($0.1).isJSON }
+      let isJSON = request.headers.contains {
+        $0.0.lowercased() == "content-type" && MediaTypeName($0.1).isJSON
+      }
       req.append(("body", isJSON ? ((try? JSONValue.parse(body)) ?? .string(body)) : .string(body)))
     }
     if let requestRules { req.append(("matchingRules", requestRules)) }
     var res: [(String, JSONValue)] = [("status", .number(JSONNumber(status)))]
-    let kept = headers.filter { !["content-length", "transfer-encoding", "date", "connection"].contains($0.0.lowercased()) }
-    if !kept.isEmpty { res.append(("headers", .object(JSONObject(pairs: kept.map { ($0.0, .string($0.1)) })))) }
+    let kept = headers.filter {
+      !["content-length", "transfer-encoding", "date", "connection"].contains($0.0.lowercased())
+    }
+    if !kept.isEmpty {
+      res.append(("headers", .object(JSONObject(pairs: kept.map { ($0.0, .string($0.1)) }))))
+    }
     if !body.isEmpty {
       let contentType = kept.first { $0.0.lowercased() == "content-type" }?.1 ?? ""
       if MediaTypeName(contentType).isJSON, let json = try? JSONValue.parse(bytes: body) {

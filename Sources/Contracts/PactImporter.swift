@@ -34,7 +34,10 @@ public enum PactImporter {
     mappings: [JSONValue], skipped: Int
   ) {
     guard let interactions = pact["interactions"]?.arrayValue else {
-      throw PactImportError(path: "$.interactions", message: "expected an array of interactions, found \(pact["interactions"]?.kindDescription ?? "nothing")")
+      throw PactImportError(
+        path: "$.interactions",
+        message:
+          "expected an array of interactions, found \(pact["interactions"]?.kindDescription ?? "nothing")")
     }
     let version = specificationVersion(pact)
     let consumer = pact["consumer"]?["name"]?.stringValue ?? "consumer"
@@ -47,24 +50,34 @@ public enum PactImporter {
         skipped += 1
         continue
       }
-      guard let request = interaction["request"]?.objectValue, let response = interaction["response"]?.objectValue else {
-        throw PactImportError(path: base, message: "expected request and response objects, found \(interaction.kindDescription)")
+      guard let request = interaction["request"]?.objectValue,
+        let response = interaction["response"]?.objectValue
+      else {
+        throw PactImportError(
+          path: base, message: "expected request and response objects, found \(interaction.kindDescription)")
       }
       guard let method = request["method"]?.stringValue?.uppercased() else {
-        throw PactImportError(path: base + ".request.method", message: "expected a string, found \(request["method"]?.kindDescription ?? "nothing")")
+        throw PactImportError(
+          path: base + ".request.method",
+          message: "expected a string, found \(request["method"]?.kindDescription ?? "nothing")")
       }
       guard let path = request["path"]?.stringValue else {
-        throw PactImportError(path: base + ".request.path", message: "expected a string, found \(request["path"]?.kindDescription ?? "nothing")")
+        throw PactImportError(
+          path: base + ".request.path",
+          message: "expected a string, found \(request["path"]?.kindDescription ?? "nothing")")
       }
       let description = interaction["description"]?.stringValue ?? "\(method) \(path)"
       var states: [JSONValue] = []
-      if let s = interaction["providerState"]?.stringValue { states.append(.object(JSONObject(pairs: [("name", .string(s))]))) }
+      if let s = interaction["providerState"]?.stringValue {
+        states.append(.object(JSONObject(pairs: [("name", .string(s))])))
+      }
       states += interaction["providerStates"]?.arrayValue ?? []
       let requestRules = Rules(request["matchingRules"], version: version)
       let responseRules = Rules(response["matchingRules"], version: version)
 
       var pattern: [(String, JSONValue)] = [("method", .string(method))]
-      if let regex = requestRules.rules(for: "path", "").first(where: { $0["match"]?.stringValue == "regex" })?["regex"]?.stringValue {
+      if let regex = requestRules.rules(for: "path", "").first(where: { $0["match"]?.stringValue == "regex" }
+      )?["regex"]?.stringValue {
         pattern.append(("urlPathPattern", .string(regex)))
       } else {
         pattern.append(("urlPath", .string(path)))
@@ -72,16 +85,26 @@ public enum PactImporter {
       let query = queryValues(request["query"])
       if !query.isEmpty {
         pattern.append(
-          ("queryParameters", .object(JSONObject(pairs: query.map { name, values in
-            (name, matcher(values.first ?? "", requestRules.rules(for: "query", name)))
-          }))))
+          (
+            "queryParameters",
+            .object(
+              JSONObject(
+                pairs: query.map { name, values in
+                  (name, matcher(values.first ?? "", requestRules.rules(for: "query", name)))
+                }))
+          ))
       }
       let headers = headerValues(request["headers"])
       if !headers.isEmpty {
         pattern.append(
-          ("headers", .object(JSONObject(pairs: headers.map { name, value in
-            (name, matcher(value, requestRules.rules(for: "header", name)))
-          }))))
+          (
+            "headers",
+            .object(
+              JSONObject(
+                pairs: headers.map { name, value in
+                  (name, matcher(value, requestRules.rules(for: "header", name)))
+                }))
+          ))
       }
       let (requestBody, _) = body(request["body"])
       if let requestBody {
@@ -89,7 +112,8 @@ public enum PactImporter {
         if case .string(let text) = requestBody, bodyRules.isEmpty {
           pattern.append(("bodyPatterns", .array([.object(JSONObject(pairs: [("equalTo", .string(text))]))])))
         } else if bodyRules.isEmpty {
-          pattern.append(("bodyPatterns", .array([.object(JSONObject(pairs: [("equalToJson", requestBody)]))])))
+          pattern.append(
+            ("bodyPatterns", .array([.object(JSONObject(pairs: [("equalToJson", requestBody)]))])))
         } else {
           pattern.append(("bodyPatterns", .array(jsonPathPatterns(requestBody, bodyRules))))
         }
@@ -106,8 +130,12 @@ public enum PactImporter {
       }
       if !headerPairs.isEmpty { responseFields.append(("headers", .object(JSONObject(pairs: headerPairs)))) }
       if let responseBody {
-        if case .string(let s) = responseBody, !MediaTypeName(bodyType ?? contentType(responseHeaders) ?? "").isJSON {
-          if response["body"]?["encoded"]?.stringValue == "base64" || response["body"]?["encoded"] == .bool(true) {
+        if case .string(let s) = responseBody,
+          !MediaTypeName(bodyType ?? contentType(responseHeaders) ?? "").isJSON
+        {
+          if response["body"]?["encoded"]?.stringValue == "base64"
+            || response["body"]?["encoded"] == .bool(true)
+          {
             responseFields.append(("base64Body", .string(s)))
           } else {
             responseFields.append(("body", .string(s)))
@@ -117,23 +145,34 @@ public enum PactImporter {
         }
       }
       var meta: [(String, JSONValue)] = [
-        ("consumer", .string(consumer)), ("provider", .string(provider)), ("description", .string(description)),
+        ("consumer", .string(consumer)), ("provider", .string(provider)),
+        ("description", .string(description)),
         ("file", .string(file)), ("interaction", .number(JSONNumber(k))),
       ]
       if !states.isEmpty { meta.append(("providerStates", .array(states))) }
       if !responseRules.bodyRules().isEmpty {
-        meta.append(("responseMatchingRules", .object(JSONObject(pairs: responseRules.bodyRules().map { ($0.0, .array($0.1)) }))))
+        meta.append(
+          (
+            "responseMatchingRules",
+            .object(JSONObject(pairs: responseRules.bodyRules().map { ($0.0, .array($0.1)) }))
+          ))
       }
       // The interaction's own request, for `export pact` and `verify`.
       var exampleURL = path
       if !query.isEmpty {
-        exampleURL += "?" + query.flatMap { name, values in
-          values.map { PercentEncoding.pathSegment(name) + "=" + PercentEncoding.pathSegment($0) }
-        }.joined(separator: "&")
+        exampleURL +=
+          "?"
+          + query.flatMap { name, values in
+            values.map { PercentEncoding.pathSegment(name) + "=" + PercentEncoding.pathSegment($0) }
+          }.joined(separator: "&")
       }
       var example: [(String, JSONValue)] = [("method", .string(method)), ("url", .string(exampleURL))]
-      if !headers.isEmpty { example.append(("headers", .object(JSONObject(pairs: headers.map { ($0.0, .string($0.1)) })))) }
-      if let requestBody { example.append(("body", .string(requestBody.stringValue ?? requestBody.serialized()))) }
+      if !headers.isEmpty {
+        example.append(("headers", .object(JSONObject(pairs: headers.map { ($0.0, .string($0.1)) }))))
+      }
+      if let requestBody {
+        example.append(("body", .string(requestBody.stringValue ?? requestBody.serialized())))
+      }
       let stubBase: [(String, JSONValue)] = [
         ("request", .object(JSONObject(pairs: pattern))),
         ("response", .object(JSONObject(pairs: responseFields))),
@@ -141,13 +180,16 @@ public enum PactImporter {
           "metadata",
           .object(
             JSONObject(pairs: [
-              ("pact", .object(JSONObject(pairs: meta))), ("x-example-request", .object(JSONObject(pairs: example))),
+              ("pact", .object(JSONObject(pairs: meta))),
+              ("x-example-request", .object(JSONObject(pairs: example))),
             ]))
         ),
       ]
       // Earlier interactions win ties: WireMock prefers the stub added last, so lower the later ones.
       out.append(
-        .object(JSONObject(pairs: [("name", .string(description)), ("priority", .number(JSONNumber(5)))] + stubBase)))
+        .object(
+          JSONObject(
+            pairs: [("name", .string(description)), ("priority", .number(JSONNumber(5)))] + stubBase)))
       for state in states {
         guard let name = state["name"]?.stringValue else { continue }
         out.append(
@@ -164,7 +206,9 @@ public enum PactImporter {
     for k in out.indices where out[k]["scenarioName"] == nil {
       guard let request = out[k]["request"] else { continue }
       if !seen.insert(request).inserted, case .object(var o) = out[k] {
-        o.members = o.members.map { $0.key == "priority" ? .init(key: "priority", value: .number(JSONNumber(6))) : $0 }
+        o.members = o.members.map {
+          $0.key == "priority" ? .init(key: "priority", value: .number(JSONNumber(6))) : $0
+        }
         out[k] = .object(o)
       }
     }
@@ -175,7 +219,8 @@ public enum PactImporter {
   package static func specificationVersion(_ pact: JSONValue) -> Int {
     let meta = pact["metadata"]
     let text =
-      meta?["pactSpecification"]?["version"]?.stringValue ?? meta?["pact-specification"]?["version"]?.stringValue
+      meta?["pactSpecification"]?["version"]?.stringValue ?? meta?["pact-specification"]?["version"]?
+      .stringValue
       ?? meta?["pactSpecificationVersion"]?.stringValue ?? "2"
     return Int(text.prefix(while: \.isNumber)) ?? 2
   }
@@ -188,13 +233,22 @@ public enum PactImporter {
       for pair in s.split(separator: "&") {
         let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
         let name = String(parts[0]).removingPercentEncoding ?? String(parts[0])
-        let v = parts.count > 1 ? (String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "") : ""
-        if let k = out.firstIndex(where: { $0.0 == name }) { out[k].1.append(v) } else { out.append((name, [v])) }
+        let v =
+          parts.count > 1
+          ? (String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "") : ""
+        if let k = out.firstIndex(where: { $0.0 == name }) {
+          out[k].1.append(v)
+        } else {
+          out.append((name, [v]))
+        }
       }
       return out
     case .object(let o):
       return o.members.map { m in
-        (m.key, m.value.arrayValue?.compactMap(\.stringValue) ?? [m.value.stringValue ?? m.value.serialized()])
+        (
+          m.key,
+          m.value.arrayValue?.compactMap(\.stringValue) ?? [m.value.stringValue ?? m.value.serialized()]
+        )
       }
     default: return []
     }
@@ -204,7 +258,11 @@ public enum PactImporter {
   static func headerValues(_ value: JSONValue?) -> [(String, String)] {
     guard let o = value?.objectValue else { return [] }
     return o.members.map { m in
-      (m.key, m.value.arrayValue?.compactMap(\.stringValue).joined(separator: ", ") ?? m.value.stringValue ?? m.value.serialized())
+      (
+        m.key,
+        m.value.arrayValue?.compactMap(\.stringValue).joined(separator: ", ") ?? m.value.stringValue
+          ?? m.value.serialized()
+      )
     }
   }
 
@@ -232,7 +290,8 @@ public enum PactImporter {
     guard let rule = rules.first else { return .object(JSONObject(pairs: [("equalTo", .string(example))])) }
     if let regex = matchesPattern(rule) { return .object(JSONObject(pairs: [("matches", .string(regex))])) }
     switch rule["match"]?.stringValue {
-    case "include": return .object(JSONObject(pairs: [("contains", .string(rule["value"]?.stringValue ?? example))]))
+    case "include":
+      return .object(JSONObject(pairs: [("contains", .string(rule["value"]?.stringValue ?? example))]))
     case "type", "values": return .object(JSONObject(pairs: [("matches", .string("(?s).*"))]))
     default: return .object(JSONObject(pairs: [("equalTo", .string(example))]))
     }
@@ -290,20 +349,47 @@ public enum PactImporter {
       let rule = list.first ?? .null
       let expression = path
       if let min = rule["min"]?.numberValue?.intValue {
-        out.append(.object(JSONObject(pairs: [("matchesJsonPath", .string("\(expression)[\(max(min - 1, 0))]"))])))
+        out.append(
+          .object(JSONObject(pairs: [("matchesJsonPath", .string("\(expression)[\(max(min - 1, 0))]"))])))
       } else if let regex = matchesPattern(rule) {
         out.append(
-          .object(JSONObject(pairs: [("matchesJsonPath", .object(JSONObject(pairs: [("expression", .string(expression)), ("matches", .string(regex))])))])))
+          .object(
+            JSONObject(pairs: [
+              (
+                "matchesJsonPath",
+                .object(
+                  JSONObject(pairs: [("expression", .string(expression)), ("matches", .string(regex))]))
+              )
+            ])))
       } else if rule["match"]?.stringValue == "include", let v = rule["value"]?.stringValue {
         out.append(
-          .object(JSONObject(pairs: [("matchesJsonPath", .object(JSONObject(pairs: [("expression", .string(expression)), ("contains", .string(v))])))])))
+          .object(
+            JSONObject(pairs: [
+              (
+                "matchesJsonPath",
+                .object(JSONObject(pairs: [("expression", .string(expression)), ("contains", .string(v))]))
+              )
+            ])))
       } else {
         out.append(.object(JSONObject(pairs: [("matchesJsonPath", .string(expression))])))
       }
     }
     for (path, value) in leaves(body, "$") where !rules.contains(where: { covers($0.0, path) }) {
-      let sub: JSONValue = value == .null ? .object(JSONObject(pairs: [("absent", .bool(true))])) : .object(JSONObject(pairs: [("equalTo", .string(value.stringValue ?? value.serialized()))]))
-      out.append(.object(JSONObject(pairs: [("matchesJsonPath", .object(JSONObject(pairs: [("expression", .string(path))] + (sub.objectValue?.members.map { ($0.key, $0.value) } ?? []))))])))
+      let sub: JSONValue =
+        value == .null
+        ? .object(JSONObject(pairs: [("absent", .bool(true))]))
+        : .object(JSONObject(pairs: [("equalTo", .string(value.stringValue ?? value.serialized()))]))
+      out.append(
+        .object(
+          JSONObject(pairs: [
+            (
+              "matchesJsonPath",
+              .object(
+                JSONObject(
+                  pairs: [("expression", .string(path))]
+                    + (sub.objectValue?.members.map { ($0.key, $0.value) } ?? [])))
+            )
+          ])))
     }
     return out
   }
@@ -343,7 +429,9 @@ public enum PactImporter {
         current = ""
         guard let close = path[i...].firstIndex(of: "]") else { break }
         var inner = String(path[path.index(after: i)..<close])
-        if inner.hasPrefix("'") && inner.hasSuffix("'") && inner.count >= 2 { inner = String(inner.dropFirst().dropLast()) }
+        if inner.hasPrefix("'") && inner.hasSuffix("'") && inner.count >= 2 {
+          inner = String(inner.dropFirst().dropLast())
+        }
         tokens.append(inner)
         i = close
       } else {
@@ -394,8 +482,10 @@ struct Rules {
   }
 
   func rules(for category: String, _ name: String) -> [JSONValue] {
-    (byCategory[category] ?? []).filter { $0.0.lowercased() == name.lowercased() || ($0.0 == "$" + "." + name) }
-      .flatMap(\.1)
+    (byCategory[category] ?? []).filter {
+      $0.0.lowercased() == name.lowercased() || ($0.0 == "$" + "." + name)
+    }
+    .flatMap(\.1)
   }
 
   func bodyRules() -> [(String, [JSONValue])] { byCategory["body"] ?? [] }

@@ -25,7 +25,9 @@ public struct SchemaSampler {
 
   mutating func sample(_ schema: JSONValue, _ location: SchemaLocation, depth: Int) -> JSONValue {
     var (schema, location) = document.dereference(schema, at: location)
-    guard case .object(var s) = schema, depth < 12 else { return schema == .bool(false) ? .null : .object(JSONObject()) }
+    guard case .object(var s) = schema, depth < 12 else {
+      return schema == .bool(false) ? .null : .object(JSONObject())
+    }
     if let c = s["const"] { return c }
     if let e = s["example"] { return e }
     if let e = s["examples"]?.arrayValue?.first { return e }
@@ -54,7 +56,9 @@ public struct SchemaSampler {
         if let property = s["discriminator"]?["propertyName"]?.stringValue, case .object(var o) = value,
           let ref = first["$ref"]?.stringValue
         {
-          let mapped = s["discriminator"]?["mapping"]?.objectValue?.members.first { $0.value.stringValue == ref }?.key
+          let mapped = s["discriminator"]?["mapping"]?.objectValue?.members.first {
+            $0.value.stringValue == ref
+          }?.key
           let name = mapped ?? String(ref.split(separator: "/").last ?? "")
           o.members.removeAll { $0.key == property }
           o.members.insert(JSONObject.Member(key: property, value: .string(name)), at: 0)
@@ -68,9 +72,13 @@ public struct SchemaSampler {
       type = list.first { $0 != "null" } ?? list.first
     }
     if type == nil {
-      if s["properties"] != nil || s["additionalProperties"] != nil { type = "object" }
-      else if s["items"] != nil { type = "array" }
-      else { type = "string" }
+      if s["properties"] != nil || s["additionalProperties"] != nil {
+        type = "object"
+      } else if s["items"] != nil {
+        type = "array"
+      } else {
+        type = "string"
+      }
     }
     switch type {
     case "object": return object(s, location, depth: depth)
@@ -91,11 +99,14 @@ public struct SchemaSampler {
       if depth > 4, !required.contains(p.key) { continue }
       if p.value["writeOnly"]?.boolValue == true, !required.contains(p.key) { continue }
       members.append(
-        JSONObject.Member(key: p.key, value: sample(p.value, location.appending("properties", p.key), depth: depth + 1)))
+        JSONObject.Member(
+          key: p.key, value: sample(p.value, location.appending("properties", p.key), depth: depth + 1)))
     }
     for name in required.sorted() where !members.contains(where: { $0.key == name }) {
       let extra = s["additionalProperties"]
-      let value = extra.map { sample($0, location.appending("additionalProperties"), depth: depth + 1) } ?? .string(string(JSONObject()))
+      let value =
+        extra.map { sample($0, location.appending("additionalProperties"), depth: depth + 1) }
+        ?? .string(string(JSONObject()))
       members.append(JSONObject.Member(key: name, value: value))
     }
     if let min = s["minProperties"]?.numberValue?.intValue, members.count < min,
@@ -103,7 +114,9 @@ public struct SchemaSampler {
     {
       for k in members.count..<min {
         members.append(
-          JSONObject.Member(key: "property\(k + 1)", value: sample(extra, location.appending("additionalProperties"), depth: depth + 1)))
+          JSONObject.Member(
+            key: "property\(k + 1)",
+            value: sample(extra, location.appending("additionalProperties"), depth: depth + 1)))
       }
     }
     return .object(JSONObject(members))
@@ -160,7 +173,8 @@ public struct SchemaSampler {
   mutating func number(_ s: JSONObject) -> JSONNumber {
     if s["multipleOf"]?.numberValue?.isInteger == true { return integer(s) }
     let low = s["minimum"]?.numberValue?.doubleValue ?? s["exclusiveMinimum"]?.numberValue?.doubleValue ?? 0
-    let high = s["maximum"]?.numberValue?.doubleValue ?? s["exclusiveMaximum"]?.numberValue?.doubleValue ?? low + 1000
+    let high =
+      s["maximum"]?.numberValue?.doubleValue ?? s["exclusiveMaximum"]?.numberValue?.doubleValue ?? low + 1000
     guard high > low else { return JSONNumber(text: String(low)) ?? JSONNumber(0) }
     // Two decimals strictly inside the range (so exclusive bounds hold too).
     let span = high - low

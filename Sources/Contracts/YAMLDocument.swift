@@ -85,7 +85,8 @@ private struct Builder {
           // A key.
           stack[stack.count - 1] = .mapping(anchor: a, members: members, pendingKey: text, merges: merges)
           if plain, text == "<<" {
-            stack[stack.count - 1] = .mapping(anchor: a, members: members, pendingKey: "\u{0}<<", merges: merges)
+            stack[stack.count - 1] = .mapping(
+              anchor: a, members: members, pendingKey: "\u{0}<<", merges: merges)
           }
           continue
         }
@@ -100,10 +101,15 @@ private struct Builder {
         }
         if let error = add(value) { return fail(error) }
       case YAML_SEQUENCE_START_EVENT:
-        if case .mapping(_, _, nil, _) = stack.last { return fail("a sequence as a mapping key is not supported") }
-        stack.append(.sequence(anchor: event.data.sequence_start.anchor.map { String(cString: $0) }, items: []))
+        if case .mapping(_, _, nil, _) = stack.last {
+          return fail("a sequence as a mapping key is not supported")
+        }
+        stack.append(
+          .sequence(anchor: event.data.sequence_start.anchor.map { String(cString: $0) }, items: []))
       case YAML_MAPPING_START_EVENT:
-        if case .mapping(_, _, nil, _) = stack.last { return fail("a mapping as a mapping key is not supported") }
+        if case .mapping(_, _, nil, _) = stack.last {
+          return fail("a mapping as a mapping key is not supported")
+        }
         stack.append(
           .mapping(
             anchor: event.data.mapping_start.anchor.map { String(cString: $0) }, members: [], pendingKey: nil,

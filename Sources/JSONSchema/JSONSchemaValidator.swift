@@ -206,11 +206,14 @@ public struct JSONSchemaValidator: Sendable {
     guard !branches.isEmpty else { return nil }
     let propertyPath = InstancePath.child(path, property)
     guard let value = o[property]?.stringValue else {
-      fail("property \(property) (the discriminator), a string", SchemaViolation.show(o[property]), propertyPath)
+      fail(
+        "property \(property) (the discriminator), a string", SchemaViolation.show(o[property]), propertyPath)
       return .some(nil)
     }
     let reference =
-      d["mapping"]?[value]?.stringValue.map { $0.contains("#") || $0.contains(".") ? $0 : "#/components/schemas/\($0)" }
+      d["mapping"]?[value]?.stringValue.map {
+        $0.contains("#") || $0.contains(".") ? $0 : "#/components/schemas/\($0)"
+      }
       ?? "#/components/schemas/\(value)"
     // The branch whose $ref is the mapped (or implied) schema.
     if let target = loc.resolving(reference: reference) {
@@ -224,7 +227,8 @@ public struct JSONSchemaValidator: Sendable {
     }
     let names = branches.compactMap { $0["$ref"]?.stringValue?.split(separator: "/").last.map(String.init) }
     fail(
-      "property \(property) naming one of the schemas " + names.joined(separator: ", "), JSONValue.quoted(value),
+      "property \(property) naming one of the schemas " + names.joined(separator: ", "),
+      JSONValue.quoted(value),
       propertyPath)
     return .some(nil)
   }
@@ -274,7 +278,9 @@ public struct JSONSchemaValidator: Sendable {
     if let pattern = s["pattern"]?.stringValue {
       if let regex = try? NSRegularExpression(pattern: pattern) {
         let range = NSRange(text.startIndex..<text.endIndex, in: text)
-        if regex.firstMatch(in: text, range: range) == nil { fail("a string matching /\(pattern)/", nil, nil) }
+        if regex.firstMatch(in: text, range: range) == nil {
+          fail("a string matching /\(pattern)/", nil, nil)
+        }
       }
     }
     if let format = s["format"]?.stringValue, let ok = StringFormats.check(format, text), !ok {
@@ -303,14 +309,16 @@ public struct JSONSchemaValidator: Sendable {
     if let prefix = s["prefixItems"]?.arrayValue {
       for (k, sub) in prefix.enumerated() where k < items.count {
         check(
-          items[k], InstancePath.index(path, k), sub, loc.appending("prefixItems", String(k)), depth: depth + 1,
+          items[k], InstancePath.index(path, k), sub, loc.appending("prefixItems", String(k)),
+          depth: depth + 1,
           &out)
       }
       start = prefix.count
     }
     if let itemSchema = s["items"], itemSchema.arrayValue == nil {
       for k in start..<max(start, items.count) {
-        check(items[k], InstancePath.index(path, k), itemSchema, loc.appending("items"), depth: depth + 1, &out)
+        check(
+          items[k], InstancePath.index(path, k), itemSchema, loc.appending("items"), depth: depth + 1, &out)
       }
     }
     if let contains = s["contains"] {
@@ -356,13 +364,18 @@ public struct JSONSchemaValidator: Sendable {
       for (regex, sub, source) in patterns
       where regex.firstMatch(in: key, range: NSRange(key.startIndex..<key.endIndex, in: key)) != nil {
         described = true
-        check(member.value, childPath, sub, loc.appending("patternProperties", source), depth: depth + 1, &out)
+        check(
+          member.value, childPath, sub, loc.appending("patternProperties", source), depth: depth + 1, &out)
       }
       if !described, let additional = s["additionalProperties"] {
         if additional == .bool(false) {
-          fail("no property \(key) (additionalProperties is false)", SchemaViolation.show(member.value), childPath)
+          fail(
+            "no property \(key) (additionalProperties is false)", SchemaViolation.show(member.value),
+            childPath)
         } else {
-          check(member.value, childPath, additional, loc.appending("additionalProperties"), depth: depth + 1, &out)
+          check(
+            member.value, childPath, additional, loc.appending("additionalProperties"), depth: depth + 1, &out
+          )
         }
       }
     }

@@ -36,7 +36,8 @@ public struct SchemaLocation: Sendable, Hashable, CustomStringConvertible {
     guard fragment.isEmpty || fragment.hasPrefix("/") else { return nil }
     let tokens =
       fragment.isEmpty
-      ? [] : fragment.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map {
+      ? []
+      : fragment.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map {
         SchemaLocation.unescape(String($0))
       }
     let document = documentPart.isEmpty ? self.document : SchemaLocation.join(self.document, documentPart)

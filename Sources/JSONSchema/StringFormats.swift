@@ -34,7 +34,8 @@ public enum StringFormats {
     guard b.count == 10 else { return false }
     let s = b.startIndex
     guard b[s + 4] == UInt8(ascii: "-"), b[s + 7] == UInt8(ascii: "-"),
-      let y = digits(b[s..<s + 4], 4), let m = digits(b[s + 5..<s + 7], 2), let d = digits(b[s + 8..<s + 10], 2),
+      let y = digits(b[s..<s + 4], 4), let m = digits(b[s + 5..<s + 7], 2),
+      let d = digits(b[s + 8..<s + 10], 2),
       (1...12).contains(m), d >= 1
     else { return false }
     let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
@@ -47,7 +48,8 @@ public enum StringFormats {
     guard b.count >= 9 else { return false }
     let s = b.startIndex
     guard b[s + 2] == UInt8(ascii: ":"), b[s + 5] == UInt8(ascii: ":"),
-      let h = digits(b[s..<s + 2], 2), let m = digits(b[s + 3..<s + 5], 2), let sec = digits(b[s + 6..<s + 8], 2),
+      let h = digits(b[s..<s + 2], 2), let m = digits(b[s + 3..<s + 5], 2),
+      let sec = digits(b[s + 6..<s + 8], 2),
       h < 24, m < 60, sec <= 60
     else { return false }
     var i = s + 8
@@ -60,7 +62,8 @@ public enum StringFormats {
     guard i < b.endIndex else { return false }
     if b[i] == UInt8(ascii: "Z") || b[i] == UInt8(ascii: "z") { return i + 1 == b.endIndex }
     guard b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-"), b.endIndex - i == 6,
-      b[i + 3] == UInt8(ascii: ":"), let oh = digits(b[i + 1..<i + 3], 2), let om = digits(b[i + 4..<i + 6], 2)
+      b[i + 3] == UInt8(ascii: ":"), let oh = digits(b[i + 1..<i + 3], 2),
+      let om = digits(b[i + 4..<i + 6], 2)
     else { return false }
     return oh < 24 && om < 60
   }
@@ -106,7 +109,9 @@ public enum StringFormats {
     guard let colon = s.firstIndex(of: ":"), colon != s.startIndex else { return false }
     let scheme = s[..<colon]
     guard let first = scheme.unicodeScalars.first, first.isASCIILetter,
-      scheme.unicodeScalars.allSatisfy({ $0.isASCIILetter || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0) })
+      scheme.unicodeScalars.allSatisfy({
+        $0.isASCIILetter || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0)
+      })
     else { return false }
     return !s.contains(where: { $0 == " " || $0.isNewline || $0 == "\\" || $0 == "<" || $0 == ">" })
   }
@@ -117,7 +122,9 @@ public enum StringFormats {
     guard !name.isEmpty, name.utf8.count <= 253 else { return false }
     for label in name.split(separator: ".", omittingEmptySubsequences: false) {
       guard !label.isEmpty, label.utf8.count <= 63, !label.hasPrefix("-"), !label.hasSuffix("-"),
-        label.unicodeScalars.allSatisfy({ $0.isASCIILetter || ("0"..."9").contains($0) || $0 == "-" || $0.value > 127 })
+        label.unicodeScalars.allSatisfy({
+          $0.isASCIILetter || ("0"..."9").contains($0) || $0 == "-" || $0.value > 127
+        })
       else { return false }
     }
     return true
@@ -128,7 +135,9 @@ public enum StringFormats {
     let parts = s.split(separator: ".", omittingEmptySubsequences: false)
     guard parts.count == 4 else { return false }
     return parts.allSatisfy { p in
-      guard !p.isEmpty, p.count <= 3, p.allSatisfy(\.isASCIIDigit), let v = Int(p), v <= 255 else { return false }
+      guard !p.isEmpty, p.count <= 3, p.allSatisfy(\.isASCIIDigit), let v = Int(p), v <= 255 else {
+        return false
+      }
       return p == "0" || !p.hasPrefix("0")
     }
   }

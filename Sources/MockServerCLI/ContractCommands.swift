@@ -21,7 +21,8 @@ package enum ContractCommands {
         switch rest.popFirst() {
         case "openapi": return try importOpenAPI(Array(rest))
         case "pact": return try importPact(Array(rest))
-        default: throw CommandLineOptions.UsageError(description: "import expects openapi SPEC or pact FILE...")
+        default:
+          throw CommandLineOptions.UsageError(description: "import expects openapi SPEC or pact FILE...")
         }
       case "export":
         guard rest.popFirst() == "pact" else {
@@ -43,7 +44,9 @@ package enum ContractCommands {
     var values: [String: [String]] = [:]
     var flags: Set<String> = []
 
-    init(_ arguments: [String], valued: Set<String>, flags allowed: Set<String>) throws(CommandLineOptions.UsageError) {
+    init(_ arguments: [String], valued: Set<String>, flags allowed: Set<String>) throws(CommandLineOptions
+      .UsageError)
+    {
       var rest = arguments[...]
       while let argument = rest.popFirst() {
         var name = argument
@@ -109,7 +112,8 @@ package enum ContractCommands {
         print("wrote \(file) (\(operation.mappings.count) stub\(operation.mappings.count == 1 ? "" : "s"))")
         total += operation.mappings.count
       }
-      print("\(document.title): \(generated.count) operation\(generated.count == 1 ? "" : "s"), \(total) stubs")
+      print(
+        "\(document.title): \(generated.count) operation\(generated.count == 1 ? "" : "s"), \(total) stubs")
     } catch {
       MockServerMain.printError("mockserver: cannot write \(folder): \(error.localizedDescription)")
       return 3
@@ -118,7 +122,9 @@ package enum ContractCommands {
   }
 
   /// The stubs `--openapi SPEC` serves, parsed like fixture files (file `openapi:<name>`).
-  package static func openAPIFixtures(_ spec: String, seed: UInt64) -> Result<(OpenAPIDocument, FixtureSet), OpenAPILoadError> {
+  package static func openAPIFixtures(_ spec: String, seed: UInt64) -> Result<
+    (OpenAPIDocument, FixtureSet), OpenAPILoadError
+  > {
     let document: OpenAPIDocument
     do {
       document = try OpenAPIDocument.load(path: spec)
@@ -151,7 +157,8 @@ package enum ContractCommands {
     let fixtures = FixtureLoader.load(directory: options.fixturesDirectory)
     let findings = OpenAPILinter(document: document).check(fixtures.stubs)
     let problems = fixtures.problems + findings
-    let checked = fixtures.stubs.count - findings.filter { !$0.isError && $0.message.hasSuffix("not checked") }.count
+    let checked =
+      fixtures.stubs.count - findings.filter { !$0.isError && $0.message.hasSuffix("not checked") }.count
     let report =
       FixtureLoader.report(problems)
       + " (\(checked) of \(fixtures.stubs.count) stubs checked against \(document.title))"
@@ -181,10 +188,13 @@ package enum ContractCommands {
       }
       do {
         let pact = try JSONValue.parse(bytes: Array(data))
-        let (mappings, skipped) = try PactImporter.mappings(from: pact, file: (path as NSString).lastPathComponent)
+        let (mappings, skipped) = try PactImporter.mappings(
+          from: pact, file: (path as NSString).lastPathComponent)
         let consumer = pact["consumer"]?["name"]?.stringValue ?? "consumer"
         let provider = pact["provider"]?["name"]?.stringValue ?? "provider"
-        let name = "pact-\(consumer)-\(provider)".map { $0.isLetter || $0.isNumber || "._-".contains($0) ? $0 : "-" }
+        let name = "pact-\(consumer)-\(provider)".map {
+          $0.isLetter || $0.isNumber || "._-".contains($0) ? $0 : "-"
+        }
         let file = folder + "/" + String(name) + ".json"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let json = JSONValue.object(JSONObject(pairs: [("mappings", .array(mappings))]))
@@ -210,21 +220,26 @@ package enum ContractCommands {
   /// `mockserver export pact --consumer C --provider P [--fixtures DIR] [--from-journal URL] [--out FILE]`.
   static func exportPact(_ arguments: [String]) throws(CommandLineOptions.UsageError) -> Int32 {
     let a = try Arguments(
-      arguments, valued: ["--consumer", "--provider", "--fixtures", "--from-journal", "--out", "--admin-token"],
+      arguments,
+      valued: ["--consumer", "--provider", "--fixtures", "--from-journal", "--out", "--admin-token"],
       flags: [])
     guard let consumer = a.value("--consumer"), let provider = a.value("--provider") else {
-      throw CommandLineOptions.UsageError(description: "export pact needs --consumer NAME and --provider NAME")
+      throw CommandLineOptions.UsageError(
+        description: "export pact needs --consumer NAME and --provider NAME")
     }
     guard a.positional.isEmpty else {
-      throw CommandLineOptions.UsageError(description: "unexpected argument '\(a.positional[0])' (see --help)")
+      throw CommandLineOptions.UsageError(
+        description: "unexpected argument '\(a.positional[0])' (see --help)")
     }
     let pact: JSONValue
     if let server = a.value("--from-journal") {
       var headers: [(String, String)] = []
       if let token = a.value("--admin-token") { headers.append(("Authorization", "Bearer \(token)")) }
       let base = server.hasSuffix("/") ? String(server.dropLast()) : server
-      let reply = UpstreamClient.send(base: base, ExampleRequest(method: "GET", url: "/__admin/requests", headers: headers))
-      guard case .success(let (status, _, body)) = reply, status == 200, let journal = try? JSONValue.parse(bytes: body)
+      let reply = UpstreamClient.send(
+        base: base, ExampleRequest(method: "GET", url: "/__admin/requests", headers: headers))
+      guard case .success(let (status, _, body)) = reply, status == 200,
+        let journal = try? JSONValue.parse(bytes: body)
       else {
         MockServerMain.printError("mockserver: cannot read the journal at \(base)/__admin/requests")
         return 3
@@ -237,14 +252,17 @@ package enum ContractCommands {
         MockServerMain.printError(fixtures.report())
         return 1
       }
-      let (document, skipped) = PactExporter.pact(consumer: consumer, provider: provider, stubs: fixtures.stubs)
+      let (document, skipped) = PactExporter.pact(
+        consumer: consumer, provider: provider, stubs: fixtures.stubs)
       for (name, reason) in skipped { MockServerMain.printError("mockserver: skipped \(name): \(reason)") }
       pact = document
     }
     let out = a.value("--out") ?? "pacts/\(consumer)-\(provider).json"
     do {
       let folder = (out as NSString).deletingLastPathComponent
-      if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+      if !folder.isEmpty {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+      }
       try Data((pact.serialized(pretty: true) + "\n").utf8).write(to: URL(fileURLWithPath: out))
     } catch {
       MockServerMain.printError("mockserver: cannot write \(out): \(error.localizedDescription)")
@@ -260,12 +278,14 @@ package enum ContractCommands {
   /// Exit 0 when nothing drifted, 1 on drift or an unreachable provider, 3 when the fixtures cannot be
   /// loaded or the report cannot be written.
   static func verify(_ arguments: [String]) throws(CommandLineOptions.UsageError) -> Int32 {
-    let a = try Arguments(arguments, valued: ["--upstream", "--fixtures", "--only", "--junit", "--header"], flags: [])
+    let a = try Arguments(
+      arguments, valued: ["--upstream", "--fixtures", "--only", "--junit", "--header"], flags: [])
     guard let upstream = a.value("--upstream") else {
       throw CommandLineOptions.UsageError(description: "verify needs --upstream URL (the real provider)")
     }
     guard a.positional.isEmpty else {
-      throw CommandLineOptions.UsageError(description: "unexpected argument '\(a.positional[0])' (see --help)")
+      throw CommandLineOptions.UsageError(
+        description: "unexpected argument '\(a.positional[0])' (see --help)")
     }
     var extraHeaders: [(String, String)] = []
     for h in a.values["--header"] ?? [] {
@@ -273,7 +293,10 @@ package enum ContractCommands {
         throw CommandLineOptions.UsageError(description: "--header expects 'Name: value'")
       }
       extraHeaders.append(
-        (String(h[..<colon]).trimmingCharacters(in: .whitespaces), String(h[h.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
+        (
+          String(h[..<colon]).trimmingCharacters(in: .whitespaces),
+          String(h[h.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+        ))
     }
     if let auth = ProcessInfo.processInfo.environment["MOCKSERVER_UPSTREAM_AUTHORIZATION"], !auth.isEmpty,
       !extraHeaders.contains(where: { $0.0.lowercased() == "authorization" })
@@ -291,12 +314,17 @@ package enum ContractCommands {
     var results: [DriftResult] = []
     for stub in fixtures.stubs {
       let name = stub.name ?? stub.id
-      if !only.isEmpty, !only.contains(where: { $0 == name || $0 == stub.id || stub.file?.hasSuffix($0) == true }) { continue }
+      if !only.isEmpty,
+        !only.contains(where: { $0 == name || $0 == stub.id || stub.file?.hasSuffix($0) == true })
+      {
+        continue
+      }
       // Per-state copies made by `import pact` are checked through their stateless twin.
       if stub.scenarioName?.hasPrefix("pact:") == true { continue }
       let file = stub.file ?? "(admin)"
       guard stub.response.fault == nil else {
-        results.append(DriftResult(file: file, name: name, request: nil, skipped: "it answers with a fault", findings: []))
+        results.append(
+          DriftResult(file: file, name: name, request: nil, skipped: "it answers with a fault", findings: []))
         continue
       }
       var request: ExampleRequest
@@ -304,7 +332,9 @@ package enum ContractCommands {
       case .success(let r): request = r
       case .failure(let e):
         results.append(
-          DriftResult(file: file, name: name, request: nil, skipped: e.reason + " (add metadata.x-example-request)", findings: []))
+          DriftResult(
+            file: file, name: name, request: nil, skipped: e.reason + " (add metadata.x-example-request)",
+            findings: []))
         continue
       }
       var sent = request

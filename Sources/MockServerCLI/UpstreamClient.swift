@@ -8,8 +8,12 @@ import HTTPCore
 /// followed, 20 s deadline), blocking the calling thread: the command line is synchronous.
 enum UpstreamClient {
   /// Status, headers and body, or a one-line reason (connection refused, timeout…).
-  static func send(base: String, _ request: ExampleRequest) -> Result<(Int, HTTPHeaders, [UInt8]), UpstreamFailure> {
-    guard let url = URL(string: base + request.url) else { return .failure(UpstreamFailure(message: "not a URL: \(base + request.url)")) }
+  static func send(base: String, _ request: ExampleRequest) -> Result<
+    (Int, HTTPHeaders, [UInt8]), UpstreamFailure
+  > {
+    guard let url = URL(string: base + request.url) else {
+      return .failure(UpstreamFailure(message: "not a URL: \(base + request.url)"))
+    }
     var headers = HTTPHeaders()
     for (name, value) in request.headers { headers.add(name: name, value: value) }
     let transportRequest = TransportRequest(
@@ -35,7 +39,8 @@ enum UpstreamClient {
   /// signalled, read after it: the lock makes that visible).
   final class ResultBox: @unchecked Sendable {
     private let lock = NSLock()
-    private var value: Result<(Int, HTTPHeaders, [UInt8]), UpstreamFailure> = .failure(UpstreamFailure(message: "no answer"))
+    private var value: Result<(Int, HTTPHeaders, [UInt8]), UpstreamFailure> = .failure(
+      UpstreamFailure(message: "no answer"))
     func set(_ v: Result<(Int, HTTPHeaders, [UInt8]), UpstreamFailure>) { lock.withLock { value = v } }
     func get() -> Result<(Int, HTTPHeaders, [UInt8]), UpstreamFailure> { lock.withLock { value } }
   }

@@ -96,12 +96,14 @@ func mockserver(_ arguments: String...) -> Int32 { MockServerMain.run(arguments:
 
     let first = try await exchange(base, "GET", "/pets/1")
     #expect(first.status == 200)
-    #expect(try JSONValue.parse(bytes: Array(first.body)) == .parse(#"{"id":1,"name":"rex","status":"available"}"#))
+    #expect(
+      try JSONValue.parse(bytes: Array(first.body)) == .parse(#"{"id":1,"name":"rex","status":"available"}"#))
     let second = try await exchange(base, "GET", "/pets/1", headers: ["Prefer": "example=second"])
     #expect(try JSONValue.parse(bytes: Array(second.body))["name"] == .string("tom"))
     let missing = try await exchange(base, "GET", "/pets/1", headers: ["Prefer": "code=404"])
     #expect(missing.status == 404)
-    #expect(try JSONValue.parse(bytes: Array(missing.body)) == .parse(#"{"code":404,"message":"no such pet"}"#))
+    #expect(
+      try JSONValue.parse(bytes: Array(missing.body)) == .parse(#"{"code":404,"message":"no such pet"}"#))
     let both = try await exchange(base, "GET", "/pets/1", headers: ["Prefer": "code=200, example=second"])
     #expect(try JSONValue.parse(bytes: Array(both.body))["id"] == .number(JSONNumber(2)))
 
@@ -128,7 +130,9 @@ func mockserver(_ arguments: String...) -> Int32 { MockServerMain.run(arguments:
       for op in document.operations {
         for response in op.responses {
           for media in response.content where media.isJSON {
-            guard let location = media.schemaLocation, let value = sampler.sample(at: location) else { continue }
+            guard let location = media.schemaLocation, let value = sampler.sample(at: location) else {
+              continue
+            }
             #expect(document.validator.validate(value, at: location).map(\.description) == [], "\(op.name)")
           }
         }

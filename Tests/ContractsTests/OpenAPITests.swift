@@ -152,8 +152,14 @@ let usersDocument = SharedDocuments.repositoryRoot.path + "/Tests/ContractsTests
     (#"{"items":{"type":"integer"},"minItems":1,"uniqueItems":true}"#, "[1,2]", true),
     (#"{"items":{"type":"integer"},"minItems":1,"uniqueItems":true}"#, "[1,1]", false),
     (#"{"items":{"type":"integer"}}"#, #"[1,"2"]"#, false),
-    (#"{"required":["a"],"properties":{"a":{"type":"integer"}},"additionalProperties":false}"#, #"{"a":1}"#, true),
-    (#"{"required":["a"],"properties":{"a":{"type":"integer"}},"additionalProperties":false}"#, #"{"a":1,"b":2}"#, false),
+    (
+      #"{"required":["a"],"properties":{"a":{"type":"integer"}},"additionalProperties":false}"#, #"{"a":1}"#,
+      true
+    ),
+    (
+      #"{"required":["a"],"properties":{"a":{"type":"integer"}},"additionalProperties":false}"#,
+      #"{"a":1,"b":2}"#, false
+    ),
     (#"{"additionalProperties":{"type":"string"}}"#, #"{"x":1}"#, false),
     (#"{"allOf":[{"required":["a"]},{"required":["b"]}]}"#, #"{"a":1}"#, false),
     (#"{"anyOf":[{"type":"string"},{"type":"integer"}]}"#, "3", true),
@@ -185,9 +191,10 @@ let usersDocument = SharedDocuments.repositoryRoot.path + "/Tests/ContractsTests
     let pet = SchemaLocation(tokens: ["components", "schemas", "Pet"])
     #expect(doc.validator.validate(try .parse(#"{"kind":"cat","name":"Tama","lives":9}"#), at: pet).isEmpty)
     #expect(
-      doc.validator.validate(try .parse(#"{"kind":"dog","name":"Rex","lives":9}"#), at: pet).map(\.description) == [
-        "$.goodBoy: expected property goodBoy (required) (#/components/schemas/Dog), found nothing"
-      ])
+      doc.validator.validate(try .parse(#"{"kind":"dog","name":"Rex","lives":9}"#), at: pet).map(
+        \.description) == [
+          "$.goodBoy: expected property goodBoy (required) (#/components/schemas/Dog), found nothing"
+        ])
     #expect(
       doc.validator.validate(try .parse(#"{"kind":"cow","name":"Bess"}"#), at: pet).map(\.description) == [
         "$.kind: expected property kind naming one of the schemas Cat, Dog (#/components/schemas/Pet), found \"cow\""

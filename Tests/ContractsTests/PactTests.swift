@@ -60,30 +60,36 @@ func referenceVerify(_ base: URL, _ files: [String]) async throws -> (Int32, Str
     // Three interactions, two with a provider state: three default stubs and two state copies.
     #expect(set.stubs.count == 5)
     #expect(
-      set.stubs.filter { $0.scenarioName == "pact:FriendsAPI" }.compactMap(\.requiredScenarioState).sorted() == [
-        "no friend 999", "two friends exist",
-      ])
+      set.stubs.filter { $0.scenarioName == "pact:FriendsAPI" }.compactMap(\.requiredScenarioState).sorted()
+        == [
+          "no friend 999", "two friends exist",
+        ])
 
     let server = try TestMockServer.start(fixtures: fixtures)
     defer { server.stop() }
     for (k, interaction) in (pact["interactions"]?.arrayValue ?? []).enumerated() {
-      let stub = try #require(set.stubs.first { $0.metadata?["pact"]?["interaction"]?.numberValue?.intValue == k })
+      let stub = try #require(
+        set.stubs.first { $0.metadata?["pact"]?["interaction"]?.numberValue?.intValue == k })
       let example = try #require(stub.metadata?["x-example-request"])
       var headers: [String: String] = [:]
       for m in example["headers"]?.objectValue ?? JSONObject() { headers[m.key] = m.value.stringValue }
       let reply = try await exchange(
-        server.baseURL, example["method"]?.stringValue ?? "GET", example["url"]?.stringValue ?? "/", headers: headers,
+        server.baseURL, example["method"]?.stringValue ?? "GET", example["url"]?.stringValue ?? "/",
+        headers: headers,
         body: example["body"]?.stringValue)
       #expect(reply.status == interaction["response"]?["status"]?.numberValue?.intValue)
       let expected = interaction["response"]?["body"].map { $0["content"] ?? $0 }
       #expect(try JSONValue.parse(bytes: Array(reply.body)) == expected)
     }
     // The rules became matchers: another token of the right form matches, a Basic one does not.
-    let other = try await exchange(server.baseURL, "GET", "/api/v1/friends?page=2", headers: ["Authorization": "Bearer other-token"])
+    let other = try await exchange(
+      server.baseURL, "GET", "/api/v1/friends?page=2", headers: ["Authorization": "Bearer other-token"])
     #expect(other.status == 200)
-    let wrong = try await exchange(server.baseURL, "GET", "/api/v1/friends?page=1", headers: ["Authorization": "Basic abc"])
+    let wrong = try await exchange(
+      server.baseURL, "GET", "/api/v1/friends?page=1", headers: ["Authorization": "Basic abc"])
     #expect(wrong.status == 404)
-    let notANumber = try await exchange(server.baseURL, "GET", "/api/v1/friends?page=x", headers: ["Authorization": "Bearer t"])
+    let notANumber = try await exchange(
+      server.baseURL, "GET", "/api/v1/friends?page=x", headers: ["Authorization": "Bearer t"])
     #expect(notANumber.status == 404)
 
     // Pact's own verifier accepts our server serving the imported pact.
@@ -103,7 +109,9 @@ func referenceVerify(_ base: URL, _ files: [String]) async throws -> (Int32, Str
     ).write(to: URL(fileURLWithPath: fixtures + "/mappings/me.json"))
     let exported = fixtures + "/out/pact.json"
     #expect(
-      mockserver("export", "pact", "--consumer", "FriendsApp", "--provider", "FriendsAPI", "--fixtures", fixtures, "--out", exported)
+      mockserver(
+        "export", "pact", "--consumer", "FriendsApp", "--provider", "FriendsAPI", "--fixtures", fixtures,
+        "--out", exported)
         == 0)
     let pact = try JSONValue.parse(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: exported))))
     #expect(pact["metadata"]?["pactSpecification"]?["version"] == .string("3.0.0"))
@@ -116,25 +124,31 @@ func referenceVerify(_ base: URL, _ files: [String]) async throws -> (Int32, Str
 
     // From the journal: only what was exercised.
     server.reset()
-    _ = try await exchange(server.baseURL, "GET", "/api/v1/me?lang=en", headers: ["Accept": "application/json"])
+    _ = try await exchange(
+      server.baseURL, "GET", "/api/v1/me?lang=en", headers: ["Accept": "application/json"])
     _ = try await exchange(server.baseURL, "GET", "/api/v1/friends/999")
     let fromJournal = fixtures + "/out/journal.json"
     let base = server.baseURL.absoluteString
     let code = await offPool {
       MockServerMain.run(arguments: [
-        "export", "pact", "--consumer", "FriendsApp", "--provider", "FriendsAPI", "--from-journal", base, "--out", fromJournal,
+        "export", "pact", "--consumer", "FriendsApp", "--provider", "FriendsAPI", "--from-journal", base,
+        "--out", fromJournal,
       ])
     }
     #expect(code == 0)
-    let journalPact = try JSONValue.parse(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: fromJournal))))
-    #expect(journalPact["interactions"]?.arrayValue?.compactMap { $0["request"]?["path"]?.stringValue }.sorted() == ["/api/v1/friends/999", "/api/v1/me"])
+    let journalPact = try JSONValue.parse(
+      bytes: Array(try Data(contentsOf: URL(fileURLWithPath: fromJournal))))
+    #expect(
+      journalPact["interactions"]?.arrayValue?.compactMap { $0["request"]?["path"]?.stringValue }.sorted()
+        == ["/api/v1/friends/999", "/api/v1/me"])
     let (journalStatus, journalOutput) = try await referenceVerify(server.baseURL, [fromJournal])
     #expect(journalStatus == 0, "\(journalOutput)")
   }
 
   @Test func importerRejectsFilesThatAreNotPacts() throws {
     #expect(throws: PactImportError.self) { try PactImporter.mappings(from: .object(JSONObject())) }
-    let noMethod: JSONValue = try .parse(#"{"interactions": [{"request": {"path": "/"}, "response": {"status": 200}}]}"#)
+    let noMethod: JSONValue = try .parse(
+      #"{"interactions": [{"request": {"path": "/"}, "response": {"status": 200}}]}"#)
     do {
       _ = try PactImporter.mappings(from: noMethod)
       Issue.record("expected an error")

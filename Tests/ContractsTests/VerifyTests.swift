@@ -35,7 +35,9 @@ import Testing
   func folder(_ files: [String: String]) throws -> String {
     let root = try temporaryFolder("verify")
     try FileManager.default.createDirectory(atPath: root + "/mappings", withIntermediateDirectories: true)
-    for (name, text) in files { try Data(text.utf8).write(to: URL(fileURLWithPath: root + "/mappings/" + name)) }
+    for (name, text) in files {
+      try Data(text.utf8).write(to: URL(fileURLWithPath: root + "/mappings/" + name))
+    }
     return root
   }
 
@@ -47,7 +49,8 @@ import Testing
     let ours = try folder(Self.fixtures)
     // The provider needs a real token, which only --header gives (the fixture says "Bearer demo").
     var provider = Self.fixtures
-    provider["users.json"] = provider["users.json"]!.replacingOccurrences(of: "Bearer demo", with: "Bearer s3cret-token")
+    provider["users.json"] = provider["users.json"]!.replacingOccurrences(
+      of: "Bearer demo", with: "Bearer s3cret-token")
     let theirs = try folder(provider)
     defer {
       try? FileManager.default.removeItem(atPath: ours)
@@ -66,16 +69,21 @@ import Testing
     #expect(xml.contains("<skipped message=\"the URL is a regular expression"))
     #expect(!xml.contains("s3cret"))
     // Without the header the provider refuses: drift (status class).
-    #expect(await verify(["--upstream", server.baseURL.absoluteString, "--fixtures", ours, "--only", "get-user"]) == 1)
+    #expect(
+      await verify(["--upstream", server.baseURL.absoluteString, "--fixtures", ours, "--only", "get-user"])
+        == 1)
   }
 
   @Test func findsRenamedFieldTypeChangeRemovedEndpointAndChangedStatus() async throws {
     let ours = try folder(Self.fixtures)
     var provider = Self.fixtures
-    provider["users.json"] = provider["users.json"]!.replacingOccurrences(of: #""name": "Aiko""#, with: #""fullName": "Aiko""#)
-    provider["friends.json"] = provider["friends.json"]!.replacingOccurrences(of: #""id": 101"#, with: #""id": "101""#)
+    provider["users.json"] = provider["users.json"]!.replacingOccurrences(
+      of: #""name": "Aiko""#, with: #""fullName": "Aiko""#)
+    provider["friends.json"] = provider["friends.json"]!.replacingOccurrences(
+      of: #""id": 101"#, with: #""id": "101""#)
     provider["orders.json"] = nil
-    provider["health.json"] = provider["health.json"]!.replacingOccurrences(of: #""status": 200"#, with: #""status": 503"#)
+    provider["health.json"] = provider["health.json"]!.replacingOccurrences(
+      of: #""status": 200"#, with: #""status": 503"#)
     let theirs = try folder(provider)
     defer {
       try? FileManager.default.removeItem(atPath: ours)
@@ -84,7 +92,9 @@ import Testing
     let server = try TestMockServer.start(fixtures: theirs)
     defer { server.stop() }
     let junit = ours + "/junit.xml"
-    let code = await verify(["--upstream", server.baseURL.absoluteString, "--fixtures", ours, "--junit", junit])
+    let code = await verify([
+      "--upstream", server.baseURL.absoluteString, "--fixtures", ours, "--junit", junit,
+    ])
     #expect(code == 1)
     let xml = try String(contentsOfFile: junit, encoding: .utf8)
     for line in [
@@ -98,7 +108,9 @@ import Testing
     }
     #expect(xml.contains(#"tests="5" failures="4""#))
     // --only narrows the run to the stubs named.
-    #expect(await verify(["--upstream", server.baseURL.absoluteString, "--fixtures", ours, "--only", "search"]) == 0)
+    #expect(
+      await verify(["--upstream", server.baseURL.absoluteString, "--fixtures", ours, "--only", "search"]) == 0
+    )
   }
 
   @Test func anUnreachableProviderFails() async throws {
