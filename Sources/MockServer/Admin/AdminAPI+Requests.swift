@@ -136,7 +136,7 @@ extension AdminAPI {
       for miss in entry.nearMisses {
         list.append(
           AdminAPI.nearMissJSON(
-            request: request, stub: stubs(miss.stubID), pattern: nil, distance: 1 - miss.score,
+            request: request, stub: stubs(miss.stubID), pattern: nil, distance: miss.distance,
             mismatches: miss.mismatches))
       }
     }
@@ -161,9 +161,8 @@ extension AdminAPI {
       var scored: [(Double, JournalEntry, [NearMiss.Mismatch])] = []
       for entry in service.journal.snapshot() {
         guard let view = try? RequestView(entry.request) else { continue }
-        let (weight, failures) = pattern.mismatches(view)
-        let failed = failures.reduce(0) { $0 + $1.weight }
-        scored.append((weight == 0 ? 0 : Double(failed) / Double(weight), entry, failures))
+        let (result, _) = pattern.evaluate(view, detailed: true)
+        scored.append((result.distance, entry, result.failures))
       }
       scored.sort { $0.0 < $1.0 }
       let list = scored.prefix(3).map { s in
@@ -209,7 +208,7 @@ extension AdminAPI {
       let requestJSON = JSONValue.object(o)
       let list = report.nearMisses.map { m in
         AdminAPI.nearMissJSON(
-          request: requestJSON, stub: stubs(m.stubID), pattern: nil, distance: 1 - m.score,
+          request: requestJSON, stub: stubs(m.stubID), pattern: nil, distance: m.distance,
           mismatches: m.mismatches)
       }
       return AdminAPI.json(.object(JSONObject(pairs: [("nearMisses", .array(list))])))
@@ -239,7 +238,7 @@ extension AdminAPI {
           mismatches.map {
             .object(
               JSONObject(pairs: [
-                ("part", .string($0.part)), ("expected", .string($0.expected)),
+                ("part", .string($0.label)), ("expected", .string($0.expected)),
                 ("actual", .string($0.actual)),
               ]))
           })
