@@ -57,16 +57,15 @@ public struct ExampleRequest: Sendable, Hashable {
         ExampleRequest(method: method, url: url, headers: headers, body: example["body"]?.stringValue))
     }
     let source = stub.source["request"] ?? .null
-    guard let method = stub.request.method?.rawValue else {
-      return .failure(.init(reason: "the stub accepts any method"))
-    }
+    // A stub for any method stands for GET.
+    let method = stub.request.method?.rawValue ?? "GET"
     var url: String
     switch stub.request.url {
     case .url(let s), .urlPath(let s): url = s
     case .urlPathTemplate(let t):
       url = t.template
       for p in stub.request.pathParameters {
-        guard case .equalTo(let v, _) = p.pattern else {
+        guard let v = literal(source["pathParameters"]?[p.name]) else {
           return .failure(.init(reason: "path parameter \(p.name) has no literal value"))
         }
         url = url.split(separator: "{\(p.name)}", omittingEmptySubsequences: false).joined(separator: v)
@@ -74,12 +73,17 @@ public struct ExampleRequest: Sendable, Hashable {
       if url.contains("{") {
         return .failure(.init(reason: "the path template \(t.template) has no example values"))
       }
-    default:
-      return .failure(.init(reason: "the URL is a regular expression (\(stub.request.url.description))"))
+    case .urlPattern(let r), .urlPathPattern(let r):
+      guard let example = RegexExample.generate(r.pattern), example.hasPrefix("/") else {
+        return .failure(.init(reason: "the URL is a regular expression (\(stub.request.url.description))"))
+      }
+      url = example
+    case .any: url = "/"
     }
     var query: [String] = []
     for q in source["queryParameters"]?.objectValue ?? JSONObject() {
-      guard let v = q.value["equalTo"]?.stringValue else {
+      if q.value["absent"] != nil { continue }
+      guard let v = literal(q.value) else {
         return .failure(.init(reason: "query parameter \(q.key) has no literal value"))
       }
       query.append(PercentEncoding.pathSegment(q.key) + "=" + PercentEncoding.pathSegment(v))
@@ -88,7 +92,7 @@ public struct ExampleRequest: Sendable, Hashable {
     var headers: [(String, String)] = []
     for h in source["headers"]?.objectValue ?? JSONObject() {
       if h.value["absent"] != nil { continue }
-      guard let v = h.value["equalTo"]?.stringValue else {
+      guard let v = literal(h.value) else {
         return .failure(.init(reason: "header \(h.key) has no literal value"))
       }
       headers.append((h.key, v))
@@ -115,6 +119,19 @@ public struct ExampleRequest: Sendable, Hashable {
     }
     return .success(ExampleRequest(method: method, url: url, headers: headers, body: body))
   }
+}
+
+/// A value a matcher accepts: `equalTo`, `contains`, a string its `matches` regex matches, the first
+/// of `or`/`and`; nil when none can be made.
+func literal(_ matcher: JSONValue?) -> String? {
+  guard let matcher else { return nil }
+  if let v = matcher.stringValue { return v }
+  if let v = matcher["equalTo"]?.stringValue ?? matcher["contains"]?.stringValue { return v }
+  if let r = matcher["matches"]?.stringValue { return RegexExample.generate(r) }
+  if let list = matcher["and"]?.arrayValue ?? matcher["or"]?.arrayValue {
+    for m in list { if let v = literal(m) { return v } }
+  }
+  return nil
 }
 
 /// Why a stub has no concrete request (add `metadata.x-example-request` to give one).

@@ -274,18 +274,28 @@ package enum ContractCommands {
 
   // MARK: - Drift
 
-  /// `mockserver verify --upstream URL [--fixtures DIR] [--only NAME]... [--junit FILE] [--header 'K: V']...`.
+  /// `mockserver verify --upstream URL [--fixtures DIR] [--only NAME]... [--junit FILE] [--header 'K: V']...
+  /// [--timeout-ms N]`.
   /// Exit 0 when nothing drifted, 1 on drift or an unreachable provider, 3 when the fixtures cannot be
   /// loaded or the report cannot be written.
   static func verify(_ arguments: [String]) throws(CommandLineOptions.UsageError) -> Int32 {
     let a = try Arguments(
-      arguments, valued: ["--upstream", "--fixtures", "--only", "--junit", "--header"], flags: [])
+      arguments, valued: ["--upstream", "--fixtures", "--only", "--junit", "--header", "--timeout-ms"],
+      flags: [])
     guard let upstream = a.value("--upstream") else {
       throw CommandLineOptions.UsageError(description: "verify needs --upstream URL (the real provider)")
     }
     guard a.positional.isEmpty else {
       throw CommandLineOptions.UsageError(
         description: "unexpected argument '\(a.positional[0])' (see --help)")
+    }
+    var timeout = 20_000
+    if let text = a.value("--timeout-ms") {
+      guard let n = Int(text), n > 0 else {
+        throw CommandLineOptions.UsageError(
+          description: "--timeout-ms expects a positive integer, got '\(text)'")
+      }
+      timeout = n
     }
     var extraHeaders: [(String, String)] = []
     for h in a.values["--header"] ?? [] {
@@ -342,7 +352,7 @@ package enum ContractCommands {
         sent.headers.removeAll { $0.0.lowercased() == k.lowercased() }
         sent.headers.append((k, v))
       }
-      switch UpstreamClient.send(base: base, sent) {
+      switch UpstreamClient.send(base: base, sent, timeoutMilliseconds: timeout) {
       case .success(let (status, headers, body)):
         results.append(
           DriftResult(

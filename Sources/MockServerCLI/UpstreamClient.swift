@@ -5,10 +5,10 @@ import Foundation
 import HTTPCore
 
 /// Sends one request to the provider with ClientKit's socket transport (HTTP and HTTPS, no redirects
-/// followed, 20 s deadline), blocking the calling thread: the command line is synchronous.
+/// followed, one deadline, 20 s by default), blocking the calling thread: the command line is synchronous.
 enum UpstreamClient {
   /// Status, headers and body, or a one-line reason (connection refused, timeout…).
-  static func send(base: String, _ request: ExampleRequest) -> Result<
+  static func send(base: String, _ request: ExampleRequest, timeoutMilliseconds: Int = 20_000) -> Result<
     (Int, HTTPHeaders, [UInt8]), UpstreamFailure
   > {
     guard let url = URL(string: base + request.url) else {
@@ -18,7 +18,7 @@ enum UpstreamClient {
     for (name, value) in request.headers { headers.add(name: name, value: value) }
     let transportRequest = TransportRequest(
       method: HTTPMethod(rawValue: request.method), url: url, headers: headers,
-      body: Data((request.body ?? "").utf8), timeout: .seconds(20))
+      body: Data((request.body ?? "").utf8), timeout: .milliseconds(timeoutMilliseconds))
     let box = ResultBox()
     let done = DispatchSemaphore(value: 0)
     Task {

@@ -28,7 +28,10 @@ import Testing
      "response": {"status": 200, "headers": {"Content-Type": "application/json"}, "jsonBody": {"ok": true}}}
     """#,
     "search.json": #"""
-    {"name": "search", "request": {"method": "GET", "urlPathPattern": "/api/search/.*"}, "response": {"status": 200}}
+    {"name": "search", "request": {"method": "GET", "urlPathPattern": "/api/search/[a-z]+", "headers": {"Accept": {"matches": "application/(json|xml)"}}}, "response": {"status": 200}}
+    """#,
+    "admin.json": #"""
+    {"name": "admin", "request": {"method": "GET", "urlPathPattern": "/api/(?=admin).*"}, "response": {"status": 200}}
     """#,
   ]
 
@@ -65,7 +68,7 @@ import Testing
     ])
     #expect(code == 0)
     let xml = try String(contentsOfFile: junit, encoding: .utf8)
-    #expect(xml.contains(#"tests="5" failures="0""#))
+    #expect(xml.contains(#"tests="6" failures="0""#))
     #expect(xml.contains("<skipped message=\"the URL is a regular expression"))
     #expect(!xml.contains("s3cret"))
     // Without the header the provider refuses: drift (status class).
@@ -106,7 +109,7 @@ import Testing
     ] {
       #expect(xml.contains(line.replacingOccurrences(of: "&apos;", with: "'")), "\(line)")
     }
-    #expect(xml.contains(#"tests="5" failures="4""#))
+    #expect(xml.contains(#"tests="6" failures="4""#))
     // --only narrows the run to the stubs named.
     #expect(
       await verify(["--upstream", server.baseURL.absoluteString, "--fixtures", ours, "--only", "search"]) == 0
@@ -117,5 +120,21 @@ import Testing
     let ours = try folder(["health.json": Self.fixtures["health.json"]!])
     defer { try? FileManager.default.removeItem(atPath: ours) }
     #expect(await verify(["--upstream", "http://127.0.0.1:1", "--fixtures", ours]) == 1)
+  }
+}
+
+@Suite struct RegexExampleTests {
+  @Test(arguments: [
+    ("Bearer [A-Za-z0-9._-]+", "Bearer A"), ("/api/v1/friends.*", "/api/v1/friends"),
+    (#"\d{3}-\d{4}"#, "000-0000"),
+    ("(json|xml)", "json"), ("[^a-z]+", "0"), (#"/users/[0-9]+(\?.*)?"#, "/users/0"), ("a?b*c", "c"),
+  ])
+  func generatesAMatchingString(pattern: String, expected: String) {
+    #expect(RegexExample.generate(pattern) == expected)
+  }
+
+  @Test func refusesWhatItCannotCover() {
+    #expect(RegexExample.generate("(?=x).*") == nil)
+    #expect(RegexExample.generate(#"(a)\1"#) == nil)
   }
 }
