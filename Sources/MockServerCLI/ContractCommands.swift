@@ -348,7 +348,13 @@ package enum ContractCommands {
         continue
       }
       var sent = request
-      for (k, v) in extraHeaders {
+      // Upstream headers replace the fixture's, except where the stub requires the header to be absent.
+      let absent = Set(
+        (stub.source["request"]?["headers"]?.objectValue ?? JSONObject()).members.filter {
+          $0.value["absent"] != nil
+        }
+        .map { $0.key.lowercased() })
+      for (k, v) in extraHeaders where !absent.contains(k.lowercased()) {
         sent.headers.removeAll { $0.0.lowercased() == k.lowercased() }
         sent.headers.append((k, v))
       }

@@ -1,3 +1,4 @@
+import Contracts
 import Dispatch
 import Foundation
 import HTTPCore
@@ -65,12 +66,20 @@ public enum MockServerMain {
     configuration.limits.maxHeaderSectionBytes = options.maxHeaderSectionBytes
     configuration.limits.maxBodyBytes = options.maxBodyBytes
     var fixtures = FixtureLoader.load(directory: options.fixturesDirectory)
+    var requestValidator: OpenAPIRequestValidator?
     if let spec = options.openAPISpec {
-      // --openapi: the document's stubs after the fixtures folder's (when there is one).
+      // --openapi: the document's stubs, then the fixtures folder's (when there is one).
       if !FileManager.default.fileExists(atPath: options.fixturesDirectory) { fixtures = FixtureSet() }
       switch ContractCommands.openAPIFixtures(spec, seed: options.seed ?? 1) {
-      case .success(let (_, generated)):
-        fixtures.stubs += generated.stubs
+      case .success(let (document, generated)):
+        if options.validateResponses {
+          let (flagged, findings) = ResponseValidation.flag(fixtures.stubs, document: document)
+          fixtures.stubs = flagged
+          for finding in findings { printError("contract violation: \(finding)") }
+        }
+        if options.validateRequests { requestValidator = OpenAPIRequestValidator(document: document) }
+        // The folder's stubs are added last, so they win ties with the generated ones.
+        fixtures.stubs = generated.stubs + fixtures.stubs
         fixtures.problems += generated.problems
       case .failure(let error):
         printError("mockserver: \(error)")
@@ -103,7 +112,9 @@ public enum MockServerMain {
       options.adminHost.map { !["127.0.0.1", "::1", "localhost"].contains($0) } ?? false
     configuration.maxHoldMilliseconds = options.maxHoldMilliseconds
     let service = MockService(configuration: serviceConfiguration, fixtures: fixtures)
-    let server = HTTPServer(configuration: configuration, responder: service)
+    let responder: HTTPResponder =
+      requestValidator.map { RequestValidatingResponder(inner: service, validator: $0) } ?? service
+    let server = HTTPServer(configuration: configuration, responder: responder)
     var tls: TLSSetup.Prepared?
     if options.httpsPort != nil {
       do {
