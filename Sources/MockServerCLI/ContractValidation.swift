@@ -4,44 +4,29 @@ import Mappings
 import MockJSON
 import MockServer
 
-/// `--validate-requests`: answers a request that breaks the OpenAPI document with `400` and a JSON report
-/// (Prism's behaviour) before any stub is consulted; other requests, `/__admin` ones and requests no
-/// operation addresses go to the mock service unchanged.
-package struct RequestValidatingResponder: HTTPResponder {
-  /// The mock service behind.
-  package let inner: MockService
-  /// The document's request checks.
-  package let validator: OpenAPIRequestValidator
-
-  package init(inner: MockService, validator: OpenAPIRequestValidator) {
-    self.inner = inner
-    self.validator = validator
-  }
-
-  package func respondBeforeContent(to head: HTTPRequestHead, context: RequestContext) -> ResponsePlan? {
-    inner.respondBeforeContent(to: head, context: context)
-  }
-
-  package func respond(to request: HTTPRequest, context: RequestContext) -> ResponsePlan {
-    let target = request.head.originForm
-    if !request.head.rawPath.hasPrefix("/__admin"),
-      let violations = validator.violations(
-        method: request.method.rawValue, target: target, headers: request.headers, body: request.body),
-      !violations.isEmpty
-    {
-      if inner.logger.level != .quiet {
-        inner.logger.line(
-          "\(request.method.rawValue) \(target) 400 contract violation: "
-            + violations.map(\.description).joined(separator: "; "))
-      }
+/// `--validate-requests`: the mock service's request check. A request that breaks the OpenAPI document is
+/// answered with `400` and a JSON report (Prism's behaviour) before any stub is consulted; requests no
+/// operation addresses go on to the stubs. `/__admin` requests never reach the check.
+package enum RequestValidation {
+  /// The check for `MockServiceConfiguration.requestCheck`.
+  package static func check(_ validator: OpenAPIRequestValidator)
+    -> @Sendable (HTTPRequest) -> (
+      response: HTTPResponse, note: String
+    )?
+  {
+    { request in
+      let target = request.head.originForm
+      guard
+        let violations = validator.violations(
+          method: request.method.rawValue, target: target, headers: request.headers, body: request.body),
+        !violations.isEmpty
+      else { return nil }
       let report = OpenAPIRequestValidator.report(violations, method: request.method.rawValue, target: target)
-      return .json(status: .badRequest, report.serialized())
+      let response = HTTPResponse(
+        head: HTTPResponseHead(status: .badRequest, headers: ["Content-Type": "application/json"]),
+        body: Array(report.serialized().utf8))
+      return (response, "contract violation: " + violations.map(\.description).joined(separator: "; "))
     }
-    return inner.respond(to: request, context: context)
-  }
-
-  package func didReject(head: HTTPRequestHead?, error: HTTPParserError, context: RequestContext) {
-    inner.didReject(head: head, error: error, context: context)
   }
 }
 

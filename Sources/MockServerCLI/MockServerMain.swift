@@ -111,10 +111,9 @@ public enum MockServerMain {
     serviceConfiguration.adminAllowsRemote =
       options.adminHost.map { !["127.0.0.1", "::1", "localhost"].contains($0) } ?? false
     configuration.maxHoldMilliseconds = options.maxHoldMilliseconds
+    serviceConfiguration.requestCheck = requestValidator.map(RequestValidation.check)
     let service = MockService(configuration: serviceConfiguration, fixtures: fixtures)
-    let responder: HTTPResponder =
-      requestValidator.map { RequestValidatingResponder(inner: service, validator: $0) } ?? service
-    let server = HTTPServer(configuration: configuration, responder: responder)
+    let server = HTTPServer(configuration: configuration, responder: service)
     var tls: TLSSetup.Prepared?
     if options.httpsPort != nil {
       do {

@@ -9,7 +9,7 @@ import Testing
 
 /// `--validate-requests` and `--validate-responses`, in-process as `serve` wires them.
 @Suite struct RuntimeValidationTests {
-  func start(fixtures: FixtureSet) throws -> (HTTPServer, URL) {
+  func start(fixtures: FixtureSet) throws -> (HTTPServer, URL, MockService) {
     let document = try OpenAPIDocument.load(path: usersDocument)
     var set = try ContractCommands.openAPIFixtures(usersDocument, seed: 1).get().1
     let (flagged, findings) = ResponseValidation.flag(fixtures.stubs, document: document)
@@ -17,19 +17,17 @@ import Testing
     set.stubs += flagged
     var configuration = MockServiceConfiguration()
     configuration.logLevel = .quiet
+    configuration.requestCheck = RequestValidation.check(OpenAPIRequestValidator(document: document))
     let service = MockService(configuration: configuration, fixtures: set)
     var serverConfiguration = ServerConfiguration()
     serverConfiguration.port = 0
-    let server = HTTPServer(
-      configuration: serverConfiguration,
-      responder: RequestValidatingResponder(
-        inner: service, validator: OpenAPIRequestValidator(document: document)))
+    let server = HTTPServer(configuration: serverConfiguration, responder: service)
     try server.start()
-    return (server, URL(string: server.baseURL)!)
+    return (server, URL(string: server.baseURL)!, service)
   }
 
   @Test func requestsThatBreakTheDocumentGet400WithAReport() async throws {
-    let (server, base) = try start(fixtures: FixtureSet())
+    let (server, base, service) = try start(fixtures: FixtureSet())
     defer { server.shutdown(graceful: false) }
     let notANumber = try await exchange(base, "GET", "/users/abc")
     #expect(notANumber.status == 400)
@@ -58,6 +56,8 @@ import Testing
     #expect(wrongType.status == 400)
     // Requests no operation addresses are not judged.
     #expect(try await exchange(base, "GET", "/elsewhere").status == 404)
+    // The refused requests are in the journal with their status.
+    #expect(service.journal.snapshot().filter { $0.responseStatus == 400 }.count == 4)
   }
 
   @Test func stubAnswersThatBreakTheDocumentAreFlagged() async throws {
@@ -66,7 +66,7 @@ import Testing
       try JSONValue.parse(
         #"{"request": {"method": "GET", "urlPath": "/users/42"}, "response": {"status": 200, "headers": {"Content-Type": "application/json"}, "jsonBody": {"code": 0, "data": {"id": 42, "name": "Aiko", "email": 42}}}}"#
       ), file: "mappings/users.json", context: context)
-    let (server, base) = try start(fixtures: FixtureSet(stubs: [try #require(stub)]))
+    let (server, base, _) = try start(fixtures: FixtureSet(stubs: [try #require(stub)]))
     defer { server.shutdown(graceful: false) }
     let reply = try await exchange(base, "GET", "/users/42")
     #expect(reply.status == 200)
