@@ -37,7 +37,10 @@ let package = Package(
     // JSON Schema validation as OpenAPI 3.0/3.1 and `matchesJsonSchema` use it.
     .target(name: "JSONSchema", dependencies: ["MockJSON"]),
     // The stub model, its parser and diagnostics, matching and the stub table.
-    .target(name: "Mappings", dependencies: ["HTTPCore", "MockJSON"]),
+    .target(
+      name: "Mappings", dependencies: ["HTTPCore", "MockJSON"],
+      // CompiledRegex calls ICU's regex C API in the toolchain's _FoundationICU (the ICU Foundation uses).
+      linkerSettings: [.linkedLibrary("_FoundationICU", .when(platforms: [.linux]))]),
     // The server: event loop, connections, responses and faults, the mock responder, journal, admin API.
     .target(
       name: "MockServer",

@@ -361,15 +361,15 @@ struct AdminAPITests {
     try await withMockService { service, port in
       let stub = #"""
         {"id":"slow","scenarioName":"s","newScenarioState":"moved",
-         "request":{"url":"/slow"},"response":{"status":200,"fixedDelayMilliseconds":300}}
+         "request":{"url":"/slow"},"response":{"status":200,"fixedDelayMilliseconds":1000}}
         """#
       _ = try http(port, "POST", "/__admin/mappings", body: stub)
       do {
         let client = try RawClient(port: port)
         client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
         usleep(50_000)
-      }  // closed before the delay ends
-      usleep(500_000)
+      }  // closed long before the 1 s delay ends
+      usleep(1_500_000)
       #expect(service.scenarioBook.scenarios(of: service.store.stubs).first?.state == "Started")
       _ = try http(port, "GET", "/slow")
       #expect(eventually { service.scenarioBook.scenarios(of: service.store.stubs).first?.state == "moved" })
