@@ -1,4 +1,4 @@
-import Foundation
+import Mappings
 
 /// Builds one string a regular expression matches, for concrete requests made from stub patterns
 /// (`mockserver verify`, `export pact`): literals kept, `\d` → `0`, `\w` → `a`, `.` → `x`, a class → its
@@ -10,10 +10,7 @@ public enum RegexExample {
   public static func generate(_ pattern: String) -> String? {
     var parser = Parser(chars: Array(pattern))
     guard let out = parser.alternation(), parser.i == parser.chars.count else { return nil }
-    guard
-      let regex = try? NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z"),
-      regex.firstMatch(in: out, range: NSRange(out.startIndex..<out.endIndex, in: out)) != nil
-    else { return nil }
+    guard let regex = try? CompiledRegex(pattern), regex.matches(out) else { return nil }
     return out
   }
 

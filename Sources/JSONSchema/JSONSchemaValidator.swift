@@ -276,11 +276,8 @@ public struct JSONSchemaValidator: Sendable {
       fail("a string of at most \(max) character\(max == 1 ? "" : "s")", nil, nil)
     }
     if let pattern = s["pattern"]?.stringValue {
-      if let regex = try? NSRegularExpression(pattern: pattern) {
-        let range = NSRange(text.startIndex..<text.endIndex, in: text)
-        if regex.firstMatch(in: text, range: range) == nil {
-          fail("a string matching /\(pattern)/", nil, nil)
-        }
+      if let found = PatternCache.shared.search(pattern, in: text), !found {
+        fail("a string matching /\(pattern)/", nil, nil)
       }
     }
     if let format = s["format"]?.stringValue, let ok = StringFormats.check(format, text), !ok {
@@ -348,10 +345,7 @@ public struct JSONSchemaValidator: Sendable {
       fail("an object with at most \(max) properties", "\(values.count)", nil)
     }
     let properties = s["properties"]?.objectValue
-    let patterns: [(NSRegularExpression, JSONValue, String)] =
-      s["patternProperties"]?.objectValue?.members.compactMap { m in
-        (try? NSRegularExpression(pattern: m.key)).map { ($0, m.value, m.key) }
-      } ?? []
+    let patterns = s["patternProperties"]?.objectValue?.members ?? []
     var seen: Set<String> = []
     for member in o.members.reversed() where seen.insert(member.key).inserted {
       let key = member.key
@@ -361,11 +355,10 @@ public struct JSONSchemaValidator: Sendable {
         described = true
         check(member.value, childPath, sub, loc.appending("properties", key), depth: depth + 1, &out)
       }
-      for (regex, sub, source) in patterns
-      where regex.firstMatch(in: key, range: NSRange(key.startIndex..<key.endIndex, in: key)) != nil {
+      for p in patterns where PatternCache.shared.search(p.key, in: key) == true {
         described = true
         check(
-          member.value, childPath, sub, loc.appending("patternProperties", source), depth: depth + 1, &out)
+          member.value, childPath, p.value, loc.appending("patternProperties", p.key), depth: depth + 1, &out)
       }
       if !described, let additional = s["additionalProperties"] {
         if additional == .bool(false) {
@@ -402,5 +395,28 @@ public struct JSONSchemaValidator: Sendable {
     case "object": return "an object"
     default: return "a " + type
     }
+  }
+}
+
+/// Compiled `pattern`s, each compiled once per process: schemas are validated many times (every request
+/// with `--validate-requests`), and compiling per use would cost time (and, in swift-corelibs-foundation,
+/// leak a copy of every pattern longer than 256 UTF-16 units; see `CompiledRegex`).
+final class PatternCache: @unchecked Sendable {
+  static let shared = PatternCache()
+  // NSRegularExpression is immutable after creation and documented as safe to use from several threads;
+  // the dictionary is only touched under the lock. An invalid pattern is cached as nil.
+  private let lock = NSLock()
+  private var compiled: [String: NSRegularExpression?] = [:]
+
+  /// True when `pattern` (ECMA 262 style, unanchored) finds a match in `text`; nil for an invalid pattern.
+  func search(_ pattern: String, in text: String) -> Bool? {
+    let regex = lock.withLock { () -> NSRegularExpression? in
+      if let cached = compiled[pattern] { return cached }
+      let made = try? NSRegularExpression(pattern: pattern)
+      compiled[pattern] = made
+      return made
+    }
+    guard let regex else { return nil }
+    return regex.firstMatch(in: text, range: NSRange(text.startIndex..<text.endIndex, in: text)) != nil
   }
 }
