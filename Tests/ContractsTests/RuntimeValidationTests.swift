@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import HTTPCore
+import JSONSchema
 import Mappings
 import MockJSON
 import MockServer
@@ -75,5 +76,38 @@ import Testing
         == "$.response.jsonBody.data.email: expected a string of format email (#/components/schemas/User/properties/email), found 42"
     )
     #expect(try await exchange(base, "GET", "/users/41").headers["x-contract-violation"] == nil)
+  }
+}
+
+@Suite struct RequestValidatorTests {
+  @Test func queryParametersAreReadAsTheirSchemaTypes() throws {
+    let validator = OpenAPIRequestValidator(
+      document: try OpenAPIDocument.load(path: SharedDocuments.path("petstore.yaml")))
+    func check(_ target: String) -> [String]? {
+      validator.violations(method: "GET", target: target, headers: [:], body: [])?.map(\.description)
+    }
+    #expect(check("/pets") == [])
+    #expect(check("/pets?limit=20") == [])
+    #expect(
+      check("/pets?limit=abc") == [
+        "query limit: expected an integer (#/paths/~1pets/get/parameters/0/schema), found \"abc\""
+      ])
+    #expect(
+      check("/pets?limit=500") == [
+        "query limit: expected a number <= 100 (#/paths/~1pets/get/parameters/0/schema), found 500"
+      ])
+    #expect(check("/unknown") == nil)
+  }
+
+  @Test func refSiblingsFollowTheDialect() throws {
+    let schemas: JSONValue = try .parse(
+      ##"{"components": {"schemas": {"S": {"type": "string"}}}, "x": {"$ref": "#/components/schemas/S", "maxLength": 2}}"##
+    )
+    let location = SchemaLocation(tokens: ["x"])
+    let v30 = JSONSchemaValidator(document: schemas, dialect: .openAPI30)
+    let v31 = JSONSchemaValidator(document: schemas, dialect: .openAPI31)
+    #expect(v30.validate(.string("abc"), at: location).isEmpty)
+    #expect(
+      v31.validate(.string("abc"), at: location).map(\.expected) == ["a string of at most 2 characters"])
   }
 }
