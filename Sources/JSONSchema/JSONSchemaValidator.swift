@@ -35,6 +35,18 @@ public struct JSONSchemaValidator: Sendable {
     self.dialect = dialect
   }
 
+  /// A validator for one standalone JSON Schema document (WireMock's `matchesJsonSchema`): `$ref`s such as
+  /// `#/definitions/x` or `#/$defs/x` resolve within it; draft 4 Boolean and 2020-12 numeric exclusive
+  /// bounds are both understood.
+  public init(schema: JSONValue) {
+    self.init(document: schema, dialect: .openAPI31)
+  }
+
+  /// Validates `instance` against the main document itself (the standalone schema).
+  public func validate(_ instance: JSONValue) -> [SchemaViolation] {
+    validate(instance, at: SchemaLocation())
+  }
+
   /// Validates `instance` against the schema at `location`.
   /// - Returns: every violation found (empty when the value conforms). For `anyOf`/`oneOf` with no
   ///   matching branch, the violations of the closest branch are reported.

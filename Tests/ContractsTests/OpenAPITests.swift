@@ -201,3 +201,18 @@ let usersDocument = SharedDocuments.repositoryRoot.path + "/Tests/ContractsTests
       ])
   }
 }
+
+@Suite struct StandaloneSchemaTests {
+  /// The form `matchesJsonSchema` uses: one schema document with its own definitions.
+  @Test func standaloneSchemaWithDefinitions() throws {
+    let validator = JSONSchemaValidator(
+      schema: try .parse(
+        ##"{"type": "object", "required": ["user"], "properties": {"user": {"$ref": "#/$defs/user"}}, "$defs": {"user": {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer", "exclusiveMinimum": 0}}}}}"##
+      ))
+    #expect(validator.validate(try .parse(#"{"user": {"id": 1}}"#)).isEmpty)
+    #expect(
+      validator.validate(try .parse(#"{"user": {"id": 0}}"#)).map(\.description) == [
+        "$.user.id: expected a number > 0 (#/$defs/user/properties/id), found 0"
+      ])
+  }
+}
