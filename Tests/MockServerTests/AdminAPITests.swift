@@ -219,10 +219,10 @@ struct AdminAPITests {
       #expect(try http(port, "GET", "/__admin/requests?limit=1").json?["requests"]?.arrayValue?.count == 1)
       let onlyUnmatched = try http(port, "GET", "/__admin/requests?unmatched=true")
       #expect(onlyUnmatched.json?["requests"]?.arrayValue?.count == 1)
-      let future = JournalEntry.isoDate(Date().timeIntervalSince1970 + 3600)
+      let future = HTTPDate.iso8601(Date().timeIntervalSince1970 + 3600)
       #expect(
         try http(port, "GET", "/__admin/requests?since=\(future)").json?["requests"]?.arrayValue?.count == 0)
-      let past = JournalEntry.isoDate(before - 3600)
+      let past = HTTPDate.iso8601(before - 3600)
       #expect(
         try http(port, "GET", "/__admin/requests?since=\(past)").json?["requests"]?.arrayValue?.count == 2)
 

@@ -249,11 +249,6 @@ extension AdminAPI {
   /// ISO 8601 (`2024-05-01T12:00:00Z`, with fraction or offset) or milliseconds since 1970 → seconds.
   static func parseTime(_ text: String) -> Double? {
     if let ms = Double(text), ms.isFinite { return ms / 1000 }
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-    if let d = formatter.date(from: text) { return d.timeIntervalSince1970 }
-    formatter.formatOptions = [.withInternetDateTime]
-    if let d = formatter.date(from: text) { return d.timeIntervalSince1970 }
-    return nil
+    return HTTPDate.parseISO8601(text)
   }
 }
