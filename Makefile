@@ -9,12 +9,12 @@ FIXTURES ?= Fixtures
 
 all: build
 
-# System headers for the COpenSSL and CZlib targets (Debian packages), installed only when missing.
+# System headers for the COpenSSL, CZlib and CYAML targets (Debian packages), installed only when missing.
 deps:
-	@if [ ! -f /usr/include/openssl/ssl.h ] || [ ! -f /usr/include/zlib.h ]; then \
-	  echo "make: installing libssl-dev zlib1g-dev"; \
+	@if [ ! -f /usr/include/openssl/ssl.h ] || [ ! -f /usr/include/zlib.h ] || [ ! -f /usr/include/yaml.h ]; then \
+	  echo "make: installing libssl-dev zlib1g-dev libyaml-dev"; \
 	  $(SUDO) apt-get update -qq >/dev/null 2>&1 || true; \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libssl-dev zlib1g-dev >/dev/null; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libssl-dev zlib1g-dev libyaml-dev >/dev/null; \
 	fi
 
 build: deps

@@ -4,6 +4,8 @@ import PackageDescription
 // Modules and their arrows (docs/architecture.md):
 //   HTTPCore ← MockJSON ← Mappings ← MockServer ← MockServerCLI ← mockserver
 //   NativeSupport (zlib, OpenSSL) ← MockServer, ClientKit;  MockServerTesting → MockServer, Mappings
+//   MockJSON ← JSONSchema ← Contracts (+ Mappings, CYAML) ← MockServerCLI (which also uses ClientKit's
+//   transport for `verify`; MockServer itself never imports ClientKit)
 // MockServer and ClientKit never import each other.
 let package = Package(
   name: "MockServer",
@@ -23,12 +25,17 @@ let package = Package(
     .systemLibrary(
       name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
       providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+    .systemLibrary(
+      name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1",
+      providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
     // Values, parser, serializer and HTTP dates: no I/O, shared by server and client.
     .target(name: "HTTPCore"),
     // zlib, OpenSSL errors and BIOs, digests: the C libraries both sides use, wrapped once.
     .target(name: "NativeSupport", dependencies: ["CZlib", "COpenSSL"]),
     // JSON values with exact numbers, parser, serializer, JSONPath.
     .target(name: "MockJSON"),
+    // JSON Schema validation as OpenAPI 3.0/3.1 and `matchesJsonSchema` use it.
+    .target(name: "JSONSchema", dependencies: ["MockJSON"]),
     // The stub model, its parser and diagnostics, matching and the stub table.
     .target(
       name: "Mappings", dependencies: ["HTTPCore", "MockJSON"],
@@ -38,8 +45,13 @@ let package = Package(
     .target(
       name: "MockServer",
       dependencies: ["HTTPCore", "MockJSON", "Mappings", "NativeSupport", "CLinuxShims", "COpenSSL"]),
+    // Contracts: YAML and OpenAPI documents, stubs generated from them, lint against them, Pact files in
+    // and out, drift between fixtures and a running provider.
+    .target(name: "Contracts", dependencies: ["HTTPCore", "MockJSON", "JSONSchema", "Mappings", "CYAML"]),
     // The command line: options, main, TLS set-up.
-    .target(name: "MockServerCLI", dependencies: ["MockServer", "Mappings", "MockJSON", "HTTPCore"]),
+    .target(
+      name: "MockServerCLI",
+      dependencies: ["MockServer", "Mappings", "MockJSON", "HTTPCore", "Contracts", "ClientKit"]),
     .executableTarget(name: "mockserver", dependencies: ["MockServerCLI"]),
     .target(name: "ClientKit", dependencies: ["HTTPCore", "NativeSupport", "COpenSSL"]),
     .target(
@@ -54,6 +66,12 @@ let package = Package(
     .testTarget(
       name: "HardeningTests",
       dependencies: ["MockServer", "MockServerTesting", "Mappings", "MockJSON", "HTTPCore"]),
+    .testTarget(
+      name: "ContractsTests",
+      dependencies: [
+        "Contracts", "JSONSchema", "MockJSON", "Mappings", "HTTPCore", "MockServer", "MockServerCLI",
+        "MockServerTesting",
+      ]),
     .testTarget(
       name: "ContractTests",
       dependencies: ["ClientKit", "MockServerTesting", "MockServer", "Mappings", "MockJSON", "HTTPCore"]),

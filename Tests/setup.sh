@@ -19,3 +19,10 @@ if ! python3 -c "import wiremock.client" >/dev/null 2>&1; then
   python3 -m pip install -q --disable-pip-version-check wiremock >/dev/null 2>&1 \
     || python3 -m pip install -q --disable-pip-version-check --break-system-packages wiremock >/dev/null
 fi
+# Pact's reference implementation (PyPI package `pact-python`, v3 or later: the Pact FFI with its mock server
+# and verifier) for the Pact round-trip tests (Tests/ContractsTests/Pact/).
+if ! python3 -c "import pact; assert int(pact.__version__.split('.')[0]) >= 3" >/dev/null 2>&1; then
+  echo "setup: installing pact-python"
+  python3 -m pip install -q --disable-pip-version-check 'pact-python>=3' >/dev/null 2>&1 \
+    || python3 -m pip install -q --disable-pip-version-check --break-system-packages 'pact-python>=3' >/dev/null
+fi

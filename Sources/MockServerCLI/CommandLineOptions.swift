@@ -84,6 +84,14 @@ public struct CommandLineOptions: Sendable, Equatable {
   public var certOutputDirectory = "certs"
   /// False with `--no-watch`: no hot reload of the fixtures folder.
   public var watch = true
+  /// `--openapi SPEC`: serve stubs generated from an OpenAPI document (with `lint`: check the fixtures
+  /// against it). See docs/contracts.md.
+  public var openAPISpec: String?
+  /// `--validate-requests` (with `--openapi`): requests that break the document get `400` and a report.
+  public var validateRequests = false
+  /// `--validate-responses` (with `--openapi`): stub answers that break the document are logged and carry
+  /// an `x-contract-violation` header.
+  public var validateResponses = false
 
   /// Defaults.
   public init() {}
@@ -185,6 +193,9 @@ public struct CommandLineOptions: Sendable, Equatable {
           throw UsageError(description: "--tls-fault expects expired, wrong-host or untrusted, got '\(v)'")
         }
         options.tlsFault = v
+      case "--openapi": options.openAPISpec = try value(name)
+      case "--validate-requests": options.validateRequests = true
+      case "--validate-responses": options.validateResponses = true
       case "--out" where options.command == .cert: options.certOutputDirectory = try value(name)
       default:
         if options.command == .lint, !argument.hasPrefix("-"), !lintDirectoryGiven {
@@ -198,6 +209,9 @@ public struct CommandLineOptions: Sendable, Equatable {
       }
     }
     try options.validateTLS()
+    if options.validateRequests || options.validateResponses, options.openAPISpec == nil {
+      throw UsageError(description: "--validate-requests and --validate-responses need --openapi SPEC")
+    }
     return options
   }
 
@@ -223,6 +237,14 @@ public struct CommandLineOptions: Sendable, Equatable {
     USAGE
       mockserver [serve] [options]     serve the fixtures folder
       mockserver lint [DIR]            validate fixtures (default DIR: Fixtures) and exit
+      mockserver lint --openapi SPEC [DIR]   also check every stub against an OpenAPI document
+      mockserver --openapi SPEC        serve stubs generated from an OpenAPI document (Prefer: code=404)
+                 [--validate-requests] [--validate-responses]   check traffic against the document
+      mockserver import openapi SPEC [--out DIR] [--seed N]   write DIR/mappings/ from an OpenAPI document
+      mockserver import pact FILE... [--out DIR]   write DIR/mappings/ from Pact files (v2, v3, v4)
+      mockserver export pact --consumer C --provider P [--fixtures DIR] [--from-journal URL] [--out FILE]
+      mockserver verify --upstream URL [--fixtures DIR] [--only NAME]... [--junit FILE] [--header 'K: V']
+                                       compare the fixtures with the running provider (docs/contracts.md)
       mockserver cert [--out DIR]      write ca.pem, ca-key.pem, server.pem, server-key.pem, client.pem,
                                        client-key.pem into DIR (default certs; an existing CA is kept)
 

@@ -1,3 +1,4 @@
+import Contracts
 import Dispatch
 import Foundation
 import HTTPCore
@@ -12,6 +13,9 @@ public enum MockServerMain {
   /// Runs the command line `arguments` (without the program name) and returns the exit code
   /// (0 ok, 1 invalid fixtures, 2 usage, 3 cannot start). `serve` blocks until SIGINT/SIGTERM.
   public static func run(arguments: [String]) -> Int32 {
+    if let first = arguments.first, ContractCommands.commands.contains(first) {
+      return ContractCommands.run(arguments)
+    }
     let options: CommandLineOptions
     do {
       options = try CommandLineOptions.parse(arguments)
@@ -42,6 +46,7 @@ public enum MockServerMain {
   }
 
   static func lint(_ options: CommandLineOptions) -> Int32 {
+    if let spec = options.openAPISpec { return ContractCommands.lintOpenAPI(options, spec: spec) }
     let (output, code) = FixtureLoader.runLint(directory: options.fixturesDirectory)
     if code == 0 {
       print("\(options.fixturesDirectory): " + (output.isEmpty ? "no problems" : output))
@@ -62,7 +67,27 @@ public enum MockServerMain {
     configuration.eventLoops = options.eventLoops
     configuration.limits.maxHeaderSectionBytes = options.maxHeaderSectionBytes
     configuration.limits.maxBodyBytes = options.maxBodyBytes
-    let fixtures = FixtureLoader.load(directory: options.fixturesDirectory)
+    var fixtures = FixtureLoader.load(directory: options.fixturesDirectory)
+    var requestValidator: OpenAPIRequestValidator?
+    if let spec = options.openAPISpec {
+      // --openapi: the document's stubs, then the fixtures folder's (when there is one).
+      if !FileManager.default.fileExists(atPath: options.fixturesDirectory) { fixtures = FixtureSet() }
+      switch ContractCommands.openAPIFixtures(spec, seed: options.seed ?? 1) {
+      case .success(let (document, generated)):
+        if options.validateResponses {
+          let (flagged, findings) = ResponseValidation.flag(fixtures.stubs, document: document)
+          fixtures.stubs = flagged
+          for finding in findings { printError("contract violation: \(finding)") }
+        }
+        if options.validateRequests { requestValidator = OpenAPIRequestValidator(document: document) }
+        // The folder's stubs are added last, so they win ties with the generated ones.
+        fixtures.stubs = generated.stubs + fixtures.stubs
+        fixtures.problems += generated.problems
+      case .failure(let error):
+        printError("mockserver: \(error)")
+        return 1
+      }
+    }
     if fixtures.hasErrors {
       printError(fixtures.report())
       if !options.skipInvalid {
@@ -92,6 +117,7 @@ public enum MockServerMain {
     serviceConfiguration.adminAllowedOrigins = options.adminAllowedOrigins
     configuration.maxHoldMilliseconds = options.maxHoldMilliseconds
     configuration.shutdownGraceMilliseconds = options.shutdownGraceMilliseconds
+    serviceConfiguration.requestCheck = requestValidator.map(RequestValidation.check)
     let service = MockService(configuration: serviceConfiguration, fixtures: fixtures)
     let server = HTTPServer(configuration: configuration, responder: service)
     var tls: TLSSetup.Prepared?
@@ -121,7 +147,7 @@ public enum MockServerMain {
       )
     }
     let watcher = FixtureWatcher(directory: options.fixturesDirectory, service: service)
-    if options.watch { watcher.start() }
+    if options.watch, options.openAPISpec == nil { watcher.start() }
     service.onShutdownRequested = { done.signal() }
     print("listening on \(server.baseURL)")
     if let tls, !startHTTPS(server, tls, port: options.httpsPort ?? 0) {

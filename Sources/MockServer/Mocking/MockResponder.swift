@@ -14,6 +14,7 @@ public final class MockResponder: Sendable {
   let logger: RequestLogger
   let settings: MockSettings
   let builder: ResponsePlanBuilder
+  let requestCheck: (@Sendable (HTTPRequest) -> (response: HTTPResponse, note: String)?)?
   private let random: Mutex<SplitMix64>
 
   init(
@@ -26,6 +27,7 @@ public final class MockResponder: Sendable {
     self.logger = logger
     self.settings = settings
     builder = ResponsePlanBuilder(maxHoldMilliseconds: configuration.maxHoldMilliseconds)
+    requestCheck = configuration.requestCheck
     random = Mutex(SplitMix64(seed: configuration.seed ?? UInt64.random(in: .min ... .max)))
   }
 
@@ -58,6 +60,16 @@ public final class MockResponder: Sendable {
           #"{"error":"request content could not be decoded (\#(coding)): \#(error.description)","status":400}"#
         )
       }
+    }
+    if let requestCheck, let (response, note) = requestCheck(request) {
+      var entry = makeEntry(request, context: context, stubID: nil, nearMisses: [])
+      entry.responseStatus = response.status.code
+      entry.served = true
+      journal.record(entry)
+      logger.request(
+        request, status: response.status.code, fault: nil, stub: note, durationMilliseconds: 0,
+        responseHead: response.head, responseBody: response.body)
+      return .respond(status: response.status, headers: response.head.headers, body: response.body)
     }
     let table = store.table
     let scenarios = scenarioBook.states

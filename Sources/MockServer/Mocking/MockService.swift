@@ -39,6 +39,10 @@ public struct MockServiceConfiguration: Sendable {
   /// The largest delay a stub, a setting or a flag can ask for: one day, in ms. Larger values are refused
   /// where they enter (fixtures, admin API, command line) and sampled delays are clamped to it.
   public static let maxDelayMilliseconds = ResponseDefinition.maxDelayMilliseconds
+  /// A check of every stub request before matching (content already decoded), e.g. against an OpenAPI
+  /// document (`--validate-requests`): a non-nil answer is sent instead of any stub, journaled and logged
+  /// with `note`. Nil (the default) checks nothing.
+  public var requestCheck: (@Sendable (HTTPRequest) -> (response: HTTPResponse, note: String)?)?
   /// Creates the defaults.
   public init() {}
 }

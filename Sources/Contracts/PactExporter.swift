@@ -1,0 +1,345 @@
+import HTTPCore
+import Mappings
+import MockJSON
+
+/// A concrete request: what `verify` sends and what a Pact interaction describes.
+public struct ExampleRequest: Sendable, Hashable {
+  /// `GET`, `POST`, …
+  public var method: String
+  /// Path and query, e.g. `/users/42?page=1`.
+  public var url: String
+  /// Header fields in order.
+  public var headers: [(String, String)]
+  /// Body text, or nil.
+  public var body: String?
+
+  /// Creates a request.
+  public init(method: String, url: String, headers: [(String, String)] = [], body: String? = nil) {
+    self.method = method
+    self.url = url
+    self.headers = headers
+    self.body = body
+  }
+
+  /// Equality of all fields.
+  public static func == (a: ExampleRequest, b: ExampleRequest) -> Bool {
+    a.method == b.method && a.url == b.url && a.headers.elementsEqual(b.headers, by: ==) && a.body == b.body
+  }
+
+  /// Hash of method and URL.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(method)
+    hasher.combine(url)
+  }
+
+  /// The path without the query.
+  public var path: String {
+    String(url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0])
+  }
+
+  /// The query text after `?`, or empty.
+  public var query: String {
+    let parts = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+    return parts.count > 1 ? String(parts[1]) : ""
+  }
+
+  /// The request a stub stands for: its `metadata.x-example-request`, else one built from literal parts of
+  /// its pattern (`url`/`urlPath`, `equalTo` query parameters, headers and body, `equalToJson` body,
+  /// `equalTo` path parameters in a template). Nil, with the reason, when a part has no literal value.
+  public static func from(_ stub: StubMapping) -> Result<ExampleRequest, ExampleRequestError> {
+    if let example = stub.metadata?["x-example-request"], let method = example["method"]?.stringValue,
+      let url = example["url"]?.stringValue
+    {
+      let headers =
+        example["headers"]?.objectValue?.members.compactMap { m in m.value.stringValue.map { (m.key, $0) } }
+        ?? []
+      return .success(
+        ExampleRequest(method: method, url: url, headers: headers, body: example["body"]?.stringValue))
+    }
+    let source = stub.source["request"] ?? .null
+    // A stub for any method stands for GET.
+    let method = stub.request.method?.rawValue ?? "GET"
+    var url: String
+    switch stub.request.url {
+    case .url(let s), .urlPath(let s): url = s
+    case .urlPathTemplate(let t):
+      url = t.template
+      for p in stub.request.pathParameters {
+        guard let v = literal(source["pathParameters"]?[p.name]) else {
+          return .failure(.init(reason: "path parameter \(p.name) has no literal value"))
+        }
+        url = url.split(separator: "{\(p.name)}", omittingEmptySubsequences: false).joined(separator: v)
+      }
+      if url.contains("{") {
+        return .failure(.init(reason: "the path template \(t.template) has no example values"))
+      }
+    case .urlPattern(let r), .urlPathPattern(let r):
+      guard let example = RegexExample.generate(r.pattern), example.hasPrefix("/") else {
+        return .failure(.init(reason: "the URL is a regular expression (\(stub.request.url.description))"))
+      }
+      url = example
+    case .any: url = "/"
+    }
+    var query: [String] = []
+    for q in source["queryParameters"]?.objectValue ?? JSONObject() {
+      if q.value["absent"] != nil { continue }
+      guard let v = literal(q.value) else {
+        return .failure(.init(reason: "query parameter \(q.key) has no literal value"))
+      }
+      query.append(PercentEncoding.pathSegment(q.key) + "=" + PercentEncoding.pathSegment(v))
+    }
+    if !query.isEmpty { url += (url.contains("?") ? "&" : "?") + query.joined(separator: "&") }
+    var headers: [(String, String)] = []
+    for h in source["headers"]?.objectValue ?? JSONObject() {
+      if h.value["absent"] != nil { continue }
+      guard let v = literal(h.value) else {
+        return .failure(.init(reason: "header \(h.key) has no literal value"))
+      }
+      headers.append((h.key, v))
+    }
+    if let credentials = stub.request.basicAuthCredentials {
+      headers.append(
+        (
+          "Authorization",
+          "Basic " + Base64Text.encode(Array("\(credentials.username):\(credentials.password)".utf8))
+        ))
+    }
+    var body: String?
+    for pattern in source["bodyPatterns"]?.arrayValue ?? [] {
+      if let json = pattern["equalToJson"] {
+        body = json.stringValue.flatMap { (try? JSONValue.parse($0))?.serialized() } ?? json.serialized()
+        if !headers.contains(where: { $0.0.lowercased() == "content-type" }) {
+          headers.append(("Content-Type", "application/json"))
+        }
+      } else if let text = pattern["equalTo"]?.stringValue {
+        body = text
+      } else {
+        return .failure(.init(reason: "a body pattern has no literal value"))
+      }
+    }
+    return .success(ExampleRequest(method: method, url: url, headers: headers, body: body))
+  }
+}
+
+/// A value a matcher accepts: `equalTo`, `contains`, a string its `matches` regex matches, the first
+/// of `or`/`and`; nil when none can be made.
+func literal(_ matcher: JSONValue?) -> String? {
+  guard let matcher else { return nil }
+  if let v = matcher.stringValue { return v }
+  if let v = matcher["equalTo"]?.stringValue ?? matcher["contains"]?.stringValue { return v }
+  if let r = matcher["matches"]?.stringValue { return RegexExample.generate(r) }
+  if let list = matcher["and"]?.arrayValue ?? matcher["or"]?.arrayValue {
+    for m in list { if let v = literal(m) { return v } }
+  }
+  return nil
+}
+
+/// Why a stub has no concrete request (add `metadata.x-example-request` to give one).
+public struct ExampleRequestError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// E.g. `the URL is a regular expression`.
+  public var reason: String
+  /// The reason.
+  public var description: String { reason }
+}
+
+/// Writes Pact specification v3 files from stubs or from a request journal.
+public enum PactExporter {
+  /// A pact for `stubs`: one interaction per stub with a concrete request (see ``ExampleRequest/from(_:)``),
+  /// skipping faults and the per-state copies made by ``PactImporter``.
+  /// - Returns: the pact and the skipped stubs with reasons.
+  public static func pact(consumer: String, provider: String, stubs: [StubMapping]) -> (
+    pact: JSONValue, skipped: [(String, String)]
+  ) {
+    var interactions: [JSONValue] = []
+    var skipped: [(String, String)] = []
+    var descriptions: Set<String> = []
+    for stub in stubs {
+      let label = stub.name ?? stub.file.map { "\($0) \(stub.location)" } ?? stub.id
+      if stub.response.fault != nil {
+        skipped.append((label, "it answers with a fault"))
+        continue
+      }
+      if stub.scenarioName?.hasPrefix("pact:") == true { continue }
+      let request: ExampleRequest
+      switch ExampleRequest.from(stub) {
+      case .success(let r): request = r
+      case .failure(let e):
+        skipped.append((label, e.reason))
+        continue
+      }
+      var description =
+        stub.metadata?["pact"]?["description"]?.stringValue ?? stub.name ?? "\(request.method) \(request.url)"
+      if !descriptions.insert(description).inserted {
+        description += " (\(stub.response.status))"
+        descriptions.insert(description)
+      }
+      var states = stub.metadata?["pact"]?["providerStates"]?.arrayValue ?? []
+      if states.isEmpty, let state = stub.requiredScenarioState, state != StubMapping.scenarioStarted {
+        states = [
+          .object(JSONObject(pairs: [("name", .string("\(stub.scenarioName ?? "scenario") is \(state)"))]))
+        ]
+      }
+      let responseHeaders = stub.response.headers.map { ($0.name, $0.value) }
+      interactions.append(
+        interaction(
+          description: description, states: states, request: request, requestRules: requestRules(stub),
+          status: stub.response.status, headers: responseHeaders, body: stub.response.body))
+    }
+    return (document(consumer: consumer, provider: provider, interactions), skipped)
+  }
+
+  /// A pact from journal serve events (`GET /__admin/requests`): each matched request once (same method,
+  /// URL and body), with the headers its stub required and the stub's response.
+  public static func pact(consumer: String, provider: String, journal: JSONValue) -> JSONValue {
+    var interactions: [JSONValue] = []
+    var seen: Set<String> = []
+    let events = (journal["requests"]?.arrayValue ?? []).reversed()
+    for event in events where event["wasMatched"]?.boolValue == true {
+      guard let request = event["request"], let method = request["method"]?.stringValue,
+        let url = request["url"]?.stringValue, let stub = event["stubMapping"],
+        let response = stub["response"]
+      else { continue }
+      let body = request["body"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+      guard seen.insert("\(method) \(url) \(body ?? "")").inserted else { continue }
+      let wanted = Set(
+        (stub["request"]?["headers"]?.objectValue?.keys ?? []).map { $0.lowercased() } + ["content-type"])
+      let requestHeaders = (request["headers"]?.objectValue ?? JSONObject()).members.compactMap {
+        m -> (String, String)? in
+        guard wanted.contains(m.key.lowercased()) else { return nil }
+        return (
+          m.key,
+          m.value.stringValue ?? m.value.arrayValue?.compactMap(\.stringValue).joined(separator: ", ") ?? ""
+        )
+      }
+      let headers = (response["headers"]?.objectValue ?? JSONObject()).members.map { m in
+        (
+          m.key,
+          m.value.stringValue ?? m.value.arrayValue?.compactMap(\.stringValue).joined(separator: ", ") ?? ""
+        )
+      }
+      var bodyBytes: [UInt8] = []
+      if let json = response["jsonBody"] {
+        bodyBytes = Array(json.serialized().utf8)
+      } else if let text = response["body"]?.stringValue {
+        bodyBytes = Array(text.utf8)
+      }
+      let name = stub["name"]?.stringValue ?? "\(method) \(url)"
+      let states = stub["metadata"]?["pact"]?["providerStates"]?.arrayValue ?? []
+      interactions.append(
+        interaction(
+          description: name
+            + (interactions.contains { $0["description"]?.stringValue == name } ? " (\(url))" : ""),
+          states: states,
+          request: ExampleRequest(method: method, url: url, headers: requestHeaders, body: body),
+          requestRules: nil, status: response["status"]?.numberValue?.intValue ?? 200, headers: headers,
+          body: bodyBytes))
+    }
+    return document(consumer: consumer, provider: provider, interactions)
+  }
+
+  static func document(consumer: String, provider: String, _ interactions: [JSONValue]) -> JSONValue {
+    .object(
+      JSONObject(pairs: [
+        ("consumer", .object(JSONObject(pairs: [("name", .string(consumer))]))),
+        ("provider", .object(JSONObject(pairs: [("name", .string(provider))]))),
+        ("interactions", .array(interactions)),
+        (
+          "metadata",
+          .object(
+            JSONObject(pairs: [
+              ("pactSpecification", .object(JSONObject(pairs: [("version", .string("3.0.0"))]))),
+              ("mockserver", .object(JSONObject(pairs: [("exportedBy", .string("mockserver export pact"))]))),
+            ]))
+        ),
+      ]))
+  }
+
+  /// Request matching rules from the stub's non-literal matchers (regex headers and query parameters).
+  static func requestRules(_ stub: StubMapping) -> JSONValue? {
+    var header: [(String, JSONValue)] = []
+    var query: [(String, JSONValue)] = []
+    let source = stub.source["request"] ?? .null
+    func rule(_ matcher: JSONValue) -> JSONValue? {
+      guard let regex = matcher["matches"]?.stringValue, regex != "(?s).*" else { return nil }
+      return .object(
+        JSONObject(pairs: [
+          (
+            "matchers",
+            .array([.object(JSONObject(pairs: [("match", .string("regex")), ("regex", .string(regex))]))])
+          )
+        ]))
+    }
+    for h in source["headers"]?.objectValue ?? JSONObject() {
+      if let r = rule(h.value) { header.append((h.key, r)) }
+    }
+    for q in source["queryParameters"]?.objectValue ?? JSONObject() {
+      if let r = rule(q.value) { query.append((q.key, r)) }
+    }
+    var pairs: [(String, JSONValue)] = []
+    if !header.isEmpty { pairs.append(("header", .object(JSONObject(pairs: header)))) }
+    if !query.isEmpty { pairs.append(("query", .object(JSONObject(pairs: query)))) }
+    return pairs.isEmpty ? nil : .object(JSONObject(pairs: pairs))
+  }
+
+  static func interaction(
+    description: String, states: [JSONValue], request: ExampleRequest, requestRules: JSONValue?, status: Int,
+    headers: [(String, String)], body: [UInt8]
+  ) -> JSONValue {
+    var req: [(String, JSONValue)] = [("method", .string(request.method)), ("path", .string(request.path))]
+    if !request.query.isEmpty {
+      let query = PactImporter.queryValues(.string(request.query))
+      req.append(
+        ("query", .object(JSONObject(pairs: query.map { ($0.0, .array($0.1.map(JSONValue.string))) }))))
+    }
+    if !request.headers.isEmpty {
+      req.append(("headers", .object(JSONObject(pairs: request.headers.map { ($0.0, .string($0.1)) }))))
+    }
+    if let body = request.body {
+      let isJSON = request.headers.contains {
+        $0.0.lowercased() == "content-type" && MediaTypeName($0.1).isJSON
+      }
+      req.append(("body", isJSON ? ((try? JSONValue.parse(body)) ?? .string(body)) : .string(body)))
+    }
+    if let requestRules { req.append(("matchingRules", requestRules)) }
+    var res: [(String, JSONValue)] = [("status", .number(JSONNumber(status)))]
+    let kept = headers.filter {
+      !["content-length", "transfer-encoding", "date", "connection"].contains($0.0.lowercased())
+    }
+    if !kept.isEmpty {
+      res.append(("headers", .object(JSONObject(pairs: kept.map { ($0.0, .string($0.1)) }))))
+    }
+    if !body.isEmpty {
+      let contentType = kept.first { $0.0.lowercased() == "content-type" }?.1 ?? ""
+      if MediaTypeName(contentType).isJSON, let json = try? JSONValue.parse(bytes: body) {
+        res.append(("body", json))
+      } else {
+        res.append(("body", .string(String(decoding: body, as: UTF8.self))))
+      }
+    }
+    var pairs: [(String, JSONValue)] = [("description", .string(description))]
+    if !states.isEmpty { pairs.append(("providerStates", .array(states))) }
+    pairs.append(("request", .object(JSONObject(pairs: req))))
+    pairs.append(("response", .object(JSONObject(pairs: res))))
+    return .object(JSONObject(pairs: pairs))
+  }
+}
+
+/// Base64 (RFC 4648) for Basic credentials.
+enum Base64Text {
+  static func encode(_ bytes: [UInt8]) -> String {
+    let table = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+    var out = ""
+    var i = 0
+    while i < bytes.count {
+      let b0 = bytes[i]
+      let b1 = i + 1 < bytes.count ? bytes[i + 1] : 0
+      let b2 = i + 2 < bytes.count ? bytes[i + 2] : 0
+      out.append(table[Int(b0 >> 2)])
+      out.append(table[Int((b0 & 3) << 4 | b1 >> 4)])
+      out.append(i + 1 < bytes.count ? table[Int((b1 & 15) << 2 | b2 >> 6)] : "=")
+      out.append(i + 2 < bytes.count ? table[Int(b2 & 63)] : "=")
+      i += 3
+    }
+    return out
+  }
+}

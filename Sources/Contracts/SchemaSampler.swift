@@ -1,0 +1,252 @@
+import Foundation
+import JSONSchema
+import MockJSON
+
+/// Generates a value that conforms to a schema, reproducibly from a seed: `example`/`default`/`const`
+/// first, then enums, formats (`date-time`, `date`, `uuid`, `email`, `uri`, `hostname`, `ipv4`, `ipv6`),
+/// `minimum`/`maximum` (exclusive too) and `multipleOf`, `minLength`/`maxLength`, `minItems`/`maxItems`,
+/// every declared property, `allOf` merged, the first `oneOf`/`anyOf` branch.
+public struct SchemaSampler {
+  /// The document whose `$ref`s the schemas use.
+  public let document: OpenAPIDocument
+  var random: SplitMix64
+
+  /// Creates a sampler; the same seed and document give the same values.
+  public init(document: OpenAPIDocument, seed: UInt64) {
+    self.document = document
+    self.random = SplitMix64(seed: seed)
+  }
+
+  /// A value for the schema at `location` (nil when there is no schema there).
+  public mutating func sample(at location: SchemaLocation) -> JSONValue? {
+    guard let schema = document.schema(at: location) else { return nil }
+    return sample(schema, location, depth: 0)
+  }
+
+  mutating func sample(_ schema: JSONValue, _ location: SchemaLocation, depth: Int) -> JSONValue {
+    var (schema, location) = document.dereference(schema, at: location)
+    guard case .object(var s) = schema, depth < 12 else {
+      return schema == .bool(false) ? .null : .object(JSONObject())
+    }
+    if let c = s["const"] { return c }
+    if let e = s["example"] { return e }
+    if let e = s["examples"]?.arrayValue?.first { return e }
+    if let e = s["enum"]?.arrayValue, !e.isEmpty { return e[Int(random.next() % UInt64(e.count))] }
+    if let d = s["default"] { return d }
+    if let all = s["allOf"]?.arrayValue, !all.isEmpty {
+      // Merge object parts: properties and required of every branch.
+      var members: [JSONObject.Member] = []
+      for (k, branch) in all.enumerated() {
+        let value = sample(branch, location.appending("allOf", String(k)), depth: depth + 1)
+        if case .object(let o) = value {
+          for m in o where !members.contains(where: { $0.key == m.key }) { members.append(m) }
+        } else if all.count == 1 {
+          return value
+        }
+      }
+      s.members.removeAll { $0.key == "allOf" }
+      if case .object(let own) = sample(.object(s), location, depth: depth + 1) {
+        for m in own where !members.contains(where: { $0.key == m.key }) { members.append(m) }
+      }
+      return .object(JSONObject(members))
+    }
+    for key in ["oneOf", "anyOf"] {
+      if let branches = s[key]?.arrayValue, let first = branches.first {
+        var value = sample(first, location.appending(key, "0"), depth: depth + 1)
+        if let property = s["discriminator"]?["propertyName"]?.stringValue, case .object(var o) = value,
+          let ref = first["$ref"]?.stringValue
+        {
+          let mapped = s["discriminator"]?["mapping"]?.objectValue?.members.first {
+            $0.value.stringValue == ref
+          }?.key
+          let name = mapped ?? String(ref.split(separator: "/").last ?? "")
+          o.members.removeAll { $0.key == property }
+          o.members.insert(JSONObject.Member(key: property, value: .string(name)), at: 0)
+          value = .object(o)
+        }
+        return value
+      }
+    }
+    var type = s["type"]?.stringValue
+    if type == nil, let list = s["type"]?.arrayValue?.compactMap(\.stringValue) {
+      type = list.first { $0 != "null" } ?? list.first
+    }
+    if type == nil {
+      if s["properties"] != nil || s["additionalProperties"] != nil {
+        type = "object"
+      } else if s["items"] != nil {
+        type = "array"
+      } else {
+        type = "string"
+      }
+    }
+    switch type {
+    case "object": return object(s, location, depth: depth)
+    case "array": return array(s, location, depth: depth)
+    case "integer": return .number(integer(s))
+    case "number": return .number(number(s))
+    case "boolean": return .bool(random.next() & 1 == 0)
+    case "null": return .null
+    default: return .string(string(s))
+    }
+  }
+
+  mutating func object(_ s: JSONObject, _ location: SchemaLocation, depth: Int) -> JSONValue {
+    var members: [JSONObject.Member] = []
+    let required = Set(s["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+    for p in s["properties"]?.objectValue ?? JSONObject() {
+      // Deep optional members are left out so recursive schemas end.
+      if depth > 4, !required.contains(p.key) { continue }
+      if p.value["writeOnly"]?.boolValue == true, !required.contains(p.key) { continue }
+      members.append(
+        JSONObject.Member(
+          key: p.key, value: sample(p.value, location.appending("properties", p.key), depth: depth + 1)))
+    }
+    for name in required.sorted() where !members.contains(where: { $0.key == name }) {
+      let extra = s["additionalProperties"]
+      let value =
+        extra.map { sample($0, location.appending("additionalProperties"), depth: depth + 1) }
+        ?? .string(string(JSONObject()))
+      members.append(JSONObject.Member(key: name, value: value))
+    }
+    if let min = s["minProperties"]?.numberValue?.intValue, members.count < min,
+      let extra = s["additionalProperties"], extra != .bool(false)
+    {
+      for k in members.count..<min {
+        members.append(
+          JSONObject.Member(
+            key: "property\(k + 1)",
+            value: sample(extra, location.appending("additionalProperties"), depth: depth + 1)))
+      }
+    }
+    return .object(JSONObject(members))
+  }
+
+  mutating func array(_ s: JSONObject, _ location: SchemaLocation, depth: Int) -> JSONValue {
+    let minItems = s["minItems"]?.numberValue?.intValue ?? (depth > 4 ? 0 : 1)
+    let maxItems = s["maxItems"]?.numberValue?.intValue ?? (minItems + 2)
+    let upper = max(minItems, min(maxItems, minItems + 2))
+    let count = minItems + Int(random.next() % UInt64(upper - minItems + 1))
+    var items: [JSONValue] = []
+    let prefix = s["prefixItems"]?.arrayValue ?? []
+    let unique = s["uniqueItems"]?.boolValue == true
+    var attempts = 0
+    while items.count < count, attempts < count * 8 + 8 {
+      attempts += 1
+      let k = items.count
+      let item: JSONValue
+      if k < prefix.count {
+        item = sample(prefix[k], location.appending("prefixItems", String(k)), depth: depth + 1)
+      } else if let schema = s["items"] {
+        item = sample(schema, location.appending("items"), depth: depth + 1)
+      } else {
+        item = .string(string(JSONObject()))
+      }
+      if unique, items.contains(item) { continue }
+      items.append(item)
+    }
+    return .array(items)
+  }
+
+  mutating func integer(_ s: JSONObject) -> JSONNumber {
+    var low = s["minimum"]?.numberValue.map { Int(ceil($0.doubleValue)) } ?? 1
+    var high = s["maximum"]?.numberValue.map { Int(floor($0.doubleValue)) } ?? max(low, 1) + 999
+    if s["exclusiveMinimum"]?.boolValue == true { low += 1 }
+    if let e = s["exclusiveMinimum"]?.numberValue { low = Int(floor(e.doubleValue)) + 1 }
+    if s["exclusiveMaximum"]?.boolValue == true { high -= 1 }
+    if let e = s["exclusiveMaximum"]?.numberValue { high = Int(ceil(e.doubleValue)) - 1 }
+    if s["maximum"] == nil, s["exclusiveMaximum"]?.numberValue == nil { high = max(high, low + 999) }
+    if s["minimum"] == nil, s["exclusiveMinimum"]?.numberValue == nil, high < low { low = high - 999 }
+    guard high >= low else { return JSONNumber(low) }
+    if s["format"]?.stringValue == "int32" {
+      low = max(low, Int(Int32.min))
+      high = min(high, Int(Int32.max))
+    }
+    var value = low + Int(random.next() % UInt64(min(high - low, 1_000_000) + 1))
+    if let m = s["multipleOf"]?.numberValue?.intValue, m > 0 {
+      let up = ((value + m - 1) / m) * m
+      value = up <= high ? up : (value / m) * m
+    }
+    return JSONNumber(value)
+  }
+
+  mutating func number(_ s: JSONObject) -> JSONNumber {
+    if s["multipleOf"]?.numberValue?.isInteger == true { return integer(s) }
+    let low = s["minimum"]?.numberValue?.doubleValue ?? s["exclusiveMinimum"]?.numberValue?.doubleValue ?? 0
+    let high =
+      s["maximum"]?.numberValue?.doubleValue ?? s["exclusiveMaximum"]?.numberValue?.doubleValue ?? low + 1000
+    guard high > low else { return JSONNumber(text: String(low)) ?? JSONNumber(0) }
+    // Two decimals strictly inside the range (so exclusive bounds hold too).
+    let span = high - low
+    var v = low + span * (0.05 + 0.9 * Double(random.next() % 10_000) / 10_000)
+    v = (v * 100).rounded() / 100
+    if v <= low || v >= high { v = (low + high) / 2 }
+    return JSONNumber(text: String(v)) ?? JSONNumber(Int(v))
+  }
+
+  mutating func string(_ s: JSONObject) -> String {
+    let r = random.next()
+    switch s["format"]?.stringValue {
+    case "date-time":
+      let (y, mo, d) = date(r)
+      let time = "\(pad(Int(r >> 20 % 24))):\(pad(Int(r >> 28 % 60))):\(pad(Int(r >> 36 % 60)))"
+      return "\(y)-\(pad(mo))-\(pad(d))T\(time)Z"
+    case "date":
+      let (y, mo, d) = date(r)
+      return "\(y)-\(pad(mo))-\(pad(d))"
+    case "time": return "\(pad(Int(r % 24))):\(pad(Int(r >> 8 % 60))):\(pad(Int(r >> 16 % 60)))Z"
+    case "uuid": return uuid()
+    case "email": return "user\(r % 10_000)@example.com"
+    case "uri", "url", "iri": return "https://example.com/item/\(r % 10_000)"
+    case "uri-reference": return "/item/\(r % 10_000)"
+    case "hostname": return "host\(r % 1000).example.com"
+    case "ipv4": return "192.0.2.\(r % 255)"
+    case "ipv6": return "2001:db8::\(String(r % 65_535, radix: 16))"
+    case "byte": return "aGVsbG8="
+    default: break
+    }
+    let minLength = s["minLength"]?.numberValue?.intValue ?? 0
+    let maxLength = s["maxLength"]?.numberValue?.intValue ?? max(minLength, 12)
+    let target = min(max(minLength, min(8, maxLength)), maxLength)
+    let letters = Array("abcdefghijklmnopqrstuvwxyz")
+    var out = ""
+    var x = r
+    for _ in 0..<target {
+      out.append(letters[Int(x % 26)])
+      x = x / 26 == 0 ? random.next() : x / 26
+    }
+    return out
+  }
+
+  func date(_ r: UInt64) -> (Int, Int, Int) {
+    (2020 + Int(r % 7), 1 + Int((r >> 8) % 12), 1 + Int((r >> 16) % 28))
+  }
+
+  func pad(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+
+  mutating func uuid() -> String {
+    let hex = Array("0123456789abcdef")
+    var out = ""
+    for k in 0..<32 {
+      if [8, 12, 16, 20].contains(k) { out.append("-") }
+      var digit = Int(random.next() % 16)
+      if k == 12 { digit = 4 }
+      if k == 16 { digit = 8 + digit % 4 }
+      out.append(hex[digit])
+    }
+    return out
+  }
+}
+
+/// SplitMix64: a small, fast, reproducible generator (not for secrets).
+struct SplitMix64 {
+  var state: UInt64
+  init(seed: UInt64) { state = seed }
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}

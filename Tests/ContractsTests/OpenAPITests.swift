@@ -1,0 +1,218 @@
+import Contracts
+import Foundation
+import HTTPCore
+import JSONSchema
+import Mappings
+import MockJSON
+import MockServer
+import MockServerCLI
+import Testing
+
+/// The shared documents with their YAML and JSON twins.
+let sharedDocuments = [
+  "petstore", "petstore-expanded", "api-with-examples", "link-example", "uspto", "webhook-example",
+  "non-oauth-scopes",
+]
+
+let usersDocument = SharedDocuments.repositoryRoot.path + "/Tests/ContractsTests/Documents/users.yaml"
+
+@Suite struct YAMLTests {
+  @Test(arguments: sharedDocuments + ["split/main", "split/schemas"])
+  func yamlAndJSONTwinsParseToTheSameValue(name: String) throws {
+    let yaml = try String(contentsOfFile: SharedDocuments.path(name + ".yaml"), encoding: .utf8)
+    let json = try String(contentsOfFile: SharedDocuments.path(name + ".json"), encoding: .utf8)
+    #expect(try YAMLDocument.parse(yaml) == JSONValue.parse(json))
+  }
+
+  @Test func coreSchemaScalarsAnchorsAndMergeKeys() throws {
+    let value = try YAMLDocument.parse(
+      """
+      a: 007
+      b: -1.5e3
+      c: .5
+      d: "12"
+      e: ~
+      f: yes
+      g: 0x1F
+      h: &base {x: 1, y: [true, false, null]}
+      i:
+        <<: *base
+        y: 2
+      '200': ok
+      j: |
+        two
+        lines
+      """)
+    #expect(value["a"] == .number(JSONNumber(7)))
+    #expect(value["b"]?.numberValue == JSONNumber(text: "-1.5e3"))
+    #expect(value["c"]?.numberValue == JSONNumber(text: "0.5"))
+    #expect(value["d"] == .string("12"))
+    #expect(value["e"] == .null)
+    #expect(value["f"] == .string("yes"))
+    #expect(value["g"] == .number(JSONNumber(31)))
+    #expect(value["i"]?["x"] == .number(JSONNumber(1)))
+    #expect(value["i"]?["y"] == .number(JSONNumber(2)))
+    #expect(value["200"] == .string("ok"))
+    #expect(value["j"] == .string("two\nlines"))
+  }
+
+  @Test func syntaxErrorsHaveLineAndColumn() {
+    #expect(throws: YAMLParseError.self) { try YAMLDocument.parse("a: [1, 2\nb: 3") }
+    do {
+      _ = try YAMLDocument.parse("a: b: c")
+      Issue.record("expected an error")
+    } catch {
+      #expect(error.line == 1)
+      #expect(error.description.contains("mapping values are not allowed"))
+    }
+  }
+}
+
+@Suite struct OpenAPIDocumentTests {
+  @Test(arguments: sharedDocuments)
+  func everySharedDocumentLoads(name: String) throws {
+    let yaml = try OpenAPIDocument.load(path: SharedDocuments.path(name + ".yaml"))
+    let json = try OpenAPIDocument.load(path: SharedDocuments.path(name + ".json"))
+    #expect(yaml.operations.count == json.operations.count)
+    #expect(yaml.operations.map(\.name) == json.operations.map(\.name))
+  }
+
+  @Test func operationsAndTheirPaths() throws {
+    let doc = try OpenAPIDocument.load(path: SharedDocuments.path("petstore.yaml"))
+    #expect(doc.operations.map(\.name) == ["listPets", "createPets", "showPetById"])
+    let (op, params) = try #require(doc.operation(method: "GET", path: "/pets/42"))
+    #expect(op.name == "showPetById")
+    #expect(params == ["petId": "42"])
+    // The server URL's base path may prefix the stub path.
+    #expect(doc.operation(method: "GET", path: "/v1/pets")?.0.name == "listPets")
+    #expect(doc.operation(method: "DELETE", path: "/pets") == nil)
+    // 3.1: webhooks only, no paths.
+    let webhooks = try OpenAPIDocument.load(path: SharedDocuments.path("webhook-example.yaml"))
+    #expect(webhooks.operations.isEmpty)
+  }
+
+  @Test func siblingFileReferencesResolve() throws {
+    let doc = try OpenAPIDocument.load(path: SharedDocuments.path("split/main.yaml"))
+    #expect(doc.siblings.keys.sorted() == ["schemas.yaml"])
+    let op = try #require(doc.operation(method: "GET", path: "/pets/3")?.0)
+    let media = try #require(op.responses.first?.content.first)
+    let location = try #require(media.schemaLocation)
+    let good: JSONValue = try .parse(#"{"id": 1, "name": "rex", "status": "sold"}"#)
+    #expect(doc.validator.validate(good, at: location).isEmpty)
+    let bad: JSONValue = try .parse(#"{"id": 0, "name": "rex", "status": "lost"}"#)
+    #expect(
+      doc.validator.validate(bad, at: location).map(\.description) == [
+        "$.status: expected one of \"available\", \"pending\", \"sold\" (schemas.yaml#/Pet/properties/status), found \"lost\"",
+        "$.id: expected a number >= 1 (schemas.yaml#/Pet/properties/id), found 0",
+      ])
+  }
+
+  @Test func missingFilesAndSwaggerTwoAreRefused() throws {
+    #expect(throws: OpenAPILoadError.self) { try OpenAPIDocument.load(path: "/nonexistent/api.yaml") }
+    do {
+      _ = try OpenAPIDocument.parse("swagger: '2.0'\ninfo: {title: t, version: '1'}\npaths: {}")
+      Issue.record("expected an error")
+    } catch {
+      #expect(error.message.contains("Swagger 2.0"))
+    }
+  }
+}
+
+@Suite struct JSONSchemaValidatorTests {
+  let validator = JSONSchemaValidator(document: .object(JSONObject()), dialect: .openAPI30)
+
+  func violations(_ schema: String, _ value: String) throws -> [String] {
+    validator.validate(try JSONValue.parse(value), schema: try JSONValue.parse(schema)).map(\.description)
+  }
+
+  @Test(arguments: [
+    (#"{"type":"string"}"#, #""a""#, true), (#"{"type":"string"}"#, "1", false),
+    (#"{"type":"integer"}"#, "1.0", true), (#"{"type":"integer"}"#, "1.5", false),
+    (#"{"type":"string","nullable":true}"#, "null", true), (#"{"type":"string"}"#, "null", false),
+    (#"{"type":["string","null"]}"#, "null", true), (#"{"enum":[1,"a"]}"#, "1.0", true),
+    (#"{"enum":[1,"a"]}"#, #""b""#, false), (#"{"const":{"a":1}}"#, #"{"a":1}"#, true),
+    (#"{"type":"string","format":"date-time"}"#, #""2024-02-29T10:20:30.5+01:00""#, true),
+    (#"{"type":"string","format":"date-time"}"#, #""2023-02-29T10:20:30Z""#, false),
+    (#"{"type":"string","format":"date"}"#, #""2024-12-31""#, true),
+    (#"{"type":"string","format":"date"}"#, #""2024-13-01""#, false),
+    (#"{"type":"string","format":"uuid"}"#, #""123e4567-e89b-12d3-a456-426614174000""#, true),
+    (#"{"type":"string","format":"uuid"}"#, #""123e4567e89b12d3a456426614174000""#, false),
+    (#"{"type":"string","format":"email"}"#, #""aiko@example.com""#, true),
+    (#"{"type":"string","format":"email"}"#, #""aiko.example.com""#, false),
+    (#"{"type":"string","format":"uri"}"#, #""https://example.com/a?b""#, true),
+    (#"{"type":"string","format":"uri"}"#, #""/relative""#, false),
+    (#"{"type":"string","format":"ipv6"}"#, #""2001:db8::1""#, true),
+    (#"{"type":"string","format":"something-else"}"#, #""anything""#, true),
+    (#"{"minimum":1,"maximum":10}"#, "10", true), (#"{"minimum":1,"maximum":10}"#, "10.5", false),
+    (#"{"maximum":10,"exclusiveMaximum":true}"#, "10", false), (#"{"exclusiveMinimum":0}"#, "0", false),
+    (#"{"multipleOf":0.5}"#, "2.5", true), (#"{"multipleOf":0.5}"#, "2.4", false),
+    (#"{"type":"integer","format":"int32"}"#, "2147483648", false),
+    (#"{"minLength":2,"maxLength":3}"#, #""é€""#, true), (#"{"maxLength":3}"#, #""abcd""#, false),
+    (#"{"pattern":"^[a-z]+$"}"#, #""abc""#, true), (#"{"pattern":"^[a-z]+$"}"#, #""ab1""#, false),
+    (#"{"items":{"type":"integer"},"minItems":1,"uniqueItems":true}"#, "[1,2]", true),
+    (#"{"items":{"type":"integer"},"minItems":1,"uniqueItems":true}"#, "[1,1]", false),
+    (#"{"items":{"type":"integer"}}"#, #"[1,"2"]"#, false),
+    (
+      #"{"required":["a"],"properties":{"a":{"type":"integer"}},"additionalProperties":false}"#, #"{"a":1}"#,
+      true
+    ),
+    (
+      #"{"required":["a"],"properties":{"a":{"type":"integer"}},"additionalProperties":false}"#,
+      #"{"a":1,"b":2}"#, false
+    ),
+    (#"{"additionalProperties":{"type":"string"}}"#, #"{"x":1}"#, false),
+    (#"{"allOf":[{"required":["a"]},{"required":["b"]}]}"#, #"{"a":1}"#, false),
+    (#"{"anyOf":[{"type":"string"},{"type":"integer"}]}"#, "3", true),
+    (#"{"oneOf":[{"type":"number"},{"type":"integer"}]}"#, "3", false),
+    (#"{"oneOf":[{"type":"number"},{"type":"integer"}]}"#, "3.5", true),
+    (#"{"not":{"type":"string"}}"#, #""x""#, false), ("true", "1", true), ("false", "1", false),
+  ])
+  func keyword(schema: String, value: String, valid: Bool) throws {
+    #expect(try violations(schema, value).isEmpty == valid, "\(schema) against \(value)")
+  }
+
+  @Test func violationsNameTheInstanceAndSchemaPaths() throws {
+    let doc = try OpenAPIDocument.load(path: usersDocument)
+    let op = try #require(doc.operation(method: "GET", path: "/users/1")?.0)
+    let location = try #require(op.responses.first?.content.first?.schemaLocation)
+    let body: JSONValue = try .parse(
+      #"{"code":0,"data":{"id":1,"name":"","email":42,"joined":"yesterday","extra":true},"info":null}"#)
+    #expect(
+      doc.validator.validate(body, at: location).map(\.description).sorted() == [
+        "$.data.email: expected a string of format email (#/components/schemas/User/properties/email), found 42",
+        "$.data.extra: expected no property extra (additionalProperties is false) (#/components/schemas/User), found true",
+        "$.data.joined: expected a string of format date-time (#/components/schemas/User/properties/joined), found \"yesterday\"",
+        "$.data.name: expected a string of at least 1 character (#/components/schemas/User/properties/name), found \"\"",
+      ])
+  }
+
+  @Test func discriminatorChoosesTheBranch() throws {
+    let doc = try OpenAPIDocument.load(path: usersDocument)
+    let pet = SchemaLocation(tokens: ["components", "schemas", "Pet"])
+    #expect(doc.validator.validate(try .parse(#"{"kind":"cat","name":"Tama","lives":9}"#), at: pet).isEmpty)
+    #expect(
+      doc.validator.validate(try .parse(#"{"kind":"dog","name":"Rex","lives":9}"#), at: pet).map(
+        \.description) == [
+          "$.goodBoy: expected property goodBoy (required) (#/components/schemas/Dog), found nothing"
+        ])
+    #expect(
+      doc.validator.validate(try .parse(#"{"kind":"cow","name":"Bess"}"#), at: pet).map(\.description) == [
+        "$.kind: expected property kind naming one of the schemas Cat, Dog (#/components/schemas/Pet), found \"cow\""
+      ])
+  }
+}
+
+@Suite struct StandaloneSchemaTests {
+  /// The form `matchesJsonSchema` uses: one schema document with its own definitions.
+  @Test func standaloneSchemaWithDefinitions() throws {
+    let validator = JSONSchemaValidator(
+      schema: try .parse(
+        ##"{"type": "object", "required": ["user"], "properties": {"user": {"$ref": "#/$defs/user"}}, "$defs": {"user": {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer", "exclusiveMinimum": 0}}}}}"##
+      ))
+    #expect(validator.validate(try .parse(#"{"user": {"id": 1}}"#)).isEmpty)
+    #expect(
+      validator.validate(try .parse(#"{"user": {"id": 0}}"#)).map(\.description) == [
+        "$.user.id: expected a number > 0 (#/$defs/user/properties/id), found 0"
+      ])
+  }
+}

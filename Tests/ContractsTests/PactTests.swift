@@ -1,0 +1,159 @@
+import Contracts
+import Foundation
+import MockJSON
+import MockServer
+import MockServerCLI
+import MockServerTesting
+import Testing
+
+/// Runs `body` on a thread of its own (not the concurrency pool), for blocking work such as the
+/// synchronous command line or a child process.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+  await withCheckedContinuation { continuation in
+    Thread.detachNewThread { continuation.resume(returning: body()) }
+  }
+}
+
+/// Runs a child process; returns its exit status and combined output.
+func run(_ executable: String, _ arguments: [String]) async throws -> (Int32, String) {
+  try await offPool {
+    Result {
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+      process.arguments = [executable] + arguments
+      let pipe = Pipe()
+      process.standardOutput = pipe
+      process.standardError = pipe
+      try process.run()
+      let data = pipe.fileHandleForReading.readDataToEndOfFile()
+      process.waitUntilExit()
+      return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+  }.get()
+}
+
+let pactScripts = SharedDocuments.repositoryRoot.path + "/Tests/ContractsTests/Pact"
+
+/// Writes a pact file with Pact's reference implementation (pact-python; Tests/setup.sh installs it).
+func referencePact(_ specification: String) async throws -> String {
+  let out = try temporaryFolder("pact-\(specification)")
+  let (status, output) = try await run("python3", [pactScripts + "/consumer.py", out, specification])
+  try #require(status == 0, "pact-python consumer test failed (run Tests/setup.sh): \(output)")
+  return out + "/FriendsApp-FriendsAPI.json"
+}
+
+/// Verifies pact files against `base` with Pact's reference verifier.
+func referenceVerify(_ base: URL, _ files: [String]) async throws -> (Int32, String) {
+  try await run("python3", [pactScripts + "/verify.py", "FriendsAPI", base.absoluteString] + files)
+}
+
+@Suite(.serialized) struct PactTests {
+  @Test(arguments: ["V2", "V3", "V4"])
+  func referencePactImportsAndServesEveryInteraction(specification: String) async throws {
+    let pactFile = try await referencePact(specification)
+    let pact = try JSONValue.parse(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: pactFile))))
+    let fixtures = try temporaryFolder("pact-fixtures")
+    defer { try? FileManager.default.removeItem(atPath: fixtures) }
+    #expect(mockserver("import", "pact", pactFile, "--out", fixtures) == 0)
+    let set = FixtureLoader.load(directory: fixtures)
+    #expect(set.problems.map(\.description) == [])
+    // Three interactions, two with a provider state: three default stubs and two state copies.
+    #expect(set.stubs.count == 5)
+    #expect(
+      set.stubs.filter { $0.scenarioName == "pact:FriendsAPI" }.compactMap(\.requiredScenarioState).sorted()
+        == [
+          "no friend 999", "two friends exist",
+        ])
+
+    let server = try TestMockServer.start(fixtures: fixtures)
+    defer { server.stop() }
+    for (k, interaction) in (pact["interactions"]?.arrayValue ?? []).enumerated() {
+      let stub = try #require(
+        set.stubs.first { $0.metadata?["pact"]?["interaction"]?.numberValue?.intValue == k })
+      let example = try #require(stub.metadata?["x-example-request"])
+      var headers: [String: String] = [:]
+      for m in example["headers"]?.objectValue ?? JSONObject() { headers[m.key] = m.value.stringValue }
+      let reply = try await exchange(
+        server.baseURL, example["method"]?.stringValue ?? "GET", example["url"]?.stringValue ?? "/",
+        headers: headers,
+        body: example["body"]?.stringValue)
+      #expect(reply.status == interaction["response"]?["status"]?.numberValue?.intValue)
+      let expected = interaction["response"]?["body"].map { $0["content"] ?? $0 }
+      #expect(try JSONValue.parse(bytes: Array(reply.body)) == expected)
+    }
+    // The rules became matchers: another token of the right form matches, a Basic one does not.
+    let other = try await exchange(
+      server.baseURL, "GET", "/api/v1/friends?page=2", headers: ["Authorization": "Bearer other-token"])
+    #expect(other.status == 200)
+    let wrong = try await exchange(
+      server.baseURL, "GET", "/api/v1/friends?page=1", headers: ["Authorization": "Basic abc"])
+    #expect(wrong.status == 404)
+    let notANumber = try await exchange(
+      server.baseURL, "GET", "/api/v1/friends?page=x", headers: ["Authorization": "Bearer t"])
+    #expect(notANumber.status == 404)
+
+    // Pact's own verifier accepts our server serving the imported pact.
+    let (status, output) = try await referenceVerify(server.baseURL, [pactFile])
+    #expect(status == 0, "\(output)")
+  }
+
+  @Test func exportedPactIsAcceptedByPactsVerifier() async throws {
+    let pactFile = try await referencePact("V3")
+    let fixtures = try temporaryFolder("export")
+    defer { try? FileManager.default.removeItem(atPath: fixtures) }
+    #expect(mockserver("import", "pact", pactFile, "--out", fixtures) == 0)
+    // A hand-written stub too: literal request parts only.
+    try Data(
+      #"{"name": "me", "request": {"method": "GET", "url": "/api/v1/me?lang=en", "headers": {"Accept": {"equalTo": "application/json"}}}, "response": {"status": 200, "headers": {"Content-Type": "application/json"}, "jsonBody": {"id": 1, "tags": ["a"]}}}"#
+        .utf8
+    ).write(to: URL(fileURLWithPath: fixtures + "/mappings/me.json"))
+    let exported = fixtures + "/out/pact.json"
+    #expect(
+      mockserver(
+        "export", "pact", "--consumer", "FriendsApp", "--provider", "FriendsAPI", "--fixtures", fixtures,
+        "--out", exported)
+        == 0)
+    let pact = try JSONValue.parse(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: exported))))
+    #expect(pact["metadata"]?["pactSpecification"]?["version"] == .string("3.0.0"))
+    #expect(pact["interactions"]?.arrayValue?.count == 4)
+
+    let server = try TestMockServer.start(fixtures: fixtures)
+    defer { server.stop() }
+    let (status, output) = try await referenceVerify(server.baseURL, [exported])
+    #expect(status == 0, "\(output)")
+
+    // From the journal: only what was exercised.
+    server.reset()
+    _ = try await exchange(
+      server.baseURL, "GET", "/api/v1/me?lang=en", headers: ["Accept": "application/json"])
+    _ = try await exchange(server.baseURL, "GET", "/api/v1/friends/999")
+    let fromJournal = fixtures + "/out/journal.json"
+    let base = server.baseURL.absoluteString
+    let code = await offPool {
+      MockServerMain.run(arguments: [
+        "export", "pact", "--consumer", "FriendsApp", "--provider", "FriendsAPI", "--from-journal", base,
+        "--out", fromJournal,
+      ])
+    }
+    #expect(code == 0)
+    let journalPact = try JSONValue.parse(
+      bytes: Array(try Data(contentsOf: URL(fileURLWithPath: fromJournal))))
+    #expect(
+      journalPact["interactions"]?.arrayValue?.compactMap { $0["request"]?["path"]?.stringValue }.sorted()
+        == ["/api/v1/friends/999", "/api/v1/me"])
+    let (journalStatus, journalOutput) = try await referenceVerify(server.baseURL, [fromJournal])
+    #expect(journalStatus == 0, "\(journalOutput)")
+  }
+
+  @Test func importerRejectsFilesThatAreNotPacts() throws {
+    #expect(throws: PactImportError.self) { try PactImporter.mappings(from: .object(JSONObject())) }
+    let noMethod: JSONValue = try .parse(
+      #"{"interactions": [{"request": {"path": "/"}, "response": {"status": 200}}]}"#)
+    do {
+      _ = try PactImporter.mappings(from: noMethod)
+      Issue.record("expected an error")
+    } catch {
+      #expect(error.description == "$.interactions[0].request.method: expected a string, found nothing")
+    }
+  }
+}
