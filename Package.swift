@@ -29,8 +29,10 @@ let package = Package(
     .target(name: "NativeSupport", dependencies: ["CZlib", "COpenSSL"]),
     // JSON values with exact numbers, parser, serializer, JSONPath.
     .target(name: "MockJSON"),
+    // Response templates: WireMock's Handlebars dialect, its helpers and the request model.
+    .target(name: "Templating", dependencies: ["HTTPCore", "MockJSON"]),
     // The stub model, its parser and diagnostics, matching and the stub table.
-    .target(name: "Mappings", dependencies: ["HTTPCore", "MockJSON"]),
+    .target(name: "Mappings", dependencies: ["HTTPCore", "MockJSON", "Templating"]),
     // The server: event loop, connections, responses and faults, the mock responder, journal, admin API.
     .target(
       name: "MockServer",
@@ -43,6 +45,7 @@ let package = Package(
       name: "MockServerTesting",
       dependencies: ["MockServer", "MockServerCLI", "Mappings", "MockJSON", "HTTPCore"]),
     .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
+    .testTarget(name: "TemplatingTests", dependencies: ["Templating", "HTTPCore", "MockJSON"]),
     .testTarget(
       name: "MockServerTests",
       dependencies: ["MockServer", "MockServerCLI", "Mappings", "MockJSON", "NativeSupport", "HTTPCore"]),
