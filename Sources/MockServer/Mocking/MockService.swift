@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import Mappings
+import MockJSON
 import Synchronization
 
 /// Settings of the mock application behind the HTTP server. Times in milliseconds.
@@ -154,7 +155,7 @@ public final class MockService: HTTPResponder, Sendable {
       entry.served = true
       journal.record(entry)
       logger.request(request, status: 400, fault: nil, stub: nil, durationMilliseconds: 0)
-      return .json(status: .badRequest, #"{"error":"\#(jsonEscaped(error.description))","status":400}"#)
+      return .json(status: .badRequest, #"{"error":\#(JSONValue.quoted(error.description)),"status":400}"#)
     }
   }
 
