@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Modules and their arrows (docs/architecture.md):
-//   HTTPCore ← MockJSON ← Mappings ← MockServer ← MockServerCLI ← mockserver
+//   HTTPCore ← MockJSON ← Templating ← Mappings ← MockServer ← MockServerCLI ← mockserver
 //   NativeSupport (zlib, OpenSSL) ← MockServer, ClientKit;  MockServerTesting → MockServer, Mappings
 // MockServer and ClientKit never import each other.
 let package = Package(
@@ -36,9 +36,12 @@ let package = Package(
     // The server: event loop, connections, responses and faults, the mock responder, journal, admin API.
     .target(
       name: "MockServer",
-      dependencies: ["HTTPCore", "MockJSON", "Mappings", "NativeSupport", "CLinuxShims", "COpenSSL"]),
+      dependencies: [
+        "HTTPCore", "MockJSON", "Mappings", "Templating", "NativeSupport", "CLinuxShims", "COpenSSL",
+      ]),
     // The command line: options, main, TLS set-up.
-    .target(name: "MockServerCLI", dependencies: ["MockServer", "Mappings", "MockJSON", "HTTPCore"]),
+    .target(
+      name: "MockServerCLI", dependencies: ["MockServer", "Mappings", "MockJSON", "HTTPCore", "Templating"]),
     .executableTarget(name: "mockserver", dependencies: ["MockServerCLI"]),
     .target(name: "ClientKit", dependencies: ["HTTPCore", "NativeSupport", "COpenSSL"]),
     .target(

@@ -78,6 +78,7 @@ public enum MockServerMain {
     serviceConfiguration.journalCapacity = options.journalSize
     serviceConfiguration.seed = options.seed
     serviceConfiguration.globalDelayMilliseconds = options.globalDelayMilliseconds
+    serviceConfiguration.templating = options.templating
     serviceConfiguration.maxHoldMilliseconds = options.maxHoldMilliseconds
     serviceConfiguration.logLevel = options.quiet ? .quiet : options.verbose ? .verbose : .normal
     serviceConfiguration.logJSON = options.logJSON

@@ -17,6 +17,10 @@ public struct TemplateDate: Sendable, Hashable {
     self.timezone = timezone
   }
 
+  /// Milliseconds since 1970 of an ISO 8601 date or date-time (`2024-01-02T03:04:05Z`, an offset instead
+  /// of `Z`, no zone meaning UTC), or nil (for `--fixed-time`).
+  public static func epochMilliseconds(iso8601 text: String) -> Int64? { parseISO(text)?.epochMilliseconds }
+
   static func currentMilliseconds() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 
   var zone: TimeZone {

@@ -52,7 +52,8 @@ enum TemplateHelpers {
         return c.condition(items.contains { same($0, needle) })
       }
       if needle.isNull { return c.condition(false) }
-      return c.condition(c.params[0].rendered.contains(needle.rendered))
+      let n = needle.rendered
+      return c.condition(n.isEmpty || c.params[0].rendered.contains(n))
     }
     t["matches"] = { c in
       guard c.params.count >= 2 else {

@@ -26,6 +26,8 @@ public struct MockServiceConfiguration: Sendable {
   public var adminToken: String?
   /// Accept admin requests from any client address, not only loopback (`--admin-host` other than loopback).
   public var adminAllowsRemote = false
+  /// Response templating (`--global-response-templating`, `--template-escaping`, `--fixed-time`, …).
+  public var templating = TemplatingConfiguration()
   /// Creates the defaults.
   public init() {}
 }
@@ -134,8 +136,8 @@ public final class MockService: HTTPResponder, Sendable {
       }
     }
     switch outcome {
-    case .matched(let stub, _):
-      return serve(stub, request: request, context: context)
+    case .matched(let stub, let parameters):
+      return serve(stub, request: request, context: context, pathParameters: parameters)
     case .unmatched(let report):
       let entry = makeEntry(request, context: context, stubID: nil, nearMisses: report.nearMisses)
       var entryWithStatus = entry
@@ -177,18 +179,36 @@ public final class MockService: HTTPResponder, Sendable {
 
   // MARK: Serving a stub
 
-  private func serve(_ stub: StubMapping, request: HTTPRequest, context: RequestContext) -> ResponsePlan {
+  private func serve(
+    _ stub: StubMapping, request: HTTPRequest, context: RequestContext, pathParameters: [String: String] = [:]
+  ) -> ResponsePlan {
     let (serveCount, globalDelay, cached) = state.withLock {
       ($0.serveCounts[stub.id] ?? 0, $0.globalDelayMilliseconds, $0.prepared[stub.id])
     }
-    let definition = stub.response(serveCount: serveCount)
-    var prepared = cached
-    if prepared == nil, stub.responseSequence == nil, let made = builder.prepare(definition) {
+    var definition = stub.response(serveCount: serveCount)
+    // A templated response is rendered per request; every other stub keeps its prepared response.
+    let templated = configuration.templating.applies(to: definition)
+    var prepared = templated ? nil : cached
+    if prepared == nil, !templated, stub.responseSequence == nil, let made = builder.prepare(definition) {
       prepared = made
       state.withLock { $0.prepared[stub.id] = made }
     }
-    let (delay, seed, idWords) = random.withLock { rng -> (Double, UInt64, (UInt64, UInt64)) in
-      (definition.sampleDelayMilliseconds { rng.nextDouble() }, rng.next(), (rng.next(), rng.next()))
+    let (delay, seed, idWords, templateSeed) = random.withLock {
+      rng -> (Double, UInt64, (UInt64, UInt64), UInt64) in
+      (
+        definition.sampleDelayMilliseconds { rng.nextDouble() }, rng.next(), (rng.next(), rng.next()),
+        templated ? rng.next() : 0
+      )
+    }
+    if templated {
+      let problems: [String]
+      (definition, problems) = ResponseTemplating.render(
+        definition, request: request, context: context, pathParameters: pathParameters,
+        requestID: SplitMix64.uuidString(idWords.0, idWords.1), seed: templateSeed,
+        configuration: configuration.templating)
+      for p in problems where logger.level != .quiet {
+        logger.line("template \(stub.name ?? stub.id): \(p)")
+      }
     }
     var fruitful = SplitMix64(seed: seed)
     var plan = builder.plan(
