@@ -51,7 +51,9 @@ let package = Package(
     .testTarget(name: "TemplatingTests", dependencies: ["Templating", "HTTPCore", "MockJSON"]),
     .testTarget(
       name: "MockServerTests",
-      dependencies: ["MockServer", "MockServerCLI", "Mappings", "MockJSON", "NativeSupport", "HTTPCore"]),
+      dependencies: [
+        "MockServer", "MockServerCLI", "Mappings", "MockJSON", "Templating", "NativeSupport", "HTTPCore",
+      ]),
     .testTarget(name: "ClientKitTests", dependencies: ["ClientKit", "HTTPCore"]),
     .testTarget(
       name: "ContractTests",

@@ -83,6 +83,9 @@ extension StubParser {
     case .json:
       template.body = compile(
         String(decoding: r.body, as: UTF8.self), JSONPathText.child(path, "jsonBody"), &d)
+    case .envelope:
+      template.body = compile(
+        String(decoding: r.body, as: UTF8.self), JSONPathText.child(path, "x-envelope"), &d)
     case .file(let name):
       let p = JSONPathText.child(path, "bodyFileName")
       if Template.mayContainTags(name), local {

@@ -29,7 +29,16 @@ public struct Template: Sendable, Hashable, CustomStringConvertible {
 
   /// True when `text` contains anything that would be a tag (`{{`).
   public static func mayContainTags(_ text: String) -> Bool {
-    text.utf8.contains(UInt8(ascii: "{")) && text.contains("{{")
+    var previousWasBrace = false
+    for byte in text.utf8 {
+      if byte == UInt8(ascii: "{") {
+        if previousWasBrace { return true }
+        previousWasBrace = true
+      } else {
+        previousWasBrace = false
+      }
+    }
+    return false
   }
 
   /// The template text.

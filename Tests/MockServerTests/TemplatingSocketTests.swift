@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import MockJSON
+import Templating
 import Testing
 
 @testable import MockServer
@@ -320,5 +321,44 @@ struct TemplatingSocketTests {
         report.contains("$.mappings[0].response.body: 1:2: unclosed {{#each}} opened at 1:2"), "\(report)")
       #expect(report.contains("$.mappings[1].response.headers.X-A: 1:3: unknown helper 'nope'"), "\(report)")
     }
+  }
+}
+
+@Suite("Bundled templated fixtures")
+struct TemplatedFixtureTests {
+  @Test("Fixtures/mappings/orders.json answers as the README shows")
+  func readmeExample() async throws {
+    let fixtures = FixtureLoader.load(directory: bundledFixtures)
+    var configuration = MockServiceConfiguration()
+    configuration.logLevel = .quiet
+    configuration.seed = 7
+    configuration.templating.environment.fixedTimeMilliseconds = TemplateDateParsing.milliseconds(
+      "2026-11-30T12:00:00Z")
+    let service = MockService(configuration: configuration, fixtures: fixtures)
+    var serverConfiguration = ServerConfiguration()
+    serverConfiguration.port = 0
+    let server = HTTPServer(configuration: serverConfiguration, responder: service)
+    try server.start()
+    defer { server.shutdown(graceful: false) }
+    let get = TemplatingSocketTests.Case(request: nil, target: "/api/v1/orders/A-1042", expected: "")
+    let (getStatus, _, getBody) = try TemplatingSocketTests.exchange(port: server.port, get, index: 0)
+    #expect(getStatus == "HTTP/1.1 200 OK")
+    #expect(getBody == #"{"status":"OK","result":{"id":"A-1042","state":"shipped"}}"#)
+    let post = TemplatingSocketTests.Case(
+      method: "POST", target: "/api/v1/orders", headers: [("Content-Type", "application/json")],
+      body: #"{"item":"book","quantity":2}"#, expected: "")
+    let (postStatus, _, postBody) = try TemplatingSocketTests.exchange(port: server.port, post, index: 0)
+    #expect(postStatus == "HTTP/1.1 201 Created")
+    #expect(
+      postBody
+        == #"{"status":"OK","result":{"id":"c13b5277-6948-49bf-b756-c3e68c8f8913","item":"book","quantity":2,"createdAt":"2026-11-30T12:00:00Z"}}"#
+    )
+  }
+}
+
+/// `--fixed-time` parsing, as the command line does it.
+enum TemplateDateParsing {
+  static func milliseconds(_ iso: String) -> Int64? {
+    Templating.TemplateDate.epochMilliseconds(iso8601: iso)
   }
 }
