@@ -62,7 +62,7 @@ fuzz: deps
 	$(FUZZ_LINK) Fuzz/HTTPParserFuzzer.swift $(FUZZ_BUILD)/release/HTTPCore.build/*.o -o $(FUZZ_BUILD)/http-parser
 	$(FUZZ_LINK) Fuzz/JSONParserFuzzer.swift $(FUZZ_BUILD)/release/MockJSON.build/*.o -o $(FUZZ_BUILD)/json-parser
 	$(FUZZ_LINK) Fuzz/StubFuzzer.swift $(FUZZ_BUILD)/release/HTTPCore.build/*.o \
-	  $(FUZZ_BUILD)/release/MockJSON.build/*.o $(FUZZ_BUILD)/release/Mappings.build/*.o -o $(FUZZ_BUILD)/stubs
+	  $(FUZZ_BUILD)/release/MockJSON.build/*.o $(FUZZ_BUILD)/release/Mappings.build/*.o -l_FoundationICU -o $(FUZZ_BUILD)/stubs
 	mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/json-corpus $(FUZZ_BUILD)/stub-corpus
 	cd $(FUZZ_BUILD) && ./http-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus ../../Fuzz/corpus
 	cd $(FUZZ_BUILD) && ./json-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 json-corpus ../../Fuzz/json-corpus

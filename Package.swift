@@ -32,7 +32,10 @@ let package = Package(
     // Response templates: WireMock's Handlebars dialect, its helpers and the request model.
     .target(name: "Templating", dependencies: ["HTTPCore", "MockJSON"]),
     // The stub model, its parser and diagnostics, matching and the stub table.
-    .target(name: "Mappings", dependencies: ["HTTPCore", "MockJSON", "Templating"]),
+    .target(
+      name: "Mappings", dependencies: ["HTTPCore", "MockJSON", "Templating"],
+      // CompiledRegex calls ICU's regex C API in the toolchain's _FoundationICU (the ICU Foundation uses).
+      linkerSettings: [.linkedLibrary("_FoundationICU", .when(platforms: [.linux]))]),
     // The server: event loop, connections, responses and faults, the mock responder, journal, admin API.
     .target(
       name: "MockServer",

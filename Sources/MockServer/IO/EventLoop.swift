@@ -1,5 +1,6 @@
 import CLinuxShims
 import Foundation
+import HTTPCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -195,17 +196,8 @@ final class EventLoop: @unchecked Sendable {
     time(&now)
     let second = Int(now)
     if second != dateCache.second {
-      dateCache = (second, Array(Self.formatIMFDate(now).utf8))
+      dateCache = (second, Array(HTTPDate.format(Int64(now)).utf8))
     }
-  }
-
-  static func formatIMFDate(_ t: time_t) -> String {
-    var t = t
-    var tmValue = tm()
-    gmtime_r(&t, &tmValue)
-    var buffer = [CChar](repeating: 0, count: 64)
-    let n = strftime(&buffer, 64, "%a, %d %b %Y %H:%M:%S GMT", &tmValue)
-    return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 
   // MARK: Loop
