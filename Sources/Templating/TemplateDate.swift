@@ -64,18 +64,7 @@ public struct TemplateDate: Sendable, Hashable {
 
   func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : (a - b + 1) / b }
 
-  static func civil(_ z0: Int64) -> (Int, Int, Int) {
-    let z = z0 + 719468
-    let era = (z >= 0 ? z : z - 146096) / 146097
-    let doe = z - era * 146097
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
-    let y = yoe + era * 400
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-    let mp = (5 * doy + 2) / 153
-    let d = doy - (153 * mp + 2) / 5 + 1
-    let m = mp < 10 ? mp + 3 : mp - 9
-    return (Int(m <= 2 ? y + 1 : y), Int(m), Int(d))
-  }
+  static func civil(_ days: Int64) -> (Int, Int, Int) { HTTPDate.civilFromDays(days) }
 
   /// The date moved by an offset such as `3 days`, `-24 hours`, `1 months`; nil when the text is not one.
   func adding(offset: String) -> TemplateDate? {
@@ -110,8 +99,9 @@ public struct TemplateDate: Sendable, Hashable {
     return copy
   }
 
-  /// Parses `text`: with `format` (a Java-style pattern, `epoch` or `unix`), else ISO 8601 (date, date-time,
-  /// with or without fraction and offset) or an HTTP date (RFC 1123).
+  /// Parses `text`: with `format` (a Java-style pattern, `epoch` or `unix`), else RFC 3339 (HTTPDate's
+  /// parser), the shorter ISO 8601 forms WireMock also reads (a date alone, no zone meaning UTC), or an
+  /// HTTP date (RFC 1123).
   static func parse(_ text: String, format: String?) -> TemplateDate? {
     switch format {
     case "epoch": return Int64(text).map { TemplateDate(epochMilliseconds: $0) }
@@ -124,6 +114,9 @@ public struct TemplateDate: Sendable, Hashable {
       guard let d = f.date(from: text) else { return nil }
       return TemplateDate(epochMilliseconds: Int64((d.timeIntervalSince1970 * 1000).rounded()))
     case nil:
+      if let seconds = HTTPDate.parseISO8601(text) {
+        return TemplateDate(epochMilliseconds: Int64((seconds * 1000).rounded(.down)))
+      }
       if let d = parseISO(text) { return d }
       if let s = HTTPDate.parse(text) { return TemplateDate(epochMilliseconds: s * 1000) }
       return nil
@@ -191,13 +184,7 @@ public struct TemplateDate: Sendable, Hashable {
   }
 
   static func days(_ year: Int, _ month: Int, _ day: Int) -> Int64 {
-    let y = Int64(month <= 2 ? year - 1 : year)
-    let era = (y >= 0 ? y : y - 399) / 400
-    let yoe = y - era * 400
-    let mp = Int64((month + 9) % 12)
-    let doy = (153 * mp + 2) / 5 + Int64(day) - 1
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-    return era * 146097 + doe - 719468
+    HTTPDate.daysFromCivil(year: year, month: month, day: day)
   }
 
   /// WireMock's `truncateDate` units (`first day of month`, …), in UTC; nil for an unknown unit.
