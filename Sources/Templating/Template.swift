@@ -10,6 +10,9 @@ public struct Template: Sendable, Hashable, CustomStringConvertible {
   /// The template text.
   public let source: String
   package let nodes: [TemplateNode]
+  /// The members of `request` the template reads (`path`, `headers`, …), or nil when it may read any
+  /// (`{{toJson request}}`, `../`, `@root`): the request model is built with these only.
+  public let requestFields: Set<String>?
 
   /// Compiles `source`.
   /// - Throws: ``TemplateSyntaxError`` for malformed tags, unbalanced blocks and unknown helpers.
@@ -17,6 +20,40 @@ public struct Template: Sendable, Hashable, CustomStringConvertible {
     self.source = source
     var parser = TemplateParser(source, isHelper: { TemplateHelpers.isKnown($0) })
     nodes = try parser.parse()
+    var fields: Set<String>? = []
+    Template.collectFields(nodes, into: &fields)
+    requestFields = fields
+  }
+
+  static func collectFields(_ nodes: [TemplateNode], into fields: inout Set<String>?) {
+    for node in nodes {
+      switch node {
+      case .text: break
+      case .output(let e, _): collectFields(e, into: &fields)
+      case .block(let b):
+        for p in b.params { collectFields(p, into: &fields) }
+        for (_, e) in b.hash { collectFields(e, into: &fields) }
+        collectFields(b.body, into: &fields)
+        if let inverse = b.inverse { collectFields(inverse, into: &fields) }
+      }
+    }
+  }
+
+  static func collectFields(_ e: TemplateExpression, into fields: inout Set<String>?) {
+    switch e {
+    case .literal: break
+    case .call(_, let params, let hash):
+      for p in params { collectFields(p, into: &fields) }
+      for (_, h) in hash { collectFields(h, into: &fields) }
+    case .path(let p):
+      if p.isData {
+        if p.segments.first == "root" { fields = nil }
+      } else if p.depth > 0 || p.segments.isEmpty {
+        fields = nil
+      } else if p.segments[0] == "request" {
+        if p.segments.count > 1 { fields?.insert(p.segments[1]) } else { fields = nil }
+      }
+    }
   }
 
   /// True when the text has no tags: rendering returns it unchanged.

@@ -1,5 +1,6 @@
 import Foundation
 import MockJSON
+import Synchronization
 
 /// WireMock's helpers (and the Handlebars.java string and conditional helpers it registers), by name.
 enum TemplateHelpers {
@@ -385,7 +386,7 @@ enum TemplateHelpers {
         document = j
       case let other: document = other.asJSON
       }
-      guard let path = try? JSONPath(expression) else {
+      guard let path = compiledPath(expression) else {
         return c.error("\(expression) is not a valid JSONPath expression")
       }
       let found = path.evaluate(document)
@@ -501,6 +502,19 @@ enum TemplateHelpers {
   }
 
   static func regex(_ pattern: String) -> NSRegularExpression? { try? NSRegularExpression(pattern: pattern) }
+
+  /// JSONPath expressions compiled once (templates name a handful; the cache is bounded anyway).
+  static let paths = Mutex<[String: JSONPath]>([:])
+
+  static func compiledPath(_ expression: String) -> JSONPath? {
+    if let p = paths.withLock({ $0[expression] }) { return p }
+    guard let p = try? JSONPath(expression) else { return nil }
+    paths.withLock { cache in
+      if cache.count > 1000 { cache.removeAll() }
+      cache[expression] = p
+    }
+    return p
+  }
 
   /// `application/x-www-form-urlencoded` as Java's `URLEncoder` writes it.
   static func formEncode(_ s: String) -> String {

@@ -13,8 +13,11 @@ public enum TemplateRequest {
   ///   - pathParameters: the named parameters of a `urlPathTemplate` stub, in order.
   public static func model(
     _ request: HTTPRequest, scheme: String = "http", host: String? = nil, port: Int, clientIP: String = "",
-    id: String = "", pathParameters: [(String, String)] = []
+    id: String = "", pathParameters: [(String, String)] = [], fields: Set<String>? = nil
   ) -> TemplateValue {
+    // With `fields`, only the members the templates read are built (the rest stay absent).
+    func needs(_ name: String) -> Bool { fields?.contains(name) ?? true }
+    let everything = fields == nil || fields!.contains("requestLine")
     let url = request.head.originForm
     let rawPath = request.head.rawPath
     let segments = rawPath.split(separator: "/", omittingEmptySubsequences: true).map {
@@ -30,7 +33,7 @@ public enum TemplateRequest {
     var query = TemplateMap()
     var queryOrder: [String] = []
     var queryValues: [String: [String]] = [:]
-    if let raw = request.head.rawQuery, !raw.isEmpty {
+    if everything || needs("query"), let raw = request.head.rawQuery, !raw.isEmpty {
       for pair in raw.split(separator: "&", omittingEmptySubsequences: true) {
         let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
         let key = percentDecode(String(parts[0]), plusAsSpace: true)
@@ -44,7 +47,7 @@ public enum TemplateRequest {
     var headers = TemplateMap(caseInsensitive: true)
     var headerOrder: [String] = []
     var headerValues: [String: (String, [String])] = [:]
-    for f in request.headers {
+    for f in request.headers where everything || needs("headers") {
       let k = f.name.lowercased()
       if headerValues[k] == nil {
         headerOrder.append(k)
@@ -58,7 +61,7 @@ public enum TemplateRequest {
     }
 
     var cookies = TemplateMap()
-    for line in request.headers.values("Cookie") {
+    for line in request.headers.values("Cookie") where everything || needs("cookies") {
       for part in line.split(separator: ";") {
         let kv = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
         let name = kv[0].trimmingCharacters(in: " ")
@@ -74,21 +77,29 @@ public enum TemplateRequest {
     let hostName = host ?? request.headers.first("Host").map { hostWithoutPort($0) } ?? "localhost"
     let defaultPort = scheme == "https" ? 443 : 80
     let baseUrl = "\(scheme)://\(hostName)" + (port == defaultPort ? "" : ":\(port)")
-    let body = String(decoding: request.body, as: UTF8.self)
-    let requestLine = TemplateMap([
-      ("method", .string(request.method.rawValue)), ("scheme", .string(scheme)), ("host", .string(hostName)),
-      ("port", .int(port)), ("path", path), ("pathSegments", segmentsValue), ("query", .map(query)),
-      ("url", .string(url)), ("baseUrl", .string(baseUrl)),
-    ])
-    return .map(
-      TemplateMap([
-        ("id", .string(id)), ("url", .string(url)), ("path", path), ("pathSegments", segmentsValue),
-        ("query", .map(query)), ("method", .string(request.method.rawValue)), ("scheme", .string(scheme)),
-        ("host", .string(hostName)), ("port", .int(port)), ("baseUrl", .string(baseUrl)),
-        ("headers", .map(headers)), ("cookies", .map(cookies)), ("body", .string(body)),
-        ("bodyAsBase64", .string(Base64.encode(request.body))), ("clientIp", .string(clientIP)),
-        ("requestLine", .map(requestLine)),
-      ]))
+    let body = everything || needs("body") ? String(decoding: request.body, as: UTF8.self) : ""
+    let base64 = everything || needs("bodyAsBase64") ? Base64.encode(request.body) : ""
+    var entries: [(key: String, value: TemplateValue)] = [
+      ("id", .string(id)), ("url", .string(url)), ("path", path), ("pathSegments", segmentsValue),
+      ("query", .map(query)), ("method", .string(request.method.rawValue)), ("scheme", .string(scheme)),
+      ("host", .string(hostName)), ("port", .int(port)), ("baseUrl", .string(baseUrl)),
+      ("headers", .map(headers)), ("cookies", .map(cookies)), ("body", .string(body)),
+      ("bodyAsBase64", .string(base64)), ("clientIp", .string(clientIP)),
+    ]
+    if everything {
+      entries.append(
+        (
+          "requestLine",
+          .map(
+            TemplateMap([
+              ("method", .string(request.method.rawValue)), ("scheme", .string(scheme)),
+              ("host", .string(hostName)), ("port", .int(port)), ("path", path),
+              ("pathSegments", segmentsValue),
+              ("query", .map(query)), ("url", .string(url)), ("baseUrl", .string(baseUrl)),
+            ]))
+        ))
+    }
+    return .map(TemplateMap(entries))
   }
 
   static func hostWithoutPort(_ host: String) -> String {

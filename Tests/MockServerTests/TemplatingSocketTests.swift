@@ -5,6 +5,7 @@ import Templating
 import Testing
 
 @testable import MockServer
+@testable import MockServerCLI
 
 /// WireMock's templating documentation and acceptance tests as a table: each stub is loaded from a
 /// mapping file, each request is sent over a loopback socket, and the answer is compared byte for byte.
@@ -360,5 +361,44 @@ struct TemplatedFixtureTests {
 enum TemplateDateParsing {
   static func milliseconds(_ iso: String) -> Int64? {
     Templating.TemplateDate.epochMilliseconds(iso8601: iso)
+  }
+}
+
+@Suite("Templating through the admin API and the command line")
+struct TemplatingAdminAndCLITests {
+  @Test("a templated stub added with POST /__admin/mappings renders; a broken template is refused, located")
+  func adminMappings() async throws {
+    try await withMockService { _, port in
+      let good = #"""
+        {"request": {"urlPathTemplate": "/hello/{name}"},
+         "response": {"body": "Hello {{request.path.name}}", "transformers": ["response-template"]}}
+        """#
+      #expect(try http(port, "POST", "/__admin/mappings", body: good).status == 201)
+      #expect(try http(port, "GET", "/hello/Ann").body == "Hello Ann")
+      let bad = #"""
+        {"request": {"urlPath": "/bad"},
+         "response": {"body": "{{#if request.query.a}}x", "transformers": ["response-template"]}}
+        """#
+      let refused = try http(port, "POST", "/__admin/mappings", body: bad)
+      #expect(refused.status >= 400 && refused.status < 500)
+      #expect(refused.body.contains("1:1: unclosed {{#if}} opened at 1:1"), "\(refused.body)")
+    }
+  }
+
+  @Test("command line flags set the templating configuration")
+  func commandLine() throws {
+    let options = try CommandLineOptions.parse([
+      "--global-response-templating", "--template-escaping", "--fixed-time", "2018-05-05T10:11:12Z",
+      "--template-env", "HOME,REGION",
+    ])
+    #expect(options.templating.global)
+    #expect(options.templating.local)
+    #expect(options.templating.environment.escapesHTML)
+    #expect(options.templating.environment.fixedTimeMilliseconds == 1_525_515_072_000)
+    #expect(options.templating.environment.allowedEnvironment == ["HOME", "REGION"])
+    #expect(throws: CommandLineOptions.UsageError.self) {
+      try CommandLineOptions.parse(["--fixed-time", "soon"])
+    }
+    #expect(!(try CommandLineOptions.parse([])).templating.global)
   }
 }

@@ -30,10 +30,15 @@ enum ResponseTemplating {
     pathParameters: [String: String], requestID: String, seed: UInt64, configuration: TemplatingConfiguration
   ) -> (ResponseDefinition, [String]) {
     guard let t = definition.template else { return (definition, []) }
+    // The request model holds only what the stub's templates read (a templated body file may read anything).
+    var fields: Set<String>? = t.bodyFileName == nil ? [] : nil
+    for template in [t.body, t.statusMessage, t.bodyFileName].compactMap({ $0 }) + t.headers.map(\.template) {
+      if let f = template.requestFields { fields?.formUnion(f) } else { fields = nil }
+    }
     let model = TemplateRequest.model(
       request, scheme: context.isTLS ? "https" : "http", port: context.localPort,
       clientIP: clientIP(context.clientAddress), id: requestID,
-      pathParameters: pathParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+      pathParameters: pathParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, fields: fields)
     let templateContext = TemplateContext(
       request: model, parameters: t.parameters.map(TemplateValue.json) ?? .map(TemplateMap()),
       environment: configuration.environment, seed: seed)
