@@ -58,6 +58,10 @@ let package = Package(
         "MockServer", "MockServerCLI", "Mappings", "MockJSON", "Templating", "NativeSupport", "HTTPCore",
       ]),
     .testTarget(name: "ClientKitTests", dependencies: ["ClientKit", "HTTPCore"]),
+    // Faults of issue 13, mostly against the real binary: fds, memory and CPU read from /proc/PID.
+    .testTarget(
+      name: "HardeningTests",
+      dependencies: ["MockServer", "MockServerTesting", "Mappings", "MockJSON", "HTTPCore"]),
     .testTarget(
       name: "ContractTests",
       dependencies: ["ClientKit", "MockServerTesting", "MockServer", "Mappings", "MockJSON", "HTTPCore"]),

@@ -75,11 +75,15 @@ extension AdminAPI {
 
   /// `GET /__admin/requests?limit=&since=&unmatched=` → newest first,
   /// `{"requests":[…],"meta":{"total":N},"requestJournalDisabled":false}`.
+  /// Entries a journal listing returns when `limit` is not given (newest first; `meta.total` tells how
+  /// many are retained, `limit` and `since` page through them). Bounds the answer's size.
+  static let defaultPageSize = 1000
+
   func listRequests(_ call: Call) -> ResponsePlan {
     let limit: Int?
     switch AdminAPI.integerParameter(call, "limit") {
     case .failure(let f): return f.plan
-    case .success(let l): limit = l
+    case .success(let l): limit = l ?? AdminAPI.defaultPageSize
     }
     var since: Double?
     if let text = call.parameter("since") {

@@ -159,7 +159,7 @@ final class EventLoop: @unchecked Sendable {
   /// Schedules `action` on the loop thread after `milliseconds` (≥ 0). Returns a handle to cancel it.
   @discardableResult
   func schedule(afterMilliseconds milliseconds: Int, _ action: @escaping () -> Void) -> LoopTimer {
-    let deadline = SocketOps.monotonicNanos() + UInt64(max(0, milliseconds)) * 1_000_000
+    let deadline = SocketOps.monotonicNanos() + ResponseTiming.timerNanoseconds(milliseconds)
     timerSequence += 1
     let timer = LoopTimer(deadline: deadline, sequence: timerSequence, action: action)
     heapPush(timer)

@@ -53,6 +53,13 @@ extension JournalEntry {
     if isTLS, let subject = clientCertificateSubject {
       pairs.append(("clientCertificateSubject", .string(subject)))
     }
+    if let truncated = truncatedBody {
+      // Our extension: the journal kept only the first bytes of this content.
+      pairs += [
+        ("bodyTruncated", .bool(true)), ("bodySize", .number(JSONNumber(truncated.size))),
+        ("bodySha256", .string(truncated.sha256)),
+      ]
+    }
     return .object(JSONObject(pairs: pairs))
   }
 
