@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Modules and their arrows (docs/architecture.md):
-//   HTTPCore ← MockJSON ← Mappings ← MockServer ← MockServerCLI ← mockserver
+//   HTTPCore ← MockJSON ← Templating ← Mappings ← MockServer ← MockServerCLI ← mockserver
 //   NativeSupport (zlib, OpenSSL) ← MockServer, ClientKit;  MockServerTesting → MockServer, Mappings
 //   MockJSON ← JSONSchema ← Contracts (+ Mappings, CYAML) ← MockServerCLI (which also uses ClientKit's
 //   transport for `verify`; MockServer itself never imports ClientKit)
@@ -36,31 +36,40 @@ let package = Package(
     .target(name: "MockJSON"),
     // JSON Schema validation as OpenAPI 3.0/3.1 and `matchesJsonSchema` use it.
     .target(name: "JSONSchema", dependencies: ["MockJSON"]),
+    // Response templates: WireMock's Handlebars dialect, its helpers and the request model.
+    .target(name: "Templating", dependencies: ["HTTPCore", "MockJSON"]),
     // The stub model, its parser and diagnostics, matching and the stub table.
     .target(
-      name: "Mappings", dependencies: ["HTTPCore", "MockJSON"],
+      name: "Mappings", dependencies: ["HTTPCore", "MockJSON", "Templating"],
       // CompiledRegex calls ICU's regex C API in the toolchain's _FoundationICU (the ICU Foundation uses).
       linkerSettings: [.linkedLibrary("_FoundationICU", .when(platforms: [.linux]))]),
     // The server: event loop, connections, responses and faults, the mock responder, journal, admin API.
     .target(
       name: "MockServer",
-      dependencies: ["HTTPCore", "MockJSON", "Mappings", "NativeSupport", "CLinuxShims", "COpenSSL"]),
+      dependencies: [
+        "HTTPCore", "MockJSON", "Mappings", "Templating", "NativeSupport", "CLinuxShims", "COpenSSL",
+      ]),
     // Contracts: YAML and OpenAPI documents, stubs generated from them, lint against them, Pact files in
     // and out, drift between fixtures and a running provider.
     .target(name: "Contracts", dependencies: ["HTTPCore", "MockJSON", "JSONSchema", "Mappings", "CYAML"]),
     // The command line: options, main, TLS set-up.
     .target(
       name: "MockServerCLI",
-      dependencies: ["MockServer", "Mappings", "MockJSON", "HTTPCore", "Contracts", "ClientKit"]),
+      dependencies: [
+        "MockServer", "Mappings", "MockJSON", "HTTPCore", "Templating", "Contracts", "ClientKit",
+      ]),
     .executableTarget(name: "mockserver", dependencies: ["MockServerCLI"]),
     .target(name: "ClientKit", dependencies: ["HTTPCore", "NativeSupport", "COpenSSL"]),
     .target(
       name: "MockServerTesting",
       dependencies: ["MockServer", "MockServerCLI", "Mappings", "MockJSON", "HTTPCore"]),
     .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
+    .testTarget(name: "TemplatingTests", dependencies: ["Templating", "HTTPCore", "MockJSON"]),
     .testTarget(
       name: "MockServerTests",
-      dependencies: ["MockServer", "MockServerCLI", "Mappings", "MockJSON", "NativeSupport", "HTTPCore"]),
+      dependencies: [
+        "MockServer", "MockServerCLI", "Mappings", "MockJSON", "Templating", "NativeSupport", "HTTPCore",
+      ]),
     .testTarget(name: "ClientKitTests", dependencies: ["ClientKit", "HTTPCore"]),
     // Faults of issue 13, mostly against the real binary: fds, memory and CPU read from /proc/PID.
     .testTarget(

@@ -316,10 +316,11 @@ def run_client(cmd, server, sample_rss=False):
     return out + err, cpu, client_cpu, wall, max_rss
 
 
-def wrk(server, connections, duration, path=BENCH_PATH, sample_rss=False):
+def wrk(server, connections, duration, path=BENCH_PATH, sample_rss=False, script=None):
     url = f"http://{HOST}:{server.port}{path}"
+    extra = ["-s", script] if script else []
     out, cpu, client_cpu, wall, max_rss = run_client(
-        ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--latency", url], server, sample_rss)
+        ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--latency"] + extra + [url], server, sample_rss)
     m = re.search(r"Requests/sec:\s+([\d.]+)", out)
     n = re.search(r"(\d+) requests in ([\d.]+)(\w+),", out)
     if not m or not n:
@@ -414,6 +415,32 @@ def make_many_stub_fixtures(root, count=MANY_STUBS):
         body = BODY if i == 2500 else json.dumps({"id": i, "kind": "template"})
         write_stub(mappings, f"stub-{2 * i + 1:05d}.json", stub(request, body))
     return root
+
+
+# Response templating: the same JSON answer prepared and templated (three substitutions, one of them a
+# jsonPath on a 200-byte request body), both requested with that POST body.
+TEMPLATE_BODY = json.dumps({"user": {"id": 7, "name": "Aiko Tanaka", "email": "aiko@example.com",
+                                     "roles": ["admin", "editor"], "tags": ["a", "b", "c"]},
+                            "note": "x" * 60, "flags": {"active": True, "verified": False}},
+                           separators=(",", ":"))
+TEMPLATED = ('{"status":"OK","result":{"id":"{{request.path.[2]}}","method":"{{request.method}}",'
+             '"name":"{{jsonPath request.body \'$.user.name\'}}"}}')
+PREPARED = '{"status":"OK","result":{"id":"7","method":"POST","name":"Aiko Tanaka"}}'
+
+
+def make_template_fixtures(root):
+    mappings = os.path.join(root, "mappings")
+    os.makedirs(mappings, exist_ok=True)
+    for name, body, extra in (("prepared", PREPARED, {}), ("templated", TEMPLATED,
+                                                          {"transformers": ["response-template"]})):
+        mapping = stub({"method": "POST", "urlPath": f"/bench/{name}/7"}, body)
+        mapping["response"].update(extra)
+        write_stub(mappings, f"{name}.json", mapping)
+    script = os.path.join(root, "post.lua")
+    with open(script, "w") as f:
+        f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+                f"wrk.body = {json.dumps(TEMPLATE_BODY)}\n")
+    return root, script
 
 
 def make_bundled_fixtures(root, repo):
@@ -606,6 +633,17 @@ def main():
     one.stop()
     ten.stop()
 
+    log("response templating: templated against prepared")
+    tpl_root, tpl_script = make_template_fixtures(os.path.join(tmp, "fixtures-templating"))
+    tpl = Ours("ours-templating", binary, tpl_root, os.path.join(tmp, "ours-templating")).start()
+    for name in ("prepared", "templated"):
+        wrk(tpl, 32, 1, path=f"/bench/{name}/7", script=tpl_script)
+    tpl_runs = {"prepared": [], "templated": []}
+    for r in range(ROUNDS):
+        for name in ("prepared", "templated"):
+            tpl_runs[name].append(wrk(tpl, 32, DURATION, path=f"/bench/{name}/7", script=tpl_script))
+    tpl.stop()
+
     log(f"startup, median of {STARTUP_RUNS}")
     startup = {"ours": [], "nginx": [], "ours_10k": []}
     startup_status = {}
@@ -664,6 +702,11 @@ def main():
     o["match_10k_rps"] = summary([x["rps"] for x in match_runs["10k"]])
     o["match_10k_template_rps"] = summary([x["rps"] for x in match_runs["10k_template"]])
     o["match_non2xx"] = sum(x["non2xx"] for g in match_runs.values() for x in g)
+    o["template_prepared_rps"] = summary([x["rps"] for x in tpl_runs["prepared"]])
+    o["template_rendered_rps"] = summary([x["rps"] for x in tpl_runs["templated"]])
+    o["template_cpu_us_per_req"] = summary([x["cpu_us_per_req"] for x in tpl_runs["templated"]])
+    o["template_prepared_cpu_us_per_req"] = summary([x["cpu_us_per_req"] for x in tpl_runs["prepared"]])
+    o["match_non2xx"] += sum(x["non2xx"] for g in tpl_runs.values() for x in g)
     match_cost = 1 - median_of(o["match_10k_rps"]) / median_of(o["match_1_rps"])
     match_cost_t = 1 - median_of(o["match_10k_template_rps"]) / median_of(o["match_1_rps"])
     o["match_cost_pct"] = 100 * match_cost
@@ -679,6 +722,8 @@ def main():
         "cpu_per_req_no_keepalive": ratio(median_of(o["cpu_us_per_req_no_keepalive"]),
                                           median_of(n["cpu_us_per_req_no_keepalive"])),
         "startup": ratio(median_of(o["startup_ms"]), median_of(n["startup_ms"])),
+        "templated_vs_prepared": ratio(median_of(o["template_rendered_rps"]),
+                                       median_of(o["template_prepared_rps"])),
     }
 
     # Rows: label, key, unit, target text, target check (on ratio or our value).
@@ -708,6 +753,11 @@ def main():
         ("req/s, 10,000 stubs (literal hit)", "match_10k_rps", "req/s", None, "", None),
         ("req/s, 10,000 stubs (template hit)", "match_10k_template_rps", "req/s", None, "", None),
         ("matching cost, 10,000 vs 1 stub %", "match_cost_pct", "%-abs", None, "≤ 10 %", lambda r, v: v <= 10),
+        ("req/s, prepared JSON (POST)", "template_prepared_rps", "req/s", None, "", None),
+        ("req/s, templated JSON (vs prepared)", "template_rendered_rps", "req/s", "templated_vs_prepared",
+         "≥ 0.5×", lambda r, v: r >= 0.5),
+        ("  server CPU µs/req, prepared", "template_prepared_cpu_us_per_req", "µs", None, "", None),
+        ("  server CPU µs/req, templated", "template_cpu_us_per_req", "µs", None, "", None),
         ("RSS idle MiB", "rss_idle_mib", "MiB", None, "≤ 16 MiB", lambda r, v: v <= 16),
         ("RSS idle MiB, 10,000 stubs", "rss_idle_10k_mib", "MiB", None, "", None),
         ("RSS under load (max) MiB", "rss_load_mib", "MiB", None, "flat", None),

@@ -116,7 +116,7 @@ public enum HTTPDate {
   }
 
   // Howard Hinnant's days_from_civil / civil_from_days.
-  private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int64 {
+  package static func daysFromCivil(year: Int, month: Int, day: Int) -> Int64 {
     let y = Int64(month <= 2 ? year - 1 : year)
     let era = (y >= 0 ? y : y - 399) / 400
     let yoe = y - era * 400
@@ -126,7 +126,7 @@ public enum HTTPDate {
     return era * 146097 + doe - 719468
   }
 
-  private static func civilFromDays(_ z: Int64) -> (Int, Int, Int) {
+  package static func civilFromDays(_ z: Int64) -> (Int, Int, Int) {
     let z = z + 719468
     let era = (z >= 0 ? z : z - 146096) / 146097
     let doe = z - era * 146097

@@ -59,6 +59,12 @@ package struct Diagnostics {
     error(path, expected: expected, found: value.kindDescription)
   }
 
+  /// An error with a message of its own (template syntax errors: `unclosed {{#each}} opened at 1:14`).
+  package mutating func error(_ path: String, message: String) {
+    problems.append(FixtureProblem(severity: .error, file: file, path: path, message: message))
+    errorCount += 1
+  }
+
   package mutating func warning(_ path: String, _ message: String) {
     problems.append(FixtureProblem(severity: .warning, file: file, path: path, message: message))
   }

@@ -47,6 +47,8 @@ public struct ResponseDefinition: Sendable, Hashable {
   /// `x-respondBeforeBody` (our extension): on `Expect: 100-continue`, answer with this response before
   /// the request content is sent (no `100 Continue`), then close.
   public var respondBeforeContent = false
+  /// Response templating: the templated fields compiled at load time, nil when the stub has none.
+  public var template: ResponseTemplate?
 
   /// Creates a response definition.
   public init(

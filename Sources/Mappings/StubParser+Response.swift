@@ -1,5 +1,6 @@
 import HTTPCore
 import MockJSON
+import Templating
 
 /// The `response` part of a stub mapping: status, headers, body, delays, faults and our `x-` extensions;
 /// and `x-responseSequence`.
@@ -30,6 +31,7 @@ extension StubParser {
     }
     r.conditional = parseFlag(o, "x-conditional", path, &d) ?? r.conditional
     r.respondBeforeContent = parseFlag(o, "x-respondBeforeBody", path, &d) ?? r.respondBeforeContent
+    r.template = parseTemplates(o, path, context, r, &d)
     return r
   }
 
@@ -48,9 +50,6 @@ extension StubParser {
             + "x-compression, x-conditional, x-respondBeforeBody)",
           found: "unknown field \(JSONValue.quoted(key))")
       }
-    }
-    for key in ["transformers", "transformerParameters"] where o[key] != nil {
-      d.warning(JSONPathText.child(path, key), "response templating is not supported; \(key) is ignored")
     }
   }
 
@@ -152,7 +151,9 @@ extension StubParser {
       }
       (r.body, r.bodySource) = (bytes, .base64)
     case "bodyFileName":
-      if let bytes = parseBodyFile(v, p, context, &d), let name = v.stringValue {
+      if let name = v.stringValue, Template.mayContainTags(name), isLocallyTemplated(o) {
+        r.bodySource = .file(name)  // read for each request (StubParser+Templates)
+      } else if let bytes = parseBodyFile(v, p, context, &d), let name = v.stringValue {
         (r.body, r.bodySource) = (bytes, .file(name))
       }
     default:

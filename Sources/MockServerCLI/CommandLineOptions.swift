@@ -1,5 +1,6 @@
 import Foundation
 import MockServer
+import Templating
 
 /// Parsed `mockserver` command line. See `docs/cli.md` and `mockserver --help`.
 public struct CommandLineOptions: Sendable, Equatable {
@@ -47,6 +48,9 @@ public struct CommandLineOptions: Sendable, Equatable {
   public var logJSON = false
   /// `--seed N`: reproducible random delays and fault data.
   public var seed: UInt64?
+  /// Response templating: `--global-response-templating`, `--local-response-templating`,
+  /// `--template-escaping`, `--fixed-time ISO8601`, `--template-env NAME,...`.
+  public var templating = TemplatingConfiguration()
   /// `--journal-size N` (default 10 000); `--no-journal` sets 0.
   public var journalSize = 10_000
   /// `--journal-max-bytes N`: most bytes the journal holds (default 256 MiB).
@@ -162,6 +166,22 @@ public struct CommandLineOptions: Sendable, Equatable {
           throw UsageError(description: "--seed expects an unsigned integer, got '\(v)'")
         }
         options.seed = n
+      case "--global-response-templating": options.templating.global = true
+      case "--local-response-templating": options.templating.local = true
+      case "--template-escaping": options.templating.environment.escapesHTML = true
+      case "--fixed-time":
+        let v = try value(name)
+        guard let ms = TemplateDate.epochMilliseconds(iso8601: v) else {
+          throw UsageError(
+            description: "--fixed-time expects an ISO 8601 date-time such as 2024-01-02T03:04:05Z, got '\(v)'"
+          )
+        }
+        options.templating.environment.fixedTimeMilliseconds = ms
+      case "--template-env":
+        let names = try value(name).split(separator: ",").map {
+          String($0).trimmingCharacters(in: .whitespaces)
+        }
+        options.templating.environment.allowedEnvironment.formUnion(names.filter { !$0.isEmpty })
       case "--journal-size": options.journalSize = try integer(name, 0...10_000_000)
       case "--no-journal": options.journalSize = 0
       case "--journal-max-bytes": options.journalMaxBytes = try integer(name, 0...(64 << 30))
@@ -254,7 +274,12 @@ public struct CommandLineOptions: Sendable, Equatable {
       --fixtures DIR           fixtures folder: mappings/, __files/, envelopes.json (default Fixtures)
       --skip-invalid           start with the valid fixtures, warn about invalid ones
       --no-watch               do not reload the fixtures folder when its files change
-      --seed N                 seed random delays and fault data (reproducible runs)
+      --seed N                 seed random delays, fault data and template random values (reproducible)
+      --global-response-templating   render every stub's response as a template (docs/templating.md)
+      --local-response-templating    render stubs naming "response-template" (the default)
+      --template-escaping      HTML-escape {{expr}} output in templates (off by default, as WireMock 3)
+      --fixed-time ISO8601     pin the templates' now, e.g. 2024-01-02T03:04:05Z
+      --template-env NAME,...  environment variables systemValue may read (default none)
       --global-delay-ms N      add N ms to every stub response (default 0)
       --max-hold-ms N          longest NO_RESPONSE / HEADERS_THEN_STALL hold (default 300000)
       --shutdown-grace-ms N    on SIGINT/SIGTERM, responses in flight get N ms to finish (default 5000)

@@ -106,6 +106,7 @@ public enum MockServerMain {
     serviceConfiguration.journalMaxBytes = options.journalMaxBytes
     serviceConfiguration.seed = options.seed
     serviceConfiguration.globalDelayMilliseconds = options.globalDelayMilliseconds
+    serviceConfiguration.templating = options.templating
     serviceConfiguration.maxHoldMilliseconds = options.maxHoldMilliseconds
     serviceConfiguration.logLevel = options.quiet ? .quiet : options.verbose ? .verbose : .normal
     serviceConfiguration.logJSON = options.logJSON

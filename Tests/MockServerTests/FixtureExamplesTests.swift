@@ -30,7 +30,7 @@ struct FixtureExamplesTests {
   @Test("loads with no problems")
   func loadsClean() {
     #expect(FixtureExamplesTests.set.problems.map(\.description) == [])
-    #expect(FixtureExamplesTests.set.stubs.count == 20)
+    #expect(FixtureExamplesTests.set.stubs.count == 22)
   }
 
   @Test(

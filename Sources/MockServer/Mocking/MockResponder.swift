@@ -15,6 +15,8 @@ public final class MockResponder: Sendable {
   let settings: MockSettings
   let builder: ResponsePlanBuilder
   let requestCheck: (@Sendable (HTTPRequest) -> (response: HTTPResponse, note: String)?)?
+  /// Response templating settings (`--global-response-templating`, …).
+  let templating: TemplatingConfiguration
   private let random: Mutex<SplitMix64>
 
   init(
@@ -28,6 +30,7 @@ public final class MockResponder: Sendable {
     self.settings = settings
     builder = ResponsePlanBuilder(maxHoldMilliseconds: configuration.maxHoldMilliseconds)
     requestCheck = configuration.requestCheck
+    templating = configuration.templating
     random = Mutex(SplitMix64(seed: configuration.seed ?? UInt64.random(in: .min ... .max)))
   }
 
@@ -91,8 +94,8 @@ public final class MockResponder: Sendable {
       }
     }
     switch outcome {
-    case .matched(let stub, _):
-      return serve(stub, table: table, request: request, context: context)
+    case .matched(let stub, let parameters):
+      return serve(stub, table: table, request: request, context: context, pathParameters: parameters)
     case .unmatched(let report):
       let entry = makeEntry(request, context: context, stubID: nil, nearMisses: report.nearMisses)
       var entryWithStatus = entry
@@ -119,18 +122,34 @@ public final class MockResponder: Sendable {
   // MARK: Serving a stub
 
   private func serve(
-    _ stub: StubMapping, table: StubTable, request: HTTPRequest, context: RequestContext
+    _ stub: StubMapping, table: StubTable, request: HTTPRequest, context: RequestContext,
+    pathParameters: [String: String] = [:]
   ) -> ResponsePlan {
     let serveCount = stub.responseSequence == nil ? 0 : scenarioBook.serveCount(stubID: stub.id)
     let globalDelay = settings.globalDelayMilliseconds
-    let definition = stub.response(serveCount: serveCount)
-    var prepared = store.prepared(stubID: stub.id, table: table)
-    if prepared == nil, stub.responseSequence == nil, let made = builder.prepare(definition) {
+    var definition = stub.response(serveCount: serveCount)
+    // A templated response is rendered per request; every other stub keeps its prepared response.
+    let templated = templating.applies(to: definition)
+    var prepared = templated ? nil : store.prepared(stubID: stub.id, table: table)
+    if prepared == nil, !templated, stub.responseSequence == nil, let made = builder.prepare(definition) {
       prepared = made
       store.storePrepared(made, stubID: stub.id, table: table)
     }
-    let (delay, seed, idWords) = random.withLock { rng -> (Double, UInt64, (UInt64, UInt64)) in
-      (definition.sampleDelayMilliseconds { rng.nextDouble() }, rng.next(), (rng.next(), rng.next()))
+    let (delay, seed, idWords, templateSeed) = random.withLock {
+      rng -> (Double, UInt64, (UInt64, UInt64), UInt64) in
+      (
+        definition.sampleDelayMilliseconds { rng.nextDouble() }, rng.next(), (rng.next(), rng.next()),
+        templated ? rng.next() : 0
+      )
+    }
+    if templated {
+      let problems: [String]
+      (definition, problems) = ResponseTemplating.render(
+        definition, request: request, context: context, pathParameters: pathParameters,
+        requestID: SplitMix64.uuidString(idWords.0, idWords.1), seed: templateSeed, configuration: templating)
+      for p in problems where logger.level != .quiet {
+        logger.line("template \(stub.name ?? stub.id): \(p)")
+      }
     }
     var fruitful = SplitMix64(seed: seed)
     var plan = builder.plan(

@@ -43,6 +43,8 @@ public struct MockServiceConfiguration: Sendable {
   /// document (`--validate-requests`): a non-nil answer is sent instead of any stub, journaled and logged
   /// with `note`. Nil (the default) checks nothing.
   public var requestCheck: (@Sendable (HTTPRequest) -> (response: HTTPResponse, note: String)?)?
+  /// Response templating (`--global-response-templating`, `--template-escaping`, `--fixed-time`, …).
+  public var templating = TemplatingConfiguration()
   /// Creates the defaults.
   public init() {}
 }

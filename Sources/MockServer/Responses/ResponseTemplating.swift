@@ -1,0 +1,104 @@
+import HTTPCore
+import Mappings
+import MockJSON
+import Templating
+
+/// Response templating settings of a server (`--global-response-templating`, `--template-escaping`, …).
+public struct TemplatingConfiguration: Sendable, Equatable {
+  /// Template every stub's response, not only stubs naming `response-template` (WireMock's global mode).
+  public var global = false
+  /// Template stubs naming `response-template` (WireMock's local mode; on by default, as in WireMock 3).
+  public var local = true
+  /// Escaping, time, allowed environment variables.
+  public var environment = TemplateEnvironment()
+  /// Creates the defaults: local mode, no escaping, the clock, no environment variables.
+  public init() {}
+
+  /// True when `definition` is rendered per request under these settings.
+  func applies(to definition: ResponseDefinition) -> Bool {
+    guard let t = definition.template else { return false }
+    return global || (local && t.local)
+  }
+}
+
+/// Renders a stub's templated fields for one request (the untemplated fields are kept as loaded).
+enum ResponseTemplating {
+  /// The definition with body, header values, status message and templated `bodyFileName` rendered;
+  /// runtime problems (also written into the text as WireMock writes them) are returned for the log.
+  static func render(
+    _ definition: ResponseDefinition, request: HTTPRequest, context: RequestContext,
+    pathParameters: [String: String], requestID: String, seed: UInt64, configuration: TemplatingConfiguration
+  ) -> (ResponseDefinition, [String]) {
+    guard let t = definition.template else { return (definition, []) }
+    // The request model holds only what the stub's templates read (a templated body file may read anything).
+    var fields: Set<String>? = t.bodyFileName == nil ? [] : nil
+    for template in [t.body, t.statusMessage, t.bodyFileName].compactMap({ $0 }) + t.headers.map(\.template) {
+      if let f = template.requestFields { fields?.formUnion(f) } else { fields = nil }
+    }
+    let model = TemplateRequest.model(
+      request, scheme: context.isTLS ? "https" : "http", port: context.localPort,
+      clientIP: clientIP(context.clientAddress), id: requestID,
+      pathParameters: pathParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, fields: fields)
+    let templateContext = TemplateContext(
+      request: model, parameters: t.parameters.map(TemplateValue.json) ?? .map(TemplateMap()),
+      environment: configuration.environment, seed: seed)
+    var problems: [String] = []
+    func render(_ template: Template) -> String {
+      let r = template.render(templateContext)
+      problems += r.problems
+      return r.text
+    }
+    var d = definition
+    if let path = t.bodyFileName, let files = t.files {
+      let name = render(path)
+      switch files.read(name) {
+      case .success(let bytes):
+        d.body = bytes
+        d.bodySource = .file(name)
+        if !t.disableBodyFileTemplating, let text = String(validating: bytes, as: UTF8.self),
+          Template.mayContainTags(text)
+        {
+          do {
+            d.body = Array(render(try Template(text)).utf8)
+          } catch {
+            problems.append("__files/\(name): \(error.line):\(error.column): \(error.message); served as is")
+          }
+        }
+      case .failure:
+        problems.append("bodyFileName \(JSONValue.quoted(name)): no such file under __files/")
+        d.status = 404
+        d.body = Array("[ERROR: no file __files/\(name)]".utf8)
+        d.headers.replaceOrAdd(name: "Content-Type", value: "text/plain")
+      }
+    } else if let body = t.body {
+      d.body = Array(render(body).utf8)
+    }
+    if !t.headers.isEmpty {
+      var rendered = Array(d.headers.map { ($0.name, $0.value) })
+      for h in t.headers where h.index < rendered.count {
+        rendered[h.index].1 = fieldValue(render(h.template))
+      }
+      d.headers = HTTPHeaders(rendered)
+    }
+    if let message = t.statusMessage { d.statusMessage = fieldValue(render(message)) }
+    return (d, problems)
+  }
+
+  /// A rendered header value or reason phrase: control characters (CR, LF, …) become spaces.
+  static func fieldValue(_ s: String) -> String {
+    guard s.utf8.contains(where: { ($0 < 32 && $0 != 9) || $0 == 127 }) else { return s }
+    return String(
+      s.unicodeScalars.map { ($0.value < 32 && $0 != "\t") || $0.value == 127 ? " " : Character($0) })
+  }
+
+  /// The address without its port (`127.0.0.1:5000` → `127.0.0.1`, `[::1]:5000` → `::1`).
+  static func clientIP(_ address: String) -> String {
+    if address.hasPrefix("["), let end = address.firstIndex(of: "]") {
+      return String(address[address.index(after: address.startIndex)..<end])
+    }
+    if address.filter({ $0 == ":" }).count == 1, let colon = address.firstIndex(of: ":") {
+      return String(address[..<colon])
+    }
+    return address
+  }
+}

@@ -1,0 +1,420 @@
+import MockJSON
+
+/// A Handlebars template in WireMock's dialect, compiled once and rendered per request.
+///
+/// ```swift
+/// let template = try Template("Hello {{request.query.name}}")
+/// let text = template.render(TemplateContext(request: model)).text
+/// ```
+public struct Template: Sendable, Hashable, CustomStringConvertible {
+  /// The template text.
+  public let source: String
+  package let nodes: [TemplateNode]
+  /// The members of `request` the template reads (`path`, `headers`, …), or nil when it may read any
+  /// (`{{toJson request}}`, `../`, `@root`): the request model is built with these only.
+  public let requestFields: Set<String>?
+
+  /// Compiles `source`.
+  /// - Throws: ``TemplateSyntaxError`` for malformed tags, unbalanced blocks and unknown helpers.
+  public init(_ source: String) throws(TemplateSyntaxError) {
+    self.source = source
+    var parser = TemplateParser(source, isHelper: { TemplateHelpers.isKnown($0) })
+    nodes = try parser.parse()
+    var fields: Set<String>? = []
+    Template.collectFields(nodes, into: &fields)
+    requestFields = fields
+  }
+
+  static func collectFields(_ nodes: [TemplateNode], into fields: inout Set<String>?) {
+    for node in nodes {
+      switch node {
+      case .text: break
+      case .output(let e, _): collectFields(e, into: &fields)
+      case .block(let b):
+        for p in b.params { collectFields(p, into: &fields) }
+        for (_, e) in b.hash { collectFields(e, into: &fields) }
+        collectFields(b.body, into: &fields)
+        if let inverse = b.inverse { collectFields(inverse, into: &fields) }
+      }
+    }
+  }
+
+  static func collectFields(_ e: TemplateExpression, into fields: inout Set<String>?) {
+    switch e {
+    case .literal: break
+    case .call(_, let params, let hash):
+      for p in params { collectFields(p, into: &fields) }
+      for (_, h) in hash { collectFields(h, into: &fields) }
+    case .path(let p):
+      if p.isData {
+        if p.segments.first == "root" { fields = nil }
+      } else if p.depth > 0 || p.segments.isEmpty {
+        fields = nil
+      } else if p.segments[0] == "request" {
+        if p.segments.count > 1 { fields?.insert(p.segments[1]) } else { fields = nil }
+      }
+    }
+  }
+
+  /// True when the text has no tags: rendering returns it unchanged.
+  public var isConstant: Bool {
+    nodes.allSatisfy {
+      if case .text = $0 { return true }
+      return false
+    }
+  }
+
+  /// True when `text` contains anything that would be a tag (`{{`).
+  public static func mayContainTags(_ text: String) -> Bool {
+    var previousWasBrace = false
+    for byte in text.utf8 {
+      if byte == UInt8(ascii: "{") {
+        if previousWasBrace { return true }
+        previousWasBrace = true
+      } else {
+        previousWasBrace = false
+      }
+    }
+    return false
+  }
+
+  /// The template text.
+  public var description: String { source }
+
+  /// Equal when the texts are equal.
+  public static func == (a: Template, b: Template) -> Bool { a.source == b.source }
+  /// Hash of the text.
+  public func hash(into hasher: inout Hasher) { hasher.combine(source) }
+
+  /// Renders the template for one request.
+  /// - Returns: the text and the runtime problems met (helper errors, which also appear in the text as
+  ///   WireMock writes them, `[ERROR: …]`).
+  public func render(_ context: TemplateContext) -> TemplateRendering {
+    let state = RenderState(context: context)
+    state.render(nodes)
+    return TemplateRendering(text: state.out, problems: state.problems)
+  }
+}
+
+/// The result of rendering a template.
+public struct TemplateRendering: Sendable, Hashable {
+  /// The rendered text.
+  public var text: String
+  /// Runtime problems, in order (empty when none).
+  public var problems: [String]
+}
+
+/// What a template can see and how it behaves: the request model, `parameters`, time, randomness, options.
+public struct TemplateContext: Sendable {
+  /// The `request` model (see ``TemplateRequest``).
+  public var request: TemplateValue
+  /// The stub's `transformerParameters`, as `parameters`.
+  public var parameters: TemplateValue
+  /// Options and sources of time and randomness.
+  public var environment: TemplateEnvironment
+  /// Seed of this rendering's random values (`randomValue`, `randomInt`, `pickRandom`, UUIDs).
+  public var seed: UInt64
+  /// Current time in milliseconds since 1970 (pinned by `--fixed-time`).
+  public var nowMilliseconds: Int64
+
+  /// Creates a context.
+  public init(
+    request: TemplateValue, parameters: TemplateValue = .null,
+    environment: TemplateEnvironment = TemplateEnvironment(), seed: UInt64 = 0, nowMilliseconds: Int64? = nil
+  ) {
+    self.request = request
+    self.parameters = parameters
+    self.environment = environment
+    self.seed = seed
+    self.nowMilliseconds =
+      nowMilliseconds ?? environment.fixedTimeMilliseconds ?? TemplateDate.currentMilliseconds()
+  }
+}
+
+/// Rendering options shared by every template of a server.
+public struct TemplateEnvironment: Sendable, Hashable {
+  /// HTML-escape the output of `{{expr}}` (Handlebars' default; WireMock 3 turns it off). `{{{expr}}}` never
+  /// escapes.
+  public var escapesHTML = false
+  /// Environment variables `systemValue` may read (`--template-env`); empty means none.
+  public var allowedEnvironment: Set<String> = []
+  /// `now` pinned to this many milliseconds since 1970 (`--fixed-time`), or nil for the clock.
+  public var fixedTimeMilliseconds: Int64?
+  /// Creates the defaults.
+  public init(
+    escapesHTML: Bool = false, allowedEnvironment: Set<String> = [], fixedTimeMilliseconds: Int64? = nil
+  ) {
+    self.escapesHTML = escapesHTML
+    self.allowedEnvironment = allowedEnvironment
+    self.fixedTimeMilliseconds = fixedTimeMilliseconds
+  }
+}
+
+/// One rendering: output, scopes, variables, randomness. Lives for one `render` call on one thread.
+final class RenderState {
+  struct Frame {
+    var context: TemplateValue
+    var blockParams: [String: TemplateValue] = [:]
+    var data: [String: TemplateValue] = [:]
+  }
+
+  let context: TemplateContext
+  var out = ""
+  var problems: [String] = []
+  var frames: [Frame]
+  var variables: [String: TemplateValue] = [:]
+  var random: TemplateRandom
+
+  init(context: TemplateContext) {
+    self.context = context
+    random = TemplateRandom(seed: context.seed)
+    let root = TemplateMap([("request", context.request), ("parameters", context.parameters)])
+    frames = [Frame(context: .map(root))]
+  }
+
+  func render(_ nodes: [TemplateNode]) {
+    for node in nodes {
+      switch node {
+      case .text(let s): out += s
+      case .output(let e, let escaped):
+        let v = evaluate(e)
+        let text = v.rendered
+        out += escaped && context.environment.escapesHTML ? RenderState.escapeHTML(text) : text
+      case .block(let block): renderBlock(block)
+      }
+    }
+  }
+
+  /// Renders `nodes` into a separate string with `context` pushed (when given).
+  func capture(_ nodes: [TemplateNode], push frame: Frame? = nil) -> String {
+    let saved = out
+    out = ""
+    if let frame { frames.append(frame) }
+    render(nodes)
+    if frame != nil { frames.removeLast() }
+    let result = out
+    out = saved
+    return result
+  }
+
+  func problem(_ message: String) -> TemplateValue {
+    problems.append(message)
+    return .string("[ERROR: \(message)]")
+  }
+
+  // MARK: Expressions
+
+  func evaluate(_ e: TemplateExpression) -> TemplateValue {
+    switch e {
+    case .literal(let v): return v
+    case .path(let p): return resolve(p)
+    case .call(let name, let params, let hash):
+      return call(name, params: params, hash: hash, block: nil)
+    }
+  }
+
+  func call(
+    _ name: String, params: [TemplateExpression], hash: [(String, TemplateExpression)], block: TemplateBlock?
+  ) -> TemplateValue {
+    var h: [String: TemplateValue] = [:]
+    for (k, e) in hash { h[k] = evaluate(e) }
+    let args = params.map { evaluate($0) }
+    guard let helper = TemplateHelpers.table[name] else { return problem("could not find helper: '\(name)'") }
+    var invocation = HelperCall(name: name, params: args, hash: h, block: block, state: self)
+    return helper(&invocation)
+  }
+
+  func resolve(_ p: TemplatePath) -> TemplateValue {
+    if p.isData {
+      guard let first = p.segments.first else { return .null }
+      var v: TemplateValue?
+      if first == "root" {
+        v = frames[0].context
+      } else {
+        for f in frames.reversed() {
+          if let d = f.data[first] {
+            v = d
+            break
+          }
+        }
+      }
+      return walk(v, p.segments.dropFirst())
+    }
+    if p.depth > 0 {
+      let k = frames.count - 1 - p.depth
+      guard k >= 0 else { return .null }
+      return walk(frames[k].context, p.segments[...])
+    }
+    guard let first = p.segments.first else { return frames[frames.count - 1].context }
+    for f in frames.reversed() {
+      if let v = f.blockParams[first] { return walk(v, p.segments.dropFirst()) }
+    }
+    for f in frames.reversed() {
+      if let v = f.context.member(first) { return walk(v, p.segments.dropFirst()) }
+    }
+    if let v = variables[first] { return walk(v, p.segments.dropFirst()) }
+    return .null
+  }
+
+  func walk(_ start: TemplateValue?, _ rest: ArraySlice<String>) -> TemplateValue {
+    var v = start
+    for s in rest {
+      guard let cur = v else { return .null }
+      v = cur.member(s)
+    }
+    return v ?? .null
+  }
+
+  // MARK: Blocks
+
+  func renderBlock(_ block: TemplateBlock) {
+    switch block.name {
+    case "if", "unless":
+      let value = block.params.first.map(evaluate) ?? .null
+      var truthy = value.isTruthy
+      if block.hash.contains(where: { $0.0 == "includeZero" }), case .int(0) = value { truthy = true }
+      if block.name == "unless" { truthy.toggle() }
+      if truthy {
+        render(block.body)
+      } else if let inverse = block.inverse {
+        render(inverse)
+      }
+    case "with":
+      let value = block.params.first.map(evaluate) ?? .null
+      if value.isTruthy {
+        var frame = Frame(context: value)
+        if let name = block.blockParams.first { frame.blockParams[name] = value }
+        out += capture(block.body, push: frame)
+      } else if let inverse = block.inverse {
+        render(inverse)
+      }
+    case "each":
+      let value = block.params.first.map(evaluate) ?? .null
+      guard let items = value.iterationItems, !items.isEmpty else {
+        if let inverse = block.inverse { render(inverse) }
+        return
+      }
+      for (k, item) in items.enumerated() {
+        var frame = Frame(context: item.value)
+        frame.data["index"] = .int(k)
+        frame.data["first"] = .bool(k == 0)
+        frame.data["last"] = .bool(k == items.count - 1)
+        if let key = item.key { frame.data["key"] = .string(key) }
+        if block.blockParams.count > 0 { frame.blockParams[block.blockParams[0]] = item.value }
+        if block.blockParams.count > 1 {
+          frame.blockParams[block.blockParams[1]] = item.key.map(TemplateValue.string) ?? .int(k)
+        }
+        frames.append(frame)
+        render(block.body)
+        frames.removeLast()
+      }
+    default:
+      let result = call(block.name, params: block.params, hash: block.hash, block: block)
+      out += result.rendered
+    }
+  }
+
+  static func escapeHTML(_ s: String) -> String {
+    guard s.utf8.contains(where: { [38, 60, 62, 34, 39, 96, 61].contains($0) }) else { return s }
+    var r = ""
+    for c in s.unicodeScalars {
+      switch c {
+      case "&": r += "&amp;"
+      case "<": r += "&lt;"
+      case ">": r += "&gt;"
+      case "\"": r += "&quot;"
+      case "'": r += "&#x27;"
+      case "`": r += "&#x60;"
+      case "=": r += "&#x3D;"
+      default: r.unicodeScalars.append(c)
+      }
+    }
+    return r
+  }
+}
+
+/// A helper's view of one call: evaluated arguments, the block when used as `{{#helper}}`, the rendering.
+struct HelperCall {
+  let name: String
+  var params: [TemplateValue]
+  var hash: [String: TemplateValue]
+  let block: TemplateBlock?
+  let state: RenderState
+
+  /// The block body rendered in the current context (or `context` pushed), "" when inline.
+  func fn(_ context: TemplateValue? = nil, blockParams: [TemplateValue] = []) -> String {
+    guard let block else { return "" }
+    guard let context else {
+      var frame = RenderState.Frame(context: state.frames[state.frames.count - 1].context)
+      for (n, v) in zip(block.blockParams, blockParams) { frame.blockParams[n] = v }
+      return state.capture(block.body, push: frame)
+    }
+    var frame = RenderState.Frame(context: context)
+    for (n, v) in zip(block.blockParams, blockParams) { frame.blockParams[n] = v }
+    return state.capture(block.body, push: frame)
+  }
+
+  /// The `{{else}}` part rendered, "" when absent.
+  func inverse() -> String {
+    guard let inverse = block?.inverse else { return "" }
+    return state.capture(inverse)
+  }
+
+  /// Records a runtime problem and returns WireMock's `[ERROR: message]` text.
+  func error(_ message: String) -> TemplateValue { state.problem(message) }
+
+  /// A hash argument's text, or `fallback`.
+  func string(_ key: String) -> String? {
+    guard let v = hash[key], !v.isNull else { return nil }
+    return v.rendered
+  }
+
+  /// A hash argument as an integer.
+  func int(_ key: String) -> Int? { hash[key]?.integer }
+
+  /// A hash argument as a Boolean (`true`, `'true'`).
+  func bool(_ key: String) -> Bool? {
+    guard let v = hash[key] else { return nil }
+    if case .bool(let b) = v { return b }
+    return v.rendered.lowercased() == "true"
+  }
+
+  /// Conditional result: the block or inverse for `{{#helper}}`, else `yes`/`no` or the Boolean.
+  func condition(_ result: Bool) -> TemplateValue {
+    if block != nil { return .string(result ? fn() : inverse()) }
+    if result, let yes = hash["yes"] { return yes }
+    if !result, let no = hash["no"] { return no }
+    return .bool(result)
+  }
+}
+
+/// SplitMix64: seedable, so `--seed` makes random helpers reproducible.
+struct TemplateRandom {
+  var state: UInt64
+  init(seed: UInt64) { state = seed }
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+  /// Uniform in [0, 1).
+  mutating func nextDouble() -> Double { Double(next() >> 11) / Double(UInt64(1) << 53) }
+  /// Uniform in `0..<n` (n > 0).
+  mutating func below(_ n: UInt64) -> UInt64 { n == 0 ? 0 : next() % n }
+  /// A version-4 UUID, lower case.
+  mutating func uuid() -> String {
+    let a = (next() & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000
+    let b = (next() & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
+    func hex(_ v: UInt64, _ digits: Int) -> String {
+      let s = String(v, radix: 16)
+      return String(repeating: "0", count: max(0, digits - s.count)) + s
+    }
+    let h = hex(a, 16) + hex(b, 16)
+    let c = Array(h)
+    return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20])
+      + "-"
+      + String(c[20..<32])
+  }
+}

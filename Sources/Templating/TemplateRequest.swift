@@ -1,0 +1,205 @@
+import HTTPCore
+
+/// Builds the `request` model WireMock templates read (`request.path`, `request.query.x`, …).
+public enum TemplateRequest {
+  /// The model of one request.
+  /// - Parameters:
+  ///   - request: the request as received (content already decoded).
+  ///   - scheme: `http` or `https`.
+  ///   - host: the host the request addressed (`Host` without port), or the server's address.
+  ///   - port: the port the request addressed.
+  ///   - clientIP: the client's address.
+  ///   - id: the request's journal id.
+  ///   - pathParameters: the named parameters of a `urlPathTemplate` stub, in order.
+  public static func model(
+    _ request: HTTPRequest, scheme: String = "http", host: String? = nil, port: Int, clientIP: String = "",
+    id: String = "", pathParameters: [(String, String)] = [], fields: Set<String>? = nil
+  ) -> TemplateValue {
+    // With `fields`, only the members the templates read are built (the rest stay absent).
+    func needs(_ name: String) -> Bool { fields?.contains(name) ?? true }
+    let everything = fields == nil || fields!.contains("requestLine")
+    let url = request.head.originForm
+    let rawPath = request.head.rawPath
+    let segments = rawPath.split(separator: "/", omittingEmptySubsequences: true).map {
+      percentDecode(String($0), plusAsSpace: false)
+    }
+    var pathChildren = TemplateMap(
+      segments.enumerated().map { (String($0.offset), TemplateValue.string($0.element)) })
+    for (name, value) in pathParameters { pathChildren.set(name, .string(value)) }
+    let path = TemplateValue.described(rawPath, .map(pathChildren))
+    let segmentsValue = TemplateValue.described(
+      rawPath, .map(TemplateMap(segments.enumerated().map { (String($0.offset), .string($0.element)) })))
+
+    var query = TemplateMap()
+    var queryOrder: [String] = []
+    var queryValues: [String: [String]] = [:]
+    if everything || needs("query"), let raw = request.head.rawQuery, !raw.isEmpty {
+      for pair in raw.split(separator: "&", omittingEmptySubsequences: true) {
+        let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        let key = percentDecode(String(parts[0]), plusAsSpace: true)
+        let value = parts.count > 1 ? percentDecode(String(parts[1]), plusAsSpace: true) : ""
+        if queryValues[key] == nil { queryOrder.append(key) }
+        queryValues[key, default: []].append(value)
+      }
+    }
+    for k in queryOrder { query.entries.append((k, .multi(queryValues[k]!))) }
+
+    var headers = TemplateMap(caseInsensitive: true)
+    var headerOrder: [String] = []
+    var headerValues: [String: (String, [String])] = [:]
+    for f in request.headers where everything || needs("headers") {
+      let k = f.name.lowercased()
+      if headerValues[k] == nil {
+        headerOrder.append(k)
+        headerValues[k] = (f.name, [])
+      }
+      headerValues[k]!.1.append(f.value)
+    }
+    for k in headerOrder {
+      let (name, values) = headerValues[k]!
+      headers.entries.append((name, .multi(values)))
+    }
+
+    var cookies = TemplateMap()
+    for line in request.headers.values("Cookie") where everything || needs("cookies") {
+      for part in line.split(separator: ";") {
+        let kv = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        let name = kv[0].trimmingCharacters(in: " ")
+        let value = kv.count > 1 ? kv[1].trimmingCharacters(in: " ") : ""
+        if case .multi(let existing)? = cookies[name] {
+          cookies.set(name, .multi(existing + [value]))
+        } else {
+          cookies.set(name, .multi([value]))
+        }
+      }
+    }
+
+    let hostName = host ?? request.headers.first("Host").map { hostWithoutPort($0) } ?? "localhost"
+    let defaultPort = scheme == "https" ? 443 : 80
+    let baseUrl = "\(scheme)://\(hostName)" + (port == defaultPort ? "" : ":\(port)")
+    let body = everything || needs("body") ? String(decoding: request.body, as: UTF8.self) : ""
+    let base64 = everything || needs("bodyAsBase64") ? Base64.encode(request.body) : ""
+    var entries: [(key: String, value: TemplateValue)] = [
+      ("id", .string(id)), ("url", .string(url)), ("path", path), ("pathSegments", segmentsValue),
+      ("query", .map(query)), ("method", .string(request.method.rawValue)), ("scheme", .string(scheme)),
+      ("host", .string(hostName)), ("port", .int(port)), ("baseUrl", .string(baseUrl)),
+      ("headers", .map(headers)), ("cookies", .map(cookies)), ("body", .string(body)),
+      ("bodyAsBase64", .string(base64)), ("clientIp", .string(clientIP)),
+    ]
+    if everything {
+      entries.append(
+        (
+          "requestLine",
+          .map(
+            TemplateMap([
+              ("method", .string(request.method.rawValue)), ("scheme", .string(scheme)),
+              ("host", .string(hostName)), ("port", .int(port)), ("path", path),
+              ("pathSegments", segmentsValue),
+              ("query", .map(query)), ("url", .string(url)), ("baseUrl", .string(baseUrl)),
+            ]))
+        ))
+    }
+    return .map(TemplateMap(entries))
+  }
+
+  static func hostWithoutPort(_ host: String) -> String {
+    if host.hasPrefix("["), let end = host.firstIndex(of: "]") { return String(host[...end]) }
+    if let colon = host.lastIndex(of: ":") { return String(host[..<colon]) }
+    return host
+  }
+
+  /// Percent-decoding as `application/x-www-form-urlencoded` does (`+` is a space when asked); invalid
+  /// escapes are kept as written.
+  static func percentDecode(_ s: String, plusAsSpace: Bool) -> String {
+    guard s.utf8.contains(where: { $0 == 37 || (plusAsSpace && $0 == 43) }) else { return s }
+    let b = Array(s.utf8)
+    var out: [UInt8] = []
+    var i = 0
+    func hex(_ c: UInt8) -> UInt8? {
+      switch c {
+      case 48...57: return c - 48
+      case 65...70: return c - 55
+      case 97...102: return c - 87
+      default: return nil
+      }
+    }
+    while i < b.count {
+      if b[i] == 37, i + 2 < b.count, let h = hex(b[i + 1]), let l = hex(b[i + 2]) {
+        out.append(h << 4 | l)
+        i += 3
+      } else if plusAsSpace, b[i] == 43 {
+        out.append(32)
+        i += 1
+      } else {
+        out.append(b[i])
+        i += 1
+      }
+    }
+    return String(decoding: out, as: UTF8.self)
+  }
+}
+
+extension Substring {
+  fileprivate func trimmingCharacters(in c: Character) -> String {
+    var s = self
+    while s.first == c { s.removeFirst() }
+    while s.last == c { s.removeLast() }
+    return String(s)
+  }
+}
+
+/// Base64 (RFC 4648) for the `base64` helper and `request.bodyAsBase64`.
+enum Base64 {
+  static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+  static func encode(_ bytes: [UInt8], padding: Bool = true) -> String {
+    var out: [UInt8] = []
+    out.reserveCapacity((bytes.count + 2) / 3 * 4)
+    var i = 0
+    while i + 2 < bytes.count {
+      let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+      out += [
+        alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)],
+        alphabet[Int(n & 63)],
+      ]
+      i += 3
+    }
+    let rest = bytes.count - i
+    if rest == 1 {
+      let n = UInt32(bytes[i]) << 16
+      out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)]]
+      if padding { out += [61, 61] }
+    } else if rest == 2 {
+      let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
+      out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)]]
+      if padding { out += [61] }
+    }
+    return String(decoding: out, as: UTF8.self)
+  }
+
+  /// Decodes standard or URL-safe Base64, padded or not; nil when invalid.
+  static func decode(_ text: String) -> [UInt8]? {
+    var acc: UInt32 = 0
+    var bits = 0
+    var out: [UInt8] = []
+    for c in text.utf8 {
+      let v: UInt32
+      switch c {
+      case 65...90: v = UInt32(c - 65)
+      case 97...122: v = UInt32(c - 71)
+      case 48...57: v = UInt32(c + 4)
+      case 43, 45: v = 62
+      case 47, 95: v = 63
+      case 61, 10, 13, 32: continue
+      default: return nil
+      }
+      acc = acc << 6 | v
+      bits += 6
+      if bits >= 8 {
+        bits -= 8
+        out.append(UInt8(truncatingIfNeeded: acc >> UInt32(bits)))
+      }
+    }
+    return out
+  }
+}
