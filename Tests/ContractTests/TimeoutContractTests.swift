@@ -107,7 +107,8 @@ struct TimeoutContractTests {
     // stub is swapped for a fast one once the first attempt has arrived.
     let slow = try server.stub(.get("/eventually").willReturn(json: #"{"id":1}"#, delayMilliseconds: 3000))
     let client = makeClient(
-      server.baseURL, kind.make(), retryPolicy: RetryPolicy(maxRetries: 1), timeout: .milliseconds(700))
+      server.baseURL, kind.make(), retryPolicy: RetryPolicy(maxRetries: 1), timeout: .milliseconds(700),
+      totalTimeout: .seconds(10))
     async let call = client.response(Endpoint<Item>(.get, "/eventually"))
     #expect(await eventually { server.requests.count == 1 })
     server.removeStub(id: slow)

@@ -42,6 +42,10 @@ public struct APIClient: Sendable {
   public let cache: ResponseCache?
   /// Deadline of one attempt when the request has none. Default 20 s.
   public let timeout: Duration
+  /// Overall deadline of a call (every attempt and the waits between them) when the request has none, or
+  /// nil for the default: the per-attempt timeout when the retry policy retries at all (so a 20 s timeout
+  /// means 20 s, however many retries fit in it), no overall limit when it never retries.
+  public let totalTimeout: Duration?
   /// Waits between retries; replaceable in tests. Throws when the task is cancelled.
   public let sleep: @Sendable (Duration) async throws -> Void
 
@@ -60,6 +64,8 @@ public struct APIClient: Sendable {
   ///     ``AutomaticTransport`` elsewhere (``SocketTransport`` for `http`; see docs/clientkit.md).
   ///   - cache: response cache, nil for none.
   ///   - timeout: default deadline of one attempt (20 s).
+  ///   - totalTimeout: default overall deadline of a call, retries included; nil: the per-attempt timeout
+  ///     when retries are on (see ``totalTimeout``).
   ///   - sleep: the wait between retries.
   public init(
     baseURL: URL,
@@ -74,6 +80,7 @@ public struct APIClient: Sendable {
     transport: (any Transport)? = nil,
     cache: ResponseCache? = nil,
     timeout: Duration = .seconds(20),
+    totalTimeout: Duration? = nil,
     sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
   ) {
     self.baseURL = baseURL
@@ -88,6 +95,7 @@ public struct APIClient: Sendable {
     self.transport = transport ?? Self.platformDefaultTransport()
     self.cache = cache
     self.timeout = timeout
+    self.totalTimeout = totalTimeout
     self.sleep = sleep
   }
 
@@ -123,16 +131,38 @@ public struct APIClient: Sendable {
   public func response<R: Request>(_ request: R, progress: ProgressHandler? = nil) async throws(APIError)
     -> APIResponse<R.Response>
   {
-    let start = ContinuousClock.now
+    let clock = ContinuousClock()
+    let start = clock.now
     var retries = 0
     var refreshedAfter401 = false
     var attempts = 0
     let cacheKey = cacheKey(for: request)
+    let attemptLimit = request.timeout ?? timeout
+    let totalLimit = self.totalLimit(for: request)
+    let deadline = totalLimit.map { start + $0 }
+    var lastRequest: RequestInfo?
+    func report(_ lastFailure: String?) -> APIError {
+      .deadlineExceeded(
+        TimeoutReport(
+          totalLimit: totalLimit ?? attemptLimit, attemptLimit: attemptLimit, attempts: attempts,
+          elapsed: clock.now - start, request: lastRequest, lastFailure: lastFailure))
+    }
     while true {
       if Task.isCancelled { throw .cancelled }
+      var clippedByDeadline = false
       do throws(APIError) {
         let (built, sentToken) = try await makeTransportRequest(request)
         var outgoing = built
+        if let deadline {
+          let remaining = deadline - clock.now
+          guard remaining > .zero else { throw report(nil) }
+          if remaining < outgoing.timeout {
+            // Cut short by the overall deadline by more than clock noise (the first attempt under the
+            // default, total = per-attempt, is not).
+            clippedByDeadline = remaining + .milliseconds(1) < outgoing.timeout
+            outgoing.timeout = remaining
+          }
+        }
         let cached = cacheKey.flatMap { cache?.lookup($0) }
         if let cached {
           if let etag = cached.etag, !outgoing.headers.contains("If-None-Match") {
@@ -143,6 +173,7 @@ public struct APIClient: Sendable {
           }
         }
         attempts += 1
+        lastRequest = outgoing.info
         let raw = try await transport.send(outgoing, progress: progress)
         var info = ResponseInfo(
           request: outgoing.info, statusCode: raw.statusCode, headers: raw.headers, body: raw.body)
@@ -188,14 +219,28 @@ public struct APIClient: Sendable {
           info, decoder: request.decoder ?? decoder, envelope: request.envelope ?? envelope)
         return APIResponse(
           value: value, statusCode: info.statusCode, headers: info.headers, body: info.body,
-          duration: ContinuousClock.now - start, attempts: attempts, source: source, request: info.request)
+          duration: clock.now - start, attempts: attempts, source: source, request: info.request)
       } catch {
         if case .cancelled = error { throw error }
         if Task.isCancelled { throw .cancelled }
+        if case .deadlineExceeded = error { throw error }
+        let timedOut: Bool
+        if case .timedOut = error { timedOut = true } else { timedOut = false }
+        // The attempt ran into the overall deadline, not its own limit.
+        if timedOut, clippedByDeadline { throw report(nil) }
         guard
           case .retry(let delay) = retryPolicy.decision(
             for: error, isIdempotent: request.isIdempotent, retryCount: retries)
-        else { throw error }
+        else {
+          // Retries ran out on a timeout: say how many attempts there were, not only the last limit.
+          if timedOut, attempts > 1 { throw report(nil) }
+          throw error
+        }
+        if let deadline, clock.now + delay >= deadline {
+          // The wait alone would pass the overall deadline: stop now with what the last attempt got.
+          if timedOut { throw report(nil) }
+          throw error
+        }
         retries += 1
         do {
           try await sleep(delay)
@@ -204,6 +249,13 @@ public struct APIClient: Sendable {
         }
       }
     }
+  }
+
+  /// The overall deadline of `request`: its own ``Request/totalTimeout``, else ``totalTimeout``, else the
+  /// per-attempt timeout when the retry policy retries at all, else none.
+  func totalLimit<R: Request>(for request: R) -> Duration? {
+    if let limit = request.totalTimeout ?? totalTimeout { return limit }
+    return retryPolicy.maxRetries > 0 ? (request.timeout ?? timeout) : nil
   }
 
   // MARK: - Building

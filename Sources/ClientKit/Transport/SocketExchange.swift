@@ -204,6 +204,9 @@ struct SocketExchange {
       do {
         while !finished, let event = try parser.next() { handle(event) }
       } catch {
+        if case .bodyTooLarge(let limit) = error {
+          throw AttemptFailure(error: .responseTooLarge(info, limit: limit), beforeAnyResponseByte: false)
+        }
         throw AttemptFailure(
           error: .malformedResponse(info, detail: error.description), beforeAnyResponseByte: false)
       }
@@ -218,10 +221,16 @@ struct SocketExchange {
     let coding = headers.first("Content-Encoding")?.trimmingOWS().lowercasedASCII() ?? ""
     if (coding == "gzip" || coding == "x-gzip" || coding == "deflate") && !content.isEmpty {
       // gzip or zlib by their headers; raw deflate, as some servers send for "deflate", otherwise.
-      guard
-        let decoded = (try? Zlib.decompress(content, format: .automatic, limit: limits.maxBodyBytes))
-          ?? (try? Zlib.decompress(content, format: .raw, limit: limits.maxBodyBytes))
-      else {
+      let decoded: [UInt8]?
+      do throws(Zlib.Failure) {
+        decoded = try Zlib.decompress(content, format: .automatic, limit: limits.maxBodyBytes)
+      } catch {
+        if case .tooLarge(let limit) = error {
+          throw AttemptFailure(error: .responseTooLarge(info, limit: limit), beforeAnyResponseByte: false)
+        }
+        decoded = try? Zlib.decompress(content, format: .raw, limit: limits.maxBodyBytes)
+      }
+      guard let decoded else {
         throw AttemptFailure(
           error: .malformedResponse(info, detail: "the \(coding) content could not be decoded"),
           beforeAnyResponseByte: false)
