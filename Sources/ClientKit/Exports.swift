@@ -7,6 +7,7 @@
 //   `ParserLimits` (its parser, serializer and the rest stay out of the app's namespace).
 
 @_exported import Foundation
+
 @_exported import struct HTTPCore.HTTPHeaders
 @_exported import struct HTTPCore.HTTPMethod
 @_exported import struct HTTPCore.ParserLimits

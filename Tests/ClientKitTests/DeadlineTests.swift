@@ -47,7 +47,8 @@ struct DeadlineTests {
   func retriesExhaustedReportAttempts() async {
     let transport = Self.silentTransport()
     let client = APIClient(
-      baseURL: baseURL, retryPolicy: RetryPolicy(maxRetries: 2, baseDelay: .milliseconds(1)), transport: transport,
+      baseURL: baseURL, retryPolicy: RetryPolicy(maxRetries: 2, baseDelay: .milliseconds(1)),
+      transport: transport,
       timeout: .milliseconds(200), totalTimeout: .seconds(30), sleep: { _ in })
     let error = await apiError { () async throws(APIError) in try await client.send(GetUser(id: 1)) }
     guard case .deadlineExceeded(let report)? = error else {
@@ -64,7 +65,8 @@ struct DeadlineTests {
   func lastAttemptClipped() async {
     let transport = Self.silentTransport()
     let client = APIClient(
-      baseURL: baseURL, retryPolicy: RetryPolicy(maxRetries: 5, baseDelay: .milliseconds(1)), transport: transport,
+      baseURL: baseURL, retryPolicy: RetryPolicy(maxRetries: 5, baseDelay: .milliseconds(1)),
+      transport: transport,
       timeout: .milliseconds(300), totalTimeout: .milliseconds(500), sleep: { _ in })
     let error = await apiError { () async throws(APIError) in try await client.send(GetUser(id: 1)) }
     guard case .deadlineExceeded(let report)? = error else {
@@ -102,7 +104,8 @@ struct DeadlineTests {
   func requestOverride() async {
     let transport = Self.silentTransport()
     let client = APIClient(
-      baseURL: baseURL, retryPolicy: RetryPolicy(maxRetries: 9, baseDelay: .milliseconds(1)), transport: transport,
+      baseURL: baseURL, retryPolicy: RetryPolicy(maxRetries: 9, baseDelay: .milliseconds(1)),
+      transport: transport,
       timeout: .milliseconds(100), totalTimeout: .seconds(60), sleep: { _ in })
     let error = await apiError { () async throws(APIError) in
       try await client.send(Endpoint<User>(.get, "/u", totalTimeout: .milliseconds(250)))

@@ -17,7 +17,8 @@ private struct Upload: Request {
 @Suite("import ClientKit alone")
 struct ImportAloneTests {
   @Test func requestsHeadersAndTransportsNeedNoOtherImport() async throws {
-    let stub = StubTransport(statusCode: 200, headers: ["Content-Type": "application/json"], body: #"{"n":1}"#)
+    let stub = StubTransport(
+      statusCode: 200, headers: ["Content-Type": "application/json"], body: #"{"n":1}"#)
     let client = APIClient(baseURL: URL(string: "http://h.test")!, transport: stub)
     let value = try await client.send(Upload())
     #expect(value == ["n": 1])

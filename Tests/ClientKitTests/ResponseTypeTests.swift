@@ -108,7 +108,9 @@ struct ResponseTypeTests {
     let html = "<html><body><h1>502 Bad Gateway</h1></body></html>"
     for type in [0, 1] {
       let error = await apiError { () async throws(APIError) in
-        if type == 0 { _ = try await send(User.self, status: 502, html) } else {
+        if type == 0 {
+          _ = try await send(User.self, status: 502, html)
+        } else {
           _ = try await send(String.self, status: 502, html)
         }
       }

@@ -24,7 +24,8 @@ struct ResponseTypeContractTests {
 
   func expectNG(_ error: APIError?, _ type: String, sourceLocation: SourceLocation = #_sourceLocation) {
     guard case .application(let failure, let response)? = error else {
-      Issue.record("\(type): expected .application, got \(String(describing: error))", sourceLocation: sourceLocation)
+      Issue.record(
+        "\(type): expected .application, got \(String(describing: error))", sourceLocation: sourceLocation)
       return
     }
     #expect(response.statusCode == 200, sourceLocation: sourceLocation)
@@ -32,17 +33,31 @@ struct ResponseTypeContractTests {
     #expect(failure.code == "E42", sourceLocation: sourceLocation)
   }
 
-  @Test("NG under HTTP 200 is an application error for String, Data, Int, optional and array", arguments: TransportKind.allCases)
+  @Test(
+    "NG under HTTP 200 is an application error for String, Data, Int, optional and array",
+    arguments: TransportKind.allCases)
   func ngForEveryType(kind: TransportKind) async throws {
     let server = try await launch()
     defer { server.stop() }
     let client = client(server, kind)
-    expectNG(await apiError { () async throws(APIError) in try await client.send(Endpoint<String>(.get, "/ng")) }, "String")
-    expectNG(await apiError { () async throws(APIError) in try await client.send(Endpoint<Data>(.get, "/ng")) }, "Data")
-    expectNG(await apiError { () async throws(APIError) in try await client.send(Endpoint<Int>(.get, "/ng")) }, "Int")
-    expectNG(await apiError { () async throws(APIError) in try await client.send(Endpoint<Int?>(.get, "/ng")) }, "Int?")
-    expectNG(await apiError { () async throws(APIError) in try await client.send(Endpoint<[Int]>(.get, "/ng")) }, "[Int]")
-    expectNG(await apiError { () async throws(APIError) in try await client.send(Endpoint<String?>(.get, "/ng")) }, "String?")
+    expectNG(
+      await apiError { () async throws(APIError) in try await client.send(Endpoint<String>(.get, "/ng")) },
+      "String")
+    expectNG(
+      await apiError { () async throws(APIError) in try await client.send(Endpoint<Data>(.get, "/ng")) },
+      "Data")
+    expectNG(
+      await apiError { () async throws(APIError) in try await client.send(Endpoint<Int>(.get, "/ng")) }, "Int"
+    )
+    expectNG(
+      await apiError { () async throws(APIError) in try await client.send(Endpoint<Int?>(.get, "/ng")) },
+      "Int?")
+    expectNG(
+      await apiError { () async throws(APIError) in try await client.send(Endpoint<[Int]>(.get, "/ng")) },
+      "[Int]")
+    expectNG(
+      await apiError { () async throws(APIError) in try await client.send(Endpoint<String?>(.get, "/ng")) },
+      "String?")
   }
 
   @Test("OK payloads are unwrapped for String, Int, optional and array", arguments: TransportKind.allCases)
@@ -58,16 +73,22 @@ struct ResponseTypeContractTests {
     #expect(try await raw.send(Endpoint<String>(.get, "/text")) == #"{"status":"OK","result":"hello"}"#)
   }
 
-  @Test("BR-45: ISO-8859-1 text decodes to café crème; BR-46: an HTML 502 is a status error", arguments: TransportKind.allCases)
+  @Test(
+    "BR-45: ISO-8859-1 text decodes to café crème; BR-46: an HTML 502 is a status error",
+    arguments: TransportKind.allCases)
   func charsetAndHTMLError(kind: TransportKind) async throws {
     let server = try await launch()
     let latin1 = Data([0x63, 0x61, 0x66, 0xE9, 0x20, 0x63, 0x72, 0xE8, 0x6D, 0x65]).base64EncodedString()
     try await server.stub(
       .get("/latin1").willReturn(
-        responseJSON: #"{"status":200,"base64Body":"\#(latin1)","headers":{"Content-Type":"text/plain; charset=ISO-8859-1"}}"#))
+        responseJSON:
+          #"{"status":200,"base64Body":"\#(latin1)","headers":{"Content-Type":"text/plain; charset=ISO-8859-1"}}"#
+      ))
     try await server.stub(
       .get("/gateway").willReturn(
-        responseJSON: #"{"status":502,"body":"<html><body>Bad Gateway</body></html>","headers":{"Content-Type":"text/html"}}"#))
+        responseJSON:
+          #"{"status":502,"body":"<html><body>Bad Gateway</body></html>","headers":{"Content-Type":"text/html"}}"#
+      ))
     defer { server.stop() }
     let raw = makeClient(server.baseURL, kind.make())
     #expect(try await raw.send(Endpoint<String>(.get, "/latin1")) == "café crème")
@@ -82,7 +103,9 @@ struct ResponseTypeContractTests {
     #expect(application == nil)
   }
 
-  @Test("a 700 ms timeout with default retries stops at the overall deadline and says so", arguments: TransportKind.allCases)
+  @Test(
+    "a 700 ms timeout with default retries stops at the overall deadline and says so",
+    arguments: TransportKind.allCases)
   func overallDeadline(kind: TransportKind) async throws {
     let server = try await launch()
     defer { server.stop() }
@@ -127,7 +150,9 @@ struct ResponseTypeContractTests {
     try await server.stub(.get("/big").willReturn(responseJSON: #"{"status":200,"body":"\#(big)"}"#))
     let transport = SocketTransport(limits: ParserLimits(maxBodyBytes: 1 << 20))
     let client = makeClient(server.baseURL, transport)
-    let error = await apiError { () async throws(APIError) in try await client.send(Endpoint<Data>(.get, "/big")) }
+    let error = await apiError { () async throws(APIError) in
+      try await client.send(Endpoint<Data>(.get, "/big"))
+    }
     guard case .responseTooLarge(_, let limit)? = error else {
       Issue.record("expected .responseTooLarge, got \(String(describing: error))")
       return
@@ -135,6 +160,8 @@ struct ResponseTypeContractTests {
     #expect(limit == 1 << 20)
     #expect(error?.description.contains("1 MiB") == true, "\(error?.description ?? "")")
     // The same body under the default limit (64 MiB) arrives whole.
-    #expect(try await makeClient(server.baseURL, SocketTransport()).send(Endpoint<Data>(.get, "/big")).count == 2 << 20)
+    #expect(
+      try await makeClient(server.baseURL, SocketTransport()).send(Endpoint<Data>(.get, "/big")).count == 2
+        << 20)
   }
 }

@@ -106,10 +106,10 @@ public struct APIClient: Sendable {
   /// certificate, pass a transport made with a trust configuration, e.g.
   /// `AutomaticTransport(trust:clientIdentity:)` (trust lives on the transport, see docs/clientkit.md).
   public static func platformDefaultTransport() -> any Transport {
-    #if canImport(Darwin)
-      return URLSessionTransport()
-    #else
+    #if CLIENTKIT_NATIVE
       return AutomaticTransport()
+    #else
+      return URLSessionTransport()
     #endif
   }
 

@@ -52,7 +52,9 @@ public enum ResponseDecoding {
           throw .decoding(
             DecodingFailure(
               codingPath: "",
-              reason: "the body is not valid \(Self.charset(of: response.headers.first("Content-Type")) ?? "UTF-8") text"),
+              reason:
+                "the body is not valid \(Self.charset(of: response.headers.first("Content-Type")) ?? "UTF-8") text"
+            ),
             response: response)
         }
         if let value = text as? T { return value }
