@@ -3,24 +3,7 @@ import MockJSON
 /// A stub that almost matched a request, with what did not match.
 public struct NearMiss: Sendable, Hashable {
   /// One part of the request that failed the stub's pattern.
-  public struct Mismatch: Sendable, Hashable {
-    /// `method`, `url`, `header Authorization`, `query page`, `cookie session`, `path parameter id`,
-    /// `basicAuthCredentials`, `body pattern 0`, `scenario checkout`.
-    public var part: String
-    /// What the stub requires, in fixture form (e.g. `{"equalTo":"Bearer x"}`).
-    public var expected: String
-    /// What the request had (`(absent)` when missing).
-    public var actual: String
-    /// Weight of the part in the score (URL 3, others 1).
-    public var weight: Int
-    /// Creates a mismatch.
-    public init(part: String, expected: String, actual: String, weight: Int = 1) {
-      self.part = part
-      self.expected = expected
-      self.actual = actual
-      self.weight = weight
-    }
-  }
+  public typealias Mismatch = MatchResult.Part
 
   /// The stub's id.
   public var stubID: String
@@ -30,8 +13,10 @@ public struct NearMiss: Sendable, Hashable {
   public var file: String?
   /// JSON path of the stub within its file.
   public var location: String
-  /// Matched weight / total weight, 0...1 (1 = only the scenario state or nothing failed).
-  public var score: Double
+  /// The weighted mean distance of the stub's parts from the request, 0...1 (``MatchResult/distance``).
+  public var distance: Double
+  /// 1 − ``distance``: how much of the stub the request satisfied, weighted.
+  public var score: Double { 1 - distance }
   /// The failing parts.
   public var mismatches: [Mismatch]
 
@@ -76,17 +61,19 @@ public struct NearMissReport: Sendable, Hashable {
       if let f = m.file, !f.isEmpty { stub.append(("file", .string(f))) }
       stub.append(("location", .string(m.location)))
       let score = JSONNumber(text: String(Double(Int(m.score * 100)) / 100)) ?? JSONNumber(0)
+      let distance = JSONNumber(text: String((m.distance * 1000).rounded() / 1000)) ?? JSONNumber(0)
       return .object(
         JSONObject(pairs: [
           ("stub", .object(JSONObject(pairs: stub))),
           ("score", .number(score)),
+          ("distance", .number(distance)),
           (
             "mismatches",
             .array(
               m.mismatches.map {
                 .object(
                   JSONObject(pairs: [
-                    ("part", .string($0.part)), ("expected", .string($0.expected)),
+                    ("part", .string($0.label)), ("expected", .string($0.expected)),
                     ("actual", .string($0.actual)),
                   ]))
               })
@@ -120,7 +107,7 @@ public struct NearMissReport: Sendable, Hashable {
       let score = String(Double(Int(m.score * 100)) / 100)
       lines.append("  near miss \(k + 1): \(label)\(place), score \(score)")
       for x in m.mismatches {
-        lines.append("    \(x.part): expected \(x.expected), got \(x.actual)")
+        lines.append("    \(x.label): expected \(x.expected), got \(x.actual)")
       }
     }
     return lines.joined(separator: "\n")

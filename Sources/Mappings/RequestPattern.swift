@@ -75,109 +75,100 @@ public struct RequestPattern: Sendable, Hashable {
     self.bodyPatterns = bodyPatterns
   }
 
-  /// Fast check: true when every part matches, with the template's path parameters.
+  /// True when every part matches, with the template's path parameters (an evaluation that stops at the
+  /// first failing part).
   public func matches(_ request: RequestView) -> (Bool, [String: String]) {
-    if let method, method != request.method { return (false, [:]) }
-    var params: [String: String] = [:]
-    guard url.match(request, parameters: &params) else { return (false, [:]) }
-    for p in pathParameters where !p.pattern.match(params[p.name]) { return (false, [:]) }
-    for q in queryParameters where !q.pattern.match(request.queryValues(q.name)) { return (false, [:]) }
-    for h in headers where !h.pattern.match(request.headers.values(h.name)) { return (false, [:]) }
-    for c in cookies {
-      let values = request.cookieValues(c.name)
-      let ok = values.isEmpty ? c.pattern.match(nil) : values.contains { c.pattern.match($0) }
-      if !ok { return (false, [:]) }
-    }
-    if let basicAuth {
-      guard let got = request.basicCredentials, got.username == basicAuth.username,
-        got.password == basicAuth.password
-      else { return (false, [:]) }
-    }
-    for b in bodyPatterns where !b.matchBody(request) { return (false, [:]) }
-    return (true, params)
+    let (result, parameters) = evaluate(request, detailed: false)
+    return (result.isExactMatch, result.isExactMatch ? parameters : [:])
   }
 
-  /// Full evaluation for near-miss reports: every part checked, each failing part described.
-  /// - Returns: the number of parts checked (weighted: method 1, URL 3, each other part 1) and the failures.
-  public func mismatches(_ request: RequestView) -> (weight: Int, failures: [NearMiss.Mismatch]) {
-    var weight = 0
-    var failures: [NearMiss.Mismatch] = []
-    if let method {
-      weight += 1
-      if method != request.method {
-        failures.append(
-          .init(part: "method", expected: method.rawValue, actual: request.method.rawValue, weight: 1))
-      }
-    }
+  /// Compares `request` with every part of the pattern: the one place matching rules are applied.
+  /// - Parameters:
+  ///   - detailed: describe every failing part with its distance (near misses); when false, stop at the
+  ///     first failing part (serving).
+  /// - Returns: the result (exact match, or the distance and failing parts) and the path parameters of a
+  ///   `urlPathTemplate`.
+  public func evaluate(_ request: RequestView, detailed: Bool) -> (MatchResult, [String: String]) {
+    var r = MatchResult(detailed: detailed)
     var params: [String: String] = [:]
+    if let method {
+      guard
+        r.record(
+          "method", weight: MatchResult.methodWeight, matched: method == request.method,
+          expected: method.rawValue, actual: request.method.rawValue)
+      else { return (r, params) }
+    }
     if url != .any {
-      weight += 3
-      if !url.match(request, parameters: &params) {
-        failures.append(.init(part: "url", expected: url.description, actual: url.actual(request), weight: 3))
-      }
+      guard
+        r.record(
+          "url", weight: MatchResult.urlWeight, matched: url.match(request, parameters: &params),
+          expected: url.description, actual: url.actual(request), distance: url.distance(request))
+      else { return (r, params) }
     }
-    for p in pathParameters {
-      weight += 1
-      if !p.pattern.match(params[p.name]) {
-        failures.append(
-          .init(
-            part: "path parameter \(p.name)", expected: p.pattern.description,
-            actual: params[p.name] ?? "(absent)", weight: 1))
-      }
-    }
-    for q in queryParameters {
-      weight += 1
-      let values = request.queryValues(q.name)
-      if !q.pattern.match(values) {
-        failures.append(
-          .init(
-            part: "query \(q.name)", expected: q.pattern.description, actual: NearMiss.show(values), weight: 1
-          ))
-      }
-    }
-    for h in headers {
-      weight += 1
-      let values = request.headers.values(h.name)
-      if !h.pattern.match(values) {
-        failures.append(
-          .init(
-            part: "header \(h.name)", expected: h.pattern.description, actual: NearMiss.show(values),
-            weight: 1))
-      }
-    }
-    for c in cookies {
-      weight += 1
-      let values = request.cookieValues(c.name)
-      let ok = values.isEmpty ? c.pattern.match(nil) : values.contains { c.pattern.match($0) }
-      if !ok {
-        failures.append(
-          .init(
-            part: "cookie \(c.name)", expected: c.pattern.description, actual: NearMiss.show(values),
-            weight: 1))
-      }
-    }
+    guard evaluateNamedParts(request, params, &r) else { return (r, params) }
     if let basicAuth {
-      weight += 1
       let got = request.basicCredentials
-      if got?.username != basicAuth.username || got?.password != basicAuth.password {
-        failures.append(
-          .init(
-            part: "basicAuthCredentials",
-            expected: "username \(JSONValue.quoted(basicAuth.username)) and its password",
-            actual: got.map { "username \(JSONValue.quoted($0.username))" } ?? "(no Basic credentials)",
-            weight: 1))
-      }
+      guard
+        r.record(
+          "basicAuthCredentials", weight: MatchResult.partWeight,
+          matched: got?.username == basicAuth.username && got?.password == basicAuth.password,
+          expected: "username \(JSONValue.quoted(basicAuth.username)) and its password",
+          actual: got.map { "username \(JSONValue.quoted($0.username))" } ?? "(no Basic credentials)")
+      else { return (r, params) }
     }
     for (k, b) in bodyPatterns.enumerated() {
-      weight += 1
-      if !b.matchBody(request) {
-        failures.append(
-          .init(
-            part: "body pattern \(k)", expected: b.description, actual: NearMiss.excerpt(request.bodyText),
-            weight: 1))
-      }
+      guard
+        r.record(
+          "body pattern \(k)", weight: MatchResult.partWeight, matched: b.matchBody(request),
+          expected: b.description, actual: NearMiss.excerpt(request.bodyText),
+          distance: b.bodyDistance(request))
+      else { return (r, params) }
     }
-    return (weight, failures)
+    return (r, params)
+  }
+
+  /// Path parameters, query parameters, headers and cookies. Returns false when evaluation can stop.
+  private func evaluateNamedParts(
+    _ request: RequestView, _ params: [String: String], _ r: inout MatchResult
+  ) -> Bool {
+    for p in pathParameters {
+      let value = params[p.name]
+      guard
+        r.record(
+          "path parameter \(p.name)", weight: MatchResult.partWeight, matched: p.pattern.match(value),
+          expected: p.pattern.description, actual: value ?? "(absent)", distance: p.pattern.distance(value))
+      else { return false }
+    }
+    for q in queryParameters {
+      let values = request.queryValues(q.name)
+      guard
+        r.record(
+          "query \(q.name)", weight: MatchResult.partWeight, matched: q.pattern.match(values),
+          expected: q.pattern.description, actual: NearMiss.show(values), distance: q.pattern.distance(values)
+        )
+      else { return false }
+    }
+    for h in headers {
+      let values = request.headers.values(h.name)
+      guard
+        r.record(
+          "header \(h.name)", weight: MatchResult.partWeight, matched: h.pattern.match(values),
+          expected: h.pattern.description, actual: NearMiss.show(values), distance: h.pattern.distance(values)
+        )
+      else { return false }
+    }
+    for c in cookies {
+      let values = request.cookieValues(c.name)
+      let matched = values.isEmpty ? c.pattern.match(nil) : values.contains { c.pattern.match($0) }
+      guard
+        r.record(
+          "cookie \(c.name)", weight: MatchResult.partWeight, matched: matched,
+          expected: c.pattern.description, actual: NearMiss.show(values),
+          distance: values.isEmpty
+            ? c.pattern.distance(nil) : values.map { c.pattern.distance($0) }.min() ?? 1)
+      else { return false }
+    }
+    return true
   }
 
   /// Equality of all fields.

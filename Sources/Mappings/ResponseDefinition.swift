@@ -88,7 +88,7 @@ public struct ResponseDefinition: Sendable, Hashable {
 }
 
 /// How a stub's response body may be compressed (`x-compression`).
-public enum CompressionMode: String, Sendable, Hashable {
+public enum CompressionMode: String, Sendable, Hashable, CaseIterable {
   /// Compress when the client accepts it and the body is large enough.
   case auto
   /// Always gzip.

@@ -161,35 +161,30 @@ public final class StubTable: Sendable {
     return .unmatched(nearMisses(request, scenarioState: scenarioState, limit: nearMissLimit))
   }
 
-  /// The `limit` stubs closest to matching `request`, best first (all stubs are evaluated; only used
-  /// when nothing matched).
+  /// The `limit` stubs closest to matching `request`, nearest first (every stub is evaluated in detail;
+  /// only used when nothing matched). Ranked by ``MatchResult/distance`` (ties: the stub that would win).
   public func nearMisses(
     _ request: RequestView, scenarioState: (String) -> String, limit: Int = 3
   ) -> NearMissReport {
     var scored: [(Int, NearMiss)] = []
+    scored.reserveCapacity(stubs.count)
     for (k, stub) in stubs.enumerated() {
-      var (weight, failures) = stub.request.mismatches(request)
+      var (result, _) = stub.request.evaluate(request, detailed: true)
       if let name = stub.scenarioName, let required = stub.requiredScenarioState {
-        weight += 1
         let state = scenarioState(name)
-        if state != required {
-          failures.append(
-            .init(
-              part: "scenario \(name)", expected: "state \(JSONValue.quoted(required))",
-              actual: "state \(JSONValue.quoted(state))", weight: 1))
-        }
+        _ = result.record(
+          "scenario \(name)", weight: MatchResult.partWeight, matched: state == required,
+          expected: "state \(JSONValue.quoted(required))", actual: "state \(JSONValue.quoted(state))")
       }
-      let failed = failures.reduce(0) { $0 + $1.weight }
-      let score = weight == 0 ? 1 : Double(weight - failed) / Double(weight)
       scored.append(
         (
           k,
           NearMiss(
-            stubID: stub.id, stubName: stub.name, file: stub.file, location: stub.location, score: score,
-            mismatches: failures)
+            stubID: stub.id, stubName: stub.name, file: stub.file, location: stub.location,
+            distance: result.distance, mismatches: result.failures)
         ))
     }
-    scored.sort { a, b in a.1.score != b.1.score ? a.1.score > b.1.score : outranks(a.0, b.0) }
+    scored.sort { a, b in a.1.distance != b.1.distance ? a.1.distance < b.1.distance : outranks(a.0, b.0) }
     return NearMissReport(
       method: request.method.rawValue, url: request.target, nearMisses: scored.prefix(max(limit, 0)).map(\.1))
   }

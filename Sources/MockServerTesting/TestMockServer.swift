@@ -151,18 +151,19 @@ public final class TestMockServer: Sendable {
     } catch {
       throw TestMockServerError.invalidStub("stub JSON: \(error)")
     }
-    let context = StubParsingContext(envelopes: service.envelopes, makeID: { UUID().uuidString.lowercased() })
+    let context = StubParsingContext(
+      envelopes: service.store.envelopes, makeID: { UUID().uuidString.lowercased() })
     let (parsed, problems) = StubParser.parse(value, file: "stub", context: context)
     guard let parsed, !problems.contains(where: \.isError) else {
       throw TestMockServerError.invalidStub(FixtureLoader.report(problems))
     }
-    service.addStub(parsed)
+    service.store.add(parsed)
     return parsed.id
   }
 
   /// Removes the stub `id`; returns false when there is none.
   @discardableResult
-  public func removeStub(id: String) -> Bool { service.removeStub(id: id) }
+  public func removeStub(id: String) -> Bool { service.store.remove(id: id) }
 
   /// Requests received, oldest first (bounded by the journal size, default 10,000).
   public var requests: [JournalEntry] { service.journal.snapshot() }
@@ -195,7 +196,7 @@ public final class TestMockServer: Sendable {
 
   /// Clears the journal, runtime stubs, scenario states and response sequences; file stubs stay.
   public func reset() {
-    for stub in service.runtimeStubs { service.removeStub(id: stub.id) }
+    for stub in service.store.runtimeStubs { service.store.remove(id: stub.id) }
     service.resetRequestsAndScenarios()
   }
 

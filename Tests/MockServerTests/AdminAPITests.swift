@@ -66,7 +66,7 @@ struct AdminAPITests {
       #expect(try http(port, "GET", "/hello").status == 404)
 
       #expect(try http(port, "DELETE", "/__admin/mappings").status == 200)
-      #expect(service.stubs.isEmpty)
+      #expect(service.store.stubs.isEmpty)
     }
   }
 
@@ -119,9 +119,9 @@ struct AdminAPITests {
       let imported = try http(port, "POST", "/__admin/mappings/import", body: importBody)
       #expect(imported.status == 400)
       #expect(imported.body.contains("$.mappings[1].response.status"))
-      #expect(service.stubs.map(\.id) == ["hello"])
+      #expect(service.store.stubs.map(\.id) == ["hello"])
       #expect(try http(port, "GET", "/hello").body == "hi")
-      #expect(service.globalDelayMilliseconds == 0)
+      #expect(service.settings.globalDelayMilliseconds == 0)
     }
   }
 
@@ -135,7 +135,7 @@ struct AdminAPITests {
          "importOptions":{"duplicatePolicy":"IGNORE"}}
         """#
       #expect(try http(port, "POST", "/__admin/mappings/import", body: body).status == 200)
-      #expect(Set(service.stubs.map(\.id)) == ["hello", "b"])
+      #expect(Set(service.store.stubs.map(\.id)) == ["hello", "b"])
       #expect(try http(port, "GET", "/hello").body == "hi")
       let overwrite = body.replacingOccurrences(of: "IGNORE", with: "OVERWRITE")
       #expect(try http(port, "POST", "/__admin/mappings/import", body: overwrite).status == 200)
@@ -143,7 +143,7 @@ struct AdminAPITests {
       let only =
         #"{"mappings":[{"id":"c","request":{"url":"/c"},"response":{"status":200}}],"importOptions":{"deleteAllNotInImport":true}}"#
       #expect(try http(port, "POST", "/__admin/mappings/import", body: only).status == 200)
-      #expect(service.stubs.map(\.id) == ["c"])
+      #expect(service.store.stubs.map(\.id) == ["c"])
     }
   }
 
@@ -158,9 +158,9 @@ struct AdminAPITests {
       _ = try http(
         port, "POST", "/__admin/mappings",
         body: #"{"id":"rt","name":"runtime one","request":{"url":"/rt"},"response":{"status":202}}"#)
-      #expect(service.stubs.count == 2)
+      #expect(service.store.stubs.count == 2)
       #expect(try http(port, "POST", "/__admin/mappings/reset").status == 200)
-      #expect(service.stubs.map(\.id) == ["hello"])
+      #expect(service.store.stubs.map(\.id) == ["hello"])
 
       _ = try http(
         port, "POST", "/__admin/mappings",
@@ -168,10 +168,10 @@ struct AdminAPITests {
       #expect(try http(port, "POST", "/__admin/mappings/save").status == 200)
       let saved = try FileManager.default.contentsOfDirectory(atPath: folder + "/mappings").sorted()
       #expect(saved == ["hello.json", "runtime-one-rt.json"])
-      #expect(service.runtimeStubs.isEmpty)
+      #expect(service.store.runtimeStubs.isEmpty)
       // After a reset the saved stub comes back from its file.
       #expect(try http(port, "POST", "/__admin/mappings/reset").status == 200)
-      #expect(Set(service.stubs.map(\.id)) == ["hello", "rt"])
+      #expect(Set(service.store.stubs.map(\.id)) == ["hello", "rt"])
       #expect(try http(port, "GET", "/rt").status == 202)
 
       // A broken file: reset refuses (500) and keeps serving.
@@ -179,7 +179,7 @@ struct AdminAPITests {
       let refused = try http(port, "POST", "/__admin/mappings/reset")
       #expect(refused.status == 500)
       #expect(refused.body.contains("mappings/broken.json"))
-      #expect(Set(service.stubs.map(\.id)) == ["hello", "rt"])
+      #expect(Set(service.store.stubs.map(\.id)) == ["hello", "rt"])
     }
   }
 
@@ -370,9 +370,9 @@ struct AdminAPITests {
         usleep(50_000)
       }  // closed before the delay ends
       usleep(500_000)
-      #expect(service.scenarios.first?.state == "Started")
+      #expect(service.scenarioBook.scenarios(of: service.store.stubs).first?.state == "Started")
       _ = try http(port, "GET", "/slow")
-      #expect(eventually { service.scenarios.first?.state == "moved" })
+      #expect(eventually { service.scenarioBook.scenarios(of: service.store.stubs).first?.state == "moved" })
     }
   }
 
@@ -399,14 +399,14 @@ struct AdminAPITests {
       #expect(
         try http(port, "GET", "/__admin/settings").json?["settings"]?["fixedDelay"] == .number(JSONNumber(0)))
       #expect(try http(port, "POST", "/__admin/settings", body: #"{"fixedDelay":150}"#).status == 200)
-      #expect(service.globalDelayMilliseconds == 150)
+      #expect(service.settings.globalDelayMilliseconds == 150)
       _ = try http(port, "POST", "/__admin/mappings", body: helloStub)
       let started = Date()
       _ = try http(port, "GET", "/hello")
       #expect(Date().timeIntervalSince(started) >= 0.14)
       #expect(
         try http(port, "PUT", "/__admin/settings", body: #"{"settings":{"fixedDelay":0}}"#).status == 200)
-      #expect(service.globalDelayMilliseconds == 0)
+      #expect(service.settings.globalDelayMilliseconds == 0)
       #expect(try http(port, "POST", "/__admin/settings", body: #"{"settings":3}"#).status == 400)
     }
   }
@@ -417,7 +417,7 @@ struct AdminAPITests {
       _ = try http(port, "POST", "/__admin/mappings", body: helloStub)
       _ = try http(port, "GET", "/hello")
       #expect(try http(port, "POST", "/__admin/reset").status == 200)
-      #expect(service.stubs.isEmpty)
+      #expect(service.store.stubs.isEmpty)
       #expect(service.journal.retainedCount == 0)
     }
   }
@@ -549,7 +549,7 @@ struct AdminMetadataTests {
       #expect(
         try http(port, "POST", "/__admin/mappings/find-by-metadata", body: #"{"nope":1}"#).status == 400)
       #expect(try http(port, "POST", "/__admin/mappings/remove-by-metadata", body: pattern).status == 200)
-      #expect(service.stubs.map(\.id) == ["b"])
+      #expect(service.store.stubs.map(\.id) == ["b"])
     }
   }
 }

@@ -63,7 +63,7 @@ struct AdminWireMockClientTests {
       let (status, output) = try AdminWireMockClientTests.run(["python3", file, String(port)])
       #expect(status == 0, "python wiremock client failed: \(output)")
       #expect(output.contains("count=3 mappings=1 requests=3"), "\(output)")
-      #expect(service.journal.count(stubID: service.stubs.first?.id ?? "") == 3)
+      #expect(service.journal.count(stubID: service.store.stubs.first?.id ?? "") == 3)
     }
   }
 }

@@ -62,7 +62,7 @@ struct ReloadTests {
       // A deleted file disappears.
       try FileManager.default.removeItem(atPath: folder + "/mappings/b.json")
       #expect(try eventually(1.5) { try http(port, "GET", "/b").status == 404 })
-      #expect(Set(service.stubs.map(\.id)) == ["a", "rt"])
+      #expect(Set(service.store.stubs.map(\.id)) == ["a", "rt"])
     }
   }
 

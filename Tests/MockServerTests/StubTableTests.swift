@@ -368,13 +368,15 @@ struct StubTableTests {
     #expect(report.nearMisses.count == 3)
     let best = try #require(report.nearMisses.first)
     #expect(best.stubName == "me")
-    #expect(best.mismatches.map(\.part) == ["query v", "header Authorization"])
+    #expect(best.mismatches.map(\.label) == ["query v", "header Authorization"])
     #expect(best.mismatches[1].expected == #"{"equalTo":"Bearer t"}"#)
     #expect(best.mismatches[1].actual == "(absent)")
     #expect(best.mismatches[0].actual == "1")
-    // "orders" and "other" both fail method and URL (score 0); the newer stub ranks first on a tie.
-    #expect(report.nearMisses.map { Int($0.score * 100) } == [66, 0, 0])
-    #expect(report.nearMisses.last?.stubName == "orders")
+    // Weighted mean (method 3, URL 10, each other part 1): two parts of weight 1 failed at distance 1.
+    #expect(abs(best.distance - 2.0 / 15) < 0.001)
+    let distances = report.nearMisses.map(\.distance)
+    #expect(distances == distances.sorted())
+    #expect(report.nearMisses.dropFirst().allSatisfy { $0.distance > best.distance })
 
     let json = try JSONValue.parse(String(decoding: report.jsonBody(), as: UTF8.self))
     #expect(json["status"] == .number(JSONNumber(404)))
@@ -399,7 +401,7 @@ struct StubTableTests {
       Issue.record("expected no match")
       return
     }
-    #expect(r.nearMisses.first?.mismatches.map(\.part) == ["scenario cart"])
+    #expect(r.nearMisses.first?.mismatches.map(\.label) == ["scenario cart"])
     #expect(r.nearMisses.first?.mismatches.first?.actual == #"state "Started""#)
   }
 

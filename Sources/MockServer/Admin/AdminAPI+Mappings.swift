@@ -12,17 +12,17 @@ extension AdminAPI {
     case ("POST", 1, "find-by-metadata"): return mappingsByMetadata(call, remove: false)
     case ("POST", 1, "remove-by-metadata"): return mappingsByMetadata(call, remove: true)
     case ("DELETE", 0, _):
-      service.removeAllStubs()
+      store.removeAll()
       return AdminAPI.empty
     case ("POST", 1, "import"): return importMappings(call)
     case ("POST", 1, "reset"): return resetMappings()
     case ("POST", 1, "save"): return saveMappings()
     case ("GET", 1, let id):
-      guard let stub = service.stub(id: id) else { return noStub(id) }
+      guard let stub = store.stub(id: id) else { return noStub(id) }
       return AdminAPI.json(AdminAPI.stubJSON(stub))
     case ("PUT", 1, let id): return replaceMapping(call, id: id)
     case ("DELETE", 1, let id):
-      return service.removeStub(id: id) ? AdminAPI.empty : noStub(id)
+      return store.remove(id: id) ? AdminAPI.empty : noStub(id)
     default: return notFound(call)
     }
   }
@@ -40,12 +40,12 @@ extension AdminAPI {
     guard let pattern = StubParser.parseMatcher(json, "$", &d), d.errorCount == 0 else {
       return AdminAPI.invalid(d.problems, title: "Invalid metadata pattern")
     }
-    let matching = service.stubs.filter { stub in
+    let matching = store.stubs.filter { stub in
       guard let metadata = stub.metadata else { return false }
       return pattern.match(metadata.serialized())
     }
     if remove {
-      for stub in matching { service.removeStub(id: stub.id) }
+      for stub in matching { store.remove(id: stub.id) }
       return AdminAPI.empty
     }
     return AdminAPI.json(
@@ -70,7 +70,7 @@ extension AdminAPI {
       limit = l
       offset = o
     }
-    let all = service.stubs
+    let all = store.stubs
     let page = all.dropFirst(offset ?? 0).prefix(limit ?? Int.max)
     return AdminAPI.json(
       .object(
@@ -89,7 +89,7 @@ extension AdminAPI {
     }
     let (stub, problems) = StubParser.parse(json, file: "", context: parsingContext())
     guard let stub else { return AdminAPI.invalid(problems, title: "Invalid stub mapping") }
-    service.addStub(stub)
+    store.add(stub)
     return AdminAPI.json(AdminAPI.stubJSON(stub), status: .created)
   }
 
@@ -103,10 +103,10 @@ extension AdminAPI {
     let (parsed, problems) = StubParser.parse(
       AdminAPI.withID(json, id), file: "", context: parsingContext())
     guard var stub = parsed else { return AdminAPI.invalid(problems, title: "Invalid stub mapping") }
-    guard let old = service.stub(id: id) else { return noStub(id) }
+    guard let old = store.stub(id: id) else { return noStub(id) }
     stub.file = old.file
     stub.location = old.location
-    return service.replaceStub(stub) ? AdminAPI.json(AdminAPI.stubJSON(stub)) : noStub(id)
+    return store.replace(stub) ? AdminAPI.json(AdminAPI.stubJSON(stub)) : noStub(id)
   }
 
   /// `POST /__admin/mappings/import` `{"mappings":[…],"importOptions":{…}}`: all or nothing.
@@ -171,19 +171,19 @@ extension AdminAPI {
       stubs.append(stub)
     }
     if problems.contains(where: \.isError) { return AdminAPI.invalid(problems, title: "Invalid import") }
-    service.importStubs(stubs, policy: policy, deleteAllNotInImport: deleteAll)
+    store.importStubs(stubs, policy: policy, deleteAllNotInImport: deleteAll)
     return AdminAPI.empty
   }
 
   /// `POST /__admin/mappings/reset`: the stubs of the fixtures folder only (runtime stubs dropped).
   func resetMappings() -> ResponsePlan {
-    guard let directory = service.configuration.fixturesDirectory else {
-      service.removeAllStubs()
+    guard let directory = configuration.fixturesDirectory else {
+      store.removeAll()
       return AdminAPI.empty
     }
     let set = FixtureLoader.load(directory: directory)
     if set.hasErrors { return fixtureErrors(set) }
-    service.replaceFileStubs(set, keepRuntimeStubs: false)
+    store.replaceFileStubs(set, keepRuntimeStubs: false)
     return AdminAPI.empty
   }
 
@@ -198,12 +198,12 @@ extension AdminAPI {
   /// `POST /__admin/mappings/save`: writes each runtime stub to `mappings/<name-or-stub>-<id>.json` in the
   /// fixtures folder; they become file stubs.
   func saveMappings() -> ResponsePlan {
-    guard let directory = service.configuration.fixturesDirectory else {
+    guard let directory = configuration.fixturesDirectory else {
       return AdminAPI.error(
         HTTPStatus(code: 409), title: "No fixtures folder",
         detail: "the server was started without a fixtures folder")
     }
-    let runtime = service.runtimeStubs
+    let runtime = store.runtimeStubs
     let mappingsURL = URL(fileURLWithPath: directory, isDirectory: true).appendingPathComponent("mappings")
     var saved: [String: String] = [:]
     do {
@@ -215,24 +215,24 @@ extension AdminAPI {
         saved[stub.id] = "mappings/" + name
       }
     } catch {
-      service.markSaved(saved)
+      store.markSaved(saved)
       return AdminAPI.error(
         .internalServerError, title: "Save failed",
         detail: "\(mappingsURL.path): \(error.localizedDescription)")
     }
-    service.markSaved(saved)
+    store.markSaved(saved)
     return AdminAPI.empty
   }
 
   /// Context for stubs posted to the admin API: the current envelopes, body files from the fixtures
   /// folder's `__files/`, random UUIDs.
   func parsingContext() -> StubParsingContext {
-    let filesRoot = service.configuration.fixturesDirectory.map {
+    let filesRoot = configuration.fixturesDirectory.map {
       URL(fileURLWithPath: $0, isDirectory: true).standardizedFileURL.appendingPathComponent(
         "__files", isDirectory: true)
     }
     return StubParsingContext(
-      envelopes: service.envelopes,
+      envelopes: store.envelopes,
       readBodyFile: { path in
         guard let filesRoot else { return .failure(.notFound) }
         return FixtureLoader.readBodyFile(path, filesRoot: filesRoot)

@@ -6,7 +6,7 @@ import MockJSON
 extension AdminAPI {
   /// `/__admin/requests…`
   func requests(_ call: Call, _ rest: [String]) -> ResponsePlan {
-    let journal = service.journal
+    let journal = journal
     switch (call.method, rest.count, rest.first ?? "") {
     case ("GET", 0, _): return listRequests(call)
     case ("DELETE", 0, _), ("POST", 1, "reset"):
@@ -66,7 +66,7 @@ extension AdminAPI {
   /// Stub JSON by id, for journal entries (`{"id"}` for a stub that is gone).
   func stubLookup() -> (String?) -> JSONValue? {
     var byID: [String: StubMapping] = [:]
-    for stub in service.stubs { byID[stub.id] = stub }
+    for stub in store.stubs { byID[stub.id] = stub }
     return { id in
       guard let id else { return nil }
       return byID[id].map(AdminAPI.stubJSON) ?? .object(JSONObject(pairs: [("id", .string(id))]))
@@ -101,7 +101,7 @@ extension AdminAPI {
       }
       unmatchedOnly = text == "true"
     }
-    let journal = service.journal
+    let journal = journal
     let entries = journal.entries(limit: limit, since: since, unmatchedOnly: unmatchedOnly)
     let stubs = stubLookup()
     return AdminAPI.json(
@@ -131,12 +131,12 @@ extension AdminAPI {
   func unmatchedNearMisses() -> ResponsePlan {
     let stubs = stubLookup()
     var list: [JSONValue] = []
-    for entry in service.journal.entries(unmatchedOnly: true).reversed() {
+    for entry in journal.entries(unmatchedOnly: true).reversed() {
       let request = entry.requestJSON
       for miss in entry.nearMisses {
         list.append(
           AdminAPI.nearMissJSON(
-            request: request, stub: stubs(miss.stubID), pattern: nil, distance: 1 - miss.score,
+            request: request, stub: stubs(miss.stubID), pattern: nil, distance: miss.distance,
             mismatches: miss.mismatches))
       }
     }
@@ -159,11 +159,10 @@ extension AdminAPI {
         pattern = p
       }
       var scored: [(Double, JournalEntry, [NearMiss.Mismatch])] = []
-      for entry in service.journal.snapshot() {
+      for entry in journal.snapshot() {
         guard let view = try? RequestView(entry.request) else { continue }
-        let (weight, failures) = pattern.mismatches(view)
-        let failed = failures.reduce(0) { $0 + $1.weight }
-        scored.append((weight == 0 ? 0 : Double(failed) / Double(weight), entry, failures))
+        let (result, _) = pattern.evaluate(view, detailed: true)
+        scored.append((result.distance, entry, result.failures))
       }
       scored.sort { $0.0 < $1.0 }
       let list = scored.prefix(3).map { s in
@@ -196,7 +195,7 @@ extension AdminAPI {
       let request = HTTPRequest(
         head: HTTPRequestHead(method: HTTPMethod(rawValue: method), target: url, headers: headers), body: body
       )
-      let (table, scenarios) = service.matchingSnapshot
+      let (table, scenarios) = (store.table, scenarioBook.states)
       guard let view = try? RequestView(request) else {
         return AdminAPI.error(
           .badRequest, title: "Invalid request",
@@ -209,7 +208,7 @@ extension AdminAPI {
       let requestJSON = JSONValue.object(o)
       let list = report.nearMisses.map { m in
         AdminAPI.nearMissJSON(
-          request: requestJSON, stub: stubs(m.stubID), pattern: nil, distance: 1 - m.score,
+          request: requestJSON, stub: stubs(m.stubID), pattern: nil, distance: m.distance,
           mismatches: m.mismatches)
       }
       return AdminAPI.json(.object(JSONObject(pairs: [("nearMisses", .array(list))])))
@@ -239,7 +238,7 @@ extension AdminAPI {
           mismatches.map {
             .object(
               JSONObject(pairs: [
-                ("part", .string($0.part)), ("expected", .string($0.expected)),
+                ("part", .string($0.label)), ("expected", .string($0.expected)),
                 ("actual", .string($0.actual)),
               ]))
           })

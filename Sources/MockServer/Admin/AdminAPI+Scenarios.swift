@@ -7,7 +7,7 @@ extension AdminAPI {
   func scenarios(_ call: Call, _ rest: [String]) -> ResponsePlan {
     switch (call.method, rest.count) {
     case ("GET", 0):
-      let list: [JSONValue] = service.scenarios.map { s in
+      let list: [JSONValue] = scenarioBook.scenarios(of: store.stubs).map { s in
         .object(
           JSONObject(pairs: [
             ("id", .string(s.name)), ("name", .string(s.name)), ("state", .string(s.state)),
@@ -16,7 +16,7 @@ extension AdminAPI {
       }
       return AdminAPI.json(.object(JSONObject(pairs: [("scenarios", .array(list))])))
     case ("POST", 1) where rest[0] == "reset":
-      service.resetScenarios()
+      scenarioBook.reset()
       return AdminAPI.empty
     case ("PUT", 2) where rest[1] == "state":
       return setScenarioState(call, name: rest[0])
@@ -40,7 +40,7 @@ extension AdminAPI {
       }
       newState = s
     }
-    guard let scenario = service.scenarios.first(where: { $0.name == name }) else {
+    guard let scenario = scenarioBook.scenarios(of: store.stubs).first(where: { $0.name == name }) else {
       return AdminAPI.error(
         .notFound, title: "Scenario not found", detail: "no stub names scenario \(JSONValue.quoted(name))")
     }
@@ -51,7 +51,7 @@ extension AdminAPI {
           "$.state: expected one of \(scenario.possibleStates.map(JSONValue.quoted).joined(separator: ", ")), found \(JSONValue.quoted(newState))",
         pointer: "/state")
     }
-    service.setScenario(name, state: newState)
+    scenarioBook.set(name, to: newState)
     return AdminAPI.empty
   }
 }

@@ -16,7 +16,7 @@ extension AdminAPI {
       case .failure(let f): return f.plan
       case .success(let v): o = v
       }
-      var settings = o
+      var fields = o
       var base = "$"
       if o["settings"] != nil, let unknown = o.keys.first(where: { $0 != "settings" }) {
         return AdminAPI.error(
@@ -31,17 +31,17 @@ extension AdminAPI {
             .badRequest, title: "Invalid settings",
             detail: "$.settings: expected an object, found \(inner.kindDescription)", pointer: "/settings")
         }
-        settings = io
+        fields = io
         base = "$.settings"
       }
-      if let unknown = settings.keys.first(where: { $0 != "fixedDelay" }) {
+      if let unknown = fields.keys.first(where: { $0 != "fixedDelay" }) {
         return AdminAPI.error(
           .badRequest, title: "Invalid settings",
           detail: "\(base).\(unknown): expected a supported setting (fixedDelay), found an unknown field",
           pointer: AdminAPI.pointer(base + "." + unknown))
       }
       var delay: Int?
-      if let v = settings["fixedDelay"] {
+      if let v = fields["fixedDelay"] {
         if case .null = v {
           delay = 0
         } else if let n = v.numberValue?.intValue, n >= 0, n <= 3_600_000 {
@@ -54,7 +54,7 @@ extension AdminAPI {
             pointer: AdminAPI.pointer(base + ".fixedDelay"))
         }
       }
-      if let delay { service.globalDelayMilliseconds = delay }
+      if let delay { settings.globalDelayMilliseconds = delay }
       return AdminAPI.json(settingsJSON())
     default:
       return notFound(call)
@@ -67,7 +67,7 @@ extension AdminAPI {
         (
           "settings",
           .object(
-            JSONObject(pairs: [("fixedDelay", .number(JSONNumber(service.globalDelayMilliseconds)))]))
+            JSONObject(pairs: [("fixedDelay", .number(JSONNumber(settings.globalDelayMilliseconds)))]))
         )
       ]))
   }
@@ -75,20 +75,21 @@ extension AdminAPI {
   /// `POST /__admin/reset`: stubs back to the fixtures folder (runtime stubs dropped), journal cleared,
   /// scenarios and sequences restarted. When the folder has errors now, nothing changes (500).
   func resetAll() -> ResponsePlan {
-    if let directory = service.configuration.fixturesDirectory {
+    if let directory = configuration.fixturesDirectory {
       let set = FixtureLoader.load(directory: directory)
       if set.hasErrors { return fixtureErrors(set) }
-      service.replaceFileStubs(set, keepRuntimeStubs: false)
+      store.replaceFileStubs(set, keepRuntimeStubs: false)
     } else {
-      service.removeAllStubs()
+      store.removeAll()
     }
-    service.resetRequestsAndScenarios()
+    journal.clear()
+    scenarioBook.reset()
     return AdminAPI.empty
   }
 
   /// `GET /__admin/health`.
   func health() -> ResponsePlan {
-    let uptime = (SocketOps.monotonicNanos() - service.createdAt) / 1_000_000_000
+    let uptime = (SocketOps.monotonicNanos() - createdAt) / 1_000_000_000
     return AdminAPI.json(
       .object(
         JSONObject(pairs: [
@@ -108,7 +109,7 @@ extension AdminAPI {
   /// `POST /__admin/shutdown`: answers `{}`, closes the connection, then asks the host to stop (501 when
   /// the host gave no way to stop).
   func shutdown() -> ResponsePlan {
-    guard let handler = service.onShutdownRequested else {
+    guard let handler = shutdownHandler() else {
       return AdminAPI.error(
         .notImplemented, title: "Shutdown not available",
         detail: "this server was started without a shutdown hook (embedded in a test?)")

@@ -7,8 +7,17 @@ import MockJSON
 /// Runs on the event-loop thread: every handler works on snapshots and never holds a lock while doing
 /// I/O (only reset-to-files and save touch the disk). Malformed input gets 400 with WireMock's error shape
 /// `{"errors":[{"title","detail","source":{"pointer"}}]}` and changes nothing.
-struct AdminAPI {
-  let service: MockService
+struct AdminAPI: Sendable {
+  let configuration: MockServiceConfiguration
+  let store: StubStore
+  let scenarioBook: ScenarioBook
+  let journal: RequestJournal
+  let logger: RequestLogger
+  let settings: MockSettings
+  /// Monotonic time the service was created, for `/__admin/health` uptime.
+  let createdAt: UInt64
+  /// The host's hook for `POST /__admin/shutdown`, if any.
+  let shutdownHandler: @Sendable () -> (@Sendable () -> Void)?
 
   /// One decoded admin request: method, path segments after `/__admin`, query parameters, body.
   struct Call {
@@ -26,19 +35,18 @@ struct AdminAPI {
   func handle(_ request: HTTPRequest, context: RequestContext) -> ResponsePlan {
     let started = SocketOps.monotonicNanos()
     let plan = authorizeAndRoute(request, context: context)
-    if service.logger.level != .quiet {
+    if logger.level != .quiet {
       let ms = Double(SocketOps.monotonicNanos() - started) / 1e6
       var status: Int?
       for step in plan.steps {
         if case .response(let head, _) = step { status = head.status.code }
       }
-      service.logger.request(request, status: status, fault: nil, stub: "admin", durationMilliseconds: ms)
+      logger.request(request, status: status, fault: nil, stub: "admin", durationMilliseconds: ms)
     }
     return plan
   }
 
   func authorizeAndRoute(_ request: HTTPRequest, context: RequestContext) -> ResponsePlan {
-    let configuration = service.configuration
     if !configuration.adminAllowsRemote, !JournalEntry.isLoopback(context.clientAddress) {
       return AdminAPI.error(
         .forbidden, title: "Forbidden",

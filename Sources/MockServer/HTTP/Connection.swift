@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import MockJSON
 
 /// One HTTP/1.1 connection: reads requests through a ``ByteStream``, asks the responder for a
 /// ``ResponsePlan`` per request and executes it, answering pipelined requests strictly in order.
@@ -8,14 +9,55 @@ import HTTPCore
 /// is an `EventHandler` callback, a loop timer, or the server's sweep on that loop), so its mutable state
 /// needs no lock.
 final class Connection: EventHandler {
-  private enum Phase {
+  /// What the connection is doing; each case carries exactly the data that phase needs, so no field of
+  /// one phase can outlive it.
+  private enum State {
     /// Reading (or waiting for) the next request.
-    case reading
+    case reading(Reading)
     /// Executing a plan; further pipelined bytes are buffered, not parsed.
-    case executing
-    /// The response is written and the write side shut; reading and discarding until the peer closes.
-    case draining
+    case executing(Execution)
+    /// The response is written (or being flushed) and the write side will be shut; reading and discarding
+    /// until the peer closes or the linger time ends.
+    case draining(Draining)
+    /// Closed; nothing more happens.
     case closed
+  }
+
+  /// The request being received.
+  private struct Reading {
+    /// Its head, once parsed; nil between requests.
+    var head: HTTPRequestHead?
+    /// Its content so far.
+    var body: [UInt8] = []
+    /// When the first byte of its head arrived (monotonic ns), for the head timeout.
+    var headStartedAt: UInt64?
+  }
+
+  /// A response plan being executed.
+  private struct Execution {
+    var steps: [ResponsePlan.Step]
+    var stepIndex = 0
+    /// The method of the request answered (HEAD gets no content).
+    var requestMethod: HTTPMethod
+    /// Keep the connection open afterwards.
+    var keepAlive: Bool
+    /// The request was HTTP/1.0, so keep-alive is announced.
+    var http10: Bool
+    /// The request's content was read to the end (not a rejection or an early answer).
+    var requestFullyRead: Bool
+    var onComplete: (@Sendable (Bool) -> Void)?
+    /// A pause or hold in progress.
+    var timer: LoopTimer?
+  }
+
+  /// Closing after the last response.
+  private struct Draining {
+    /// The last request's content was read to the end.
+    var requestFullyRead: Bool
+    /// Output is still being flushed; the write side is shut once it is.
+    var flushing: Bool
+    /// Ends lingering.
+    var timer: LoopTimer?
   }
 
   let id: UInt64
@@ -25,35 +67,23 @@ final class Connection: EventHandler {
   private let clientAddress: String
   private let localPort: Int
   private let isTLS: Bool
+  /// When the connection was accepted (monotonic ns): bounds a handshake that never completes.
+  private let acceptedAt: UInt64
 
+  private var state = State.reading(Reading())
   private var parser: HTTPParser
-  private var phase = Phase.reading
+  // Socket-level state, meaningful in every phase.
   private var out: [UInt8] = []
   private var outOffset = 0
   private var wantsWritable = false
   private var readable = true
   private var peerClosed = false
-
-  private var head: HTTPRequestHead?
-  private var body: [UInt8] = []
-  private var requestCount = 0
-  private var headStartedAt: UInt64?
-  private(set) var lastActivity: UInt64
-  /// When the connection was accepted (monotonic ns): bounds a handshake that never completes.
-  private let acceptedAt: UInt64
   /// The last read wanted the socket writable (a TLS handshake flight did not fit): retry it on EPOLLOUT.
   private var readWantsWritable = false
-
-  private var steps: [ResponsePlan.Step] = []
-  private var stepIndex = 0
-  private var planKeepAlive = true
-  private var requestMethod = HTTPMethod.get
-  private var onComplete: (@Sendable (Bool) -> Void)?
-  private var timer: LoopTimer?
-  private var closeWhenFlushed = false
-  /// True while answering a request whose content was read to the end (not a rejection or an early answer).
-  private var requestFullyRead = false
-  private var resetWhenClosed = false
+  private var requestCount = 0
+  private(set) var lastActivity: UInt64
+  /// Re-entrancy guard of ``processInput()``.
+  private var processing = false
 
   init(
     id: UInt64, stream: ByteStream, loop: EventLoop, owner: ServerLoopContext, clientAddress: String,
@@ -72,15 +102,42 @@ final class Connection: EventHandler {
   }
 
   var fd: Int32 { stream.fd }
-  var isIdle: Bool { phase == .reading && parser.isIdle && out.isEmpty }
+  var isIdle: Bool {
+    if case .reading(let r) = state { return r.head == nil && parser.isIdle && out.isEmpty }
+    return false
+  }
+  private var isClosed: Bool {
+    if case .closed = state { return true }
+    return false
+  }
+  private var isReading: Bool {
+    if case .reading = state { return true }
+    return false
+  }
+
+  /// Changes the request being read in place (the state is moved out first, so its body is not copied).
+  private func updateReading(_ change: (inout Reading) -> Void) {
+    guard case .reading(var r) = state else { return }
+    state = .closed
+    change(&r)
+    state = .reading(r)
+  }
+
+  /// Changes the plan in execution in place.
+  private func updateExecution(_ change: (inout Execution) -> Void) {
+    guard case .executing(var e) = state else { return }
+    state = .closed
+    change(&e)
+    state = .executing(e)
+  }
 
   // MARK: Events
 
   func handleEvent(readable isReadable: Bool, writable: Bool, hangUp: Bool) {
-    if writable, phase != .closed {
+    if writable, !isClosed {
       flush()
     }
-    if isReadable || (writable && readWantsWritable), phase != .closed {
+    if isReadable || (writable && readWantsWritable), !isClosed {
       readAvailable()
     }
   }
@@ -89,13 +146,16 @@ final class Connection: EventHandler {
     let buffer = loop.readBuffer
     var gotBytes = false
     readWantsWritable = false
-    while phase != .closed {
+    while !isClosed {
       switch stream.read(into: buffer) {
       case .bytes(let n):
         gotBytes = true
         lastActivity = SocketOps.monotonicNanos()
-        if phase == .draining { continue }
-        if headStartedAt == nil, parser.isReadingHead { headStartedAt = lastActivity }
+        if case .draining = state { continue }
+        if parser.isReadingHead {
+          let now = lastActivity
+          updateReading { r in if r.headStartedAt == nil { r.headStartedAt = now } }
+        }
         parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
         if n < buffer.count && !stream.hasBufferedInput { break }
         continue
@@ -112,28 +172,28 @@ final class Connection: EventHandler {
       }
       break
     }
-    if gotBytes, phase == .reading { processInput() }
+    if gotBytes, isReading { processInput() }
     if peerClosed { handlePeerClosed() }
-    if phase == .executing, parser.bufferedByteCount > (1 << 20) {
+    if case .executing = state, parser.bufferedByteCount > (1 << 20) {
       readable = false
       updateInterest()
     }
   }
 
   private func handlePeerClosed() {
-    switch phase {
+    switch state {
     case .closed:
       return
     case .draining:
       close(served: true)
     case .reading:
       close(served: false)
-    case .executing:
-      if timer != nil || stepIndex < steps.count {
+    case .executing(let e):
+      if e.timer != nil || e.stepIndex < e.steps.count {
         // The client gave up while we were waiting (delay, dribble, hold): stop.
         close(served: false)
       } else {
-        planKeepAlive = false
+        updateExecution { $0.keepAlive = false }
         readable = false
         updateInterest()
       }
@@ -142,13 +202,11 @@ final class Connection: EventHandler {
 
   // MARK: Requests
 
-  private var processing = false
-
   private func processInput() {
     guard !processing else { return }
     processing = true
     defer { processing = false }
-    while phase == .reading, out.count - outOffset < (256 << 10) {
+    while isReading, out.count - outOffset < (256 << 10) {
       let event: HTTPParserEvent?
       do {
         event = try parser.next()
@@ -159,18 +217,17 @@ final class Connection: EventHandler {
       guard let event else { return }
       switch event {
       case .requestHead(let h):
-        head = h
-        body.removeAll(keepingCapacity: true)
-        headStartedAt = nil
+        state = .reading(Reading(head: h))
         if handleExpectation(h) { return }
       case .body(let bytes):
-        if body.isEmpty { body = bytes } else { body.append(contentsOf: bytes) }
+        updateReading { r in
+          if r.body.isEmpty { r.body = bytes } else { r.body.append(contentsOf: bytes) }
+        }
       case .end(let trailers):
-        guard let h = head else { continue }
-        head = nil
+        guard case .reading(let r) = state, let h = r.head else { continue }
+        state = .reading(Reading())
         requestCount += 1
-        let request = HTTPRequest(head: h, body: body, trailers: trailers)
-        body = []
+        let request = HTTPRequest(head: h, body: r.body, trailers: trailers)
         let plan = owner.responder.respond(to: request, context: context())
         start(plan, for: h, forceClose: false)
       case .responseHead:
@@ -190,7 +247,6 @@ final class Connection: EventHandler {
       guard hasContent, h.version == .http1_1 else { return false }
       if let plan = owner.responder.respondBeforeContent(to: h, context: context()) {
         requestCount += 1
-        head = nil
         start(plan, for: h, forceClose: true)
         return true
       }
@@ -201,19 +257,25 @@ final class Connection: EventHandler {
       return false
     }
     requestCount += 1
-    head = nil
     let plan = ResponsePlan.json(
       status: HTTPStatus(code: 417), #"{"error":"unsupported expectation","status":417}"#, keepAlive: false)
     start(plan, for: h, forceClose: true)
     return true
   }
 
+  /// The head of the request being read, if its head was parsed.
+  private var currentHead: HTTPRequestHead? {
+    if case .reading(let r) = state { return r.head }
+    return nil
+  }
+
   private func reject(_ error: HTTPParserError) {
+    let head = currentHead
     owner.responder.didReject(head: head, error: error, context: context())
     let status = error.status
-    let message = jsonEscaped(error.description)
     let plan = ResponsePlan.json(
-      status: status, #"{"error":"\#(message)","status":\#(status.code)}"#, keepAlive: false)
+      status: status, #"{"error":\#(JSONValue.quoted(error.description)),"status":\#(status.code)}"#,
+      keepAlive: false)
     start(
       plan, for: head ?? HTTPRequestHead(method: parser.lastRequestMethod ?? .get, target: "/"),
       forceClose: true)
@@ -229,106 +291,105 @@ final class Connection: EventHandler {
   // MARK: Plans
 
   private func start(_ plan: ResponsePlan, for h: HTTPRequestHead, forceClose: Bool) {
-    phase = .executing
-    requestFullyRead = !forceClose
-    steps = plan.steps
-    stepIndex = 0
-    requestMethod = h.method
-    onComplete = plan.onComplete
-    planKeepAlive =
-      plan.keepAlive && !forceClose && h.wantsKeepAlive && !owner.isShuttingDown
-      && !peerClosed
-    http10KeepAlive = h.version == .http1_0
+    state = .executing(
+      Execution(
+        steps: plan.steps, requestMethod: h.method,
+        keepAlive: plan.keepAlive && !forceClose && h.wantsKeepAlive && !owner.isShuttingDown && !peerClosed,
+        http10: h.version == .http1_0, requestFullyRead: !forceClose, onComplete: plan.onComplete))
     runSteps()
   }
 
-  private var http10KeepAlive = false
-
   private func runSteps() {
-    while phase == .executing, stepIndex < steps.count {
-      let step = steps[stepIndex]
-      stepIndex += 1
+    while case .executing(var e) = state, e.stepIndex < e.steps.count {
+      let step = e.steps[e.stepIndex]
+      e.stepIndex += 1
+      state = .executing(e)
       switch step {
       case .response(let responseHead, let content):
-        let sends = HTTPSerializer.sendsContent(status: responseHead.status, requestMethod: requestMethod)
-        writeHead(responseHead, contentLength: content.count)
+        let sends = HTTPSerializer.sendsContent(status: responseHead.status, requestMethod: e.requestMethod)
+        writeHead(responseHead, contentLength: content.count, e)
         if sends { out.append(contentsOf: content) }
         flush()
       case .prepared(let prepared):
         out.append(contentsOf: prepared.headPrefix)
         ResponseHeadWriter.writeConnectionFields(
           hasDate: prepared.hasDate, hasServer: prepared.hasServer, date: loop.httpDateBytes(),
-          server: owner.serverLine, connection: connectionLine, into: &out)
-        if HTTPSerializer.sendsContent(status: prepared.status, requestMethod: requestMethod) {
+          server: owner.serverLine, connection: connectionLine(e), into: &out)
+        if HTTPSerializer.sendsContent(status: prepared.status, requestMethod: e.requestMethod) {
           out.append(contentsOf: prepared.body)
         }
         flush()
       case .responseHead(let responseHead, let contentLength):
-        writeHead(responseHead, contentLength: contentLength)
+        writeHead(responseHead, contentLength: contentLength, e)
         flush()
       case .raw(let bytes):
         out.append(contentsOf: bytes)
         flush()
       case .pause(let ms):
-        timer = loop.schedule(afterMilliseconds: ms) { [weak self] in
+        let timer = loop.schedule(afterMilliseconds: ms) { [weak self] in
           guard let self else { return }
-          self.timer = nil
+          self.updateExecution { $0.timer = nil }
           self.runSteps()
         }
+        updateExecution { $0.timer = timer }
         return
       case .hold(let maxMs):
         let limit = min(maxMs, owner.configuration.maxHoldMilliseconds)
-        timer = loop.schedule(afterMilliseconds: limit) { [weak self] in
+        let timer = loop.schedule(afterMilliseconds: limit) { [weak self] in
           guard let self else { return }
-          self.timer = nil
+          self.updateExecution { $0.timer = nil }
           self.finishPlan(served: true)
           self.close(served: true)
         }
+        updateExecution { $0.timer = timer }
         return
       case .reset:
         finishPlan(served: true)
-        resetWhenClosed = true
-        close(served: true)
+        close(served: true, reset: true)
         return
       case .close:
         finishPlan(served: true)
-        beginClosing()
+        beginClosing(requestFullyRead: e.requestFullyRead)
         return
       }
     }
-    guard phase == .executing else { return }
+    guard case .executing(let e) = state else { return }
     finishPlan(served: true)
-    if planKeepAlive {
-      phase = .reading
+    if e.keepAlive {
+      // Bytes of a pipelined head that arrived during the plan count towards the head timeout from now.
+      state = .reading(Reading(headStartedAt: parser.isIdle ? nil : SocketOps.monotonicNanos()))
       if !readable {
         readable = true
         updateInterest()
       }
       if out.isEmpty { processInput() }
     } else {
-      beginClosing()
+      beginClosing(requestFullyRead: e.requestFullyRead)
     }
   }
 
+  /// Reports the plan in execution as served or not (once), and drops its steps.
   private func finishPlan(served: Bool) {
-    steps = []
-    stepIndex = 0
-    if let done = onComplete {
-      onComplete = nil
-      done(served)
+    var done: (@Sendable (Bool) -> Void)?
+    updateExecution { e in
+      done = e.onComplete
+      e.onComplete = nil
+      e.steps = []
+      e.stepIndex = 0
     }
+    done?(served)
   }
 
-  private func writeHead(_ authored: HTTPResponseHead, contentLength: Int) {
+  private func writeHead(_ authored: HTTPResponseHead, contentLength: Int, _ e: Execution) {
     ResponseHeadWriter.write(
       authored, contentLength: contentLength, date: loop.httpDateBytes(), server: owner.serverLine,
-      connection: connectionLine, into: &out)
+      connection: connectionLine(e), into: &out)
   }
 
   /// The `Connection` line this response needs: close, HTTP/1.0 keep-alive, or none.
-  private var connectionLine: [UInt8] {
-    !planKeepAlive
-      ? ResponseHeadWriter.connectionClose : (http10KeepAlive ? ResponseHeadWriter.connectionKeepAlive : [])
+  private func connectionLine(_ e: Execution) -> [UInt8] {
+    !e.keepAlive
+      ? ResponseHeadWriter.connectionClose : (e.http10 ? ResponseHeadWriter.connectionKeepAlive : [])
   }
 
   // MARK: Writing
@@ -352,16 +413,18 @@ final class Connection: EventHandler {
     if out.capacity > (1 << 20) { out = [] } else { out.removeAll(keepingCapacity: true) }
     outOffset = 0
     if wantsWritable { updateInterest() }
-    if closeWhenFlushed {
-      closeWhenFlushed = false
-      drain()
-    } else if phase == .reading {
+    switch state {
+    case .draining(let d) where d.flushing:
+      drain(requestFullyRead: d.requestFullyRead)
+    case .reading:
       processInput()
+    default:
+      break
     }
   }
 
   private func updateInterest(forceWritable: Bool = false) {
-    guard phase != .closed else { return }
+    guard !isClosed else { return }
     let writable = forceWritable || outOffset < out.count
     wantsWritable = writable
     loop.setInterest(fd: fd, readable: readable && !peerClosed, writable: writable)
@@ -369,17 +432,15 @@ final class Connection: EventHandler {
 
   /// Flushes, then shuts the write side and drains input until the peer closes (lingering close), so the
   /// client reads the whole response instead of a reset caused by unread request bytes.
-  private func beginClosing() {
-    phase = .draining
+  private func beginClosing(requestFullyRead: Bool) {
     if outOffset < out.count {
-      closeWhenFlushed = true
+      state = .draining(Draining(requestFullyRead: requestFullyRead, flushing: true))
     } else {
-      drain()
+      drain(requestFullyRead: requestFullyRead)
     }
   }
 
-  private func drain() {
-    phase = .draining
+  private func drain(requestFullyRead: Bool) {
     // Lingering only protects a response from a reset caused by request bytes the server never read. When
     // the request was read whole and nothing else is buffered, close at once (a FIN, as nginx does).
     if peerClosed || (requestFullyRead && parser.isIdle) {
@@ -388,23 +449,26 @@ final class Connection: EventHandler {
     }
     stream.shutdownWrite()
     readable = true
-    updateInterest()
-    if let timer { loop.cancel(timer) }
-    timer = loop.schedule(afterMilliseconds: 2000) { [weak self] in
-      self?.timer = nil
+    let timer = loop.schedule(afterMilliseconds: 2000) { [weak self] in
       self?.close(served: true)
     }
+    state = .draining(Draining(requestFullyRead: requestFullyRead, flushing: false, timer: timer))
+    updateInterest()
   }
 
-  /// Closes the connection now (RST if a reset was planned), completing any plan in flight as not served.
-  func close(served: Bool) {
-    guard phase != .closed else { return }
-    phase = .closed
-    if let timer { loop.cancel(timer) }
-    timer = nil
+  /// Closes the connection now (with a TCP reset when `reset`), completing any plan in flight as not
+  /// served.
+  func close(served: Bool, reset: Bool = false) {
+    switch state {
+    case .closed: return
+    case .executing(let e): if let timer = e.timer { loop.cancel(timer) }
+    case .draining(let d): if let timer = d.timer { loop.cancel(timer) }
+    case .reading: break
+    }
     finishPlan(served: false)
+    state = .closed
     loop.deregister(fd: fd, closing: true)
-    stream.close(reset: resetWhenClosed)
+    stream.close(reset: reset)
     owner.connectionClosed(self)
   }
 
@@ -412,13 +476,13 @@ final class Connection: EventHandler {
 
   /// Applies idle and head timeouts; `now` in monotonic ns.
   func checkTimeouts(now: UInt64, idleNanos: UInt64, headNanos: UInt64) {
-    guard phase == .reading, out.isEmpty else { return }
+    guard case .reading(let r) = state, out.isEmpty else { return }
     if stream.isHandshaking {
       // A TLS handshake is a request head not yet received: same limit, counted from accept.
       if now - acceptedAt > headNanos { close(served: false) }
       return
     }
-    if let started = headStartedAt, parser.isReadingHead, !parser.isIdle, now - started > headNanos {
+    if let started = r.headStartedAt, parser.isReadingHead, !parser.isIdle, now - started > headNanos {
       timeOutRequest()
     } else if parser.isIdle, now - lastActivity > idleNanos {
       close(served: false)
@@ -430,35 +494,17 @@ final class Connection: EventHandler {
   private func timeOutRequest() {
     let plan = ResponsePlan.json(
       status: .requestTimeout, #"{"error":"request not received in time","status":408}"#, keepAlive: false)
-    start(plan, for: head ?? HTTPRequestHead(method: .get, target: "/"), forceClose: true)
+    start(plan, for: currentHead ?? HTTPRequestHead(method: .get, target: "/"), forceClose: true)
   }
 
   /// Graceful shutdown: close at once when idle; otherwise the response in flight finishes first and the
   /// connection then closes (its keep-alive is withdrawn).
   func shutdownGracefully() {
-    if isIdle || phase == .draining {
-      close(served: false)
-    } else {
-      planKeepAlive = false
+    switch state {
+    case .draining: close(served: false)
+    case .reading where isIdle: close(served: false)
+    case .executing: updateExecution { $0.keepAlive = false }
+    default: break
     }
   }
-}
-
-/// Escapes a string for inclusion inside JSON double quotes.
-func jsonEscaped(_ s: String) -> String {
-  var out = ""
-  for scalar in s.unicodeScalars {
-    switch scalar {
-    case "\"": out += "\\\""
-    case "\\": out += "\\\\"
-    case "\n": out += "\\n"
-    case "\r": out += "\\r"
-    case "\t": out += "\\t"
-    case let c where c.value < 0x20:
-      let hex = String(c.value, radix: 16)
-      out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-    default: out.unicodeScalars.append(scalar)
-    }
-  }
-  return out
 }

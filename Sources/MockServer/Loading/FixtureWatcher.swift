@@ -17,13 +17,16 @@ import Synchronization
 ///
 /// A set with errors is reported to the log in the lint format (`file: JSON path: expected …, found …`)
 /// and the last good set keeps serving; a good set replaces the file stubs, keeping runtime stubs (see
-/// ``MockService/replaceFileStubs(_:keepRuntimeStubs:)``). Changes are picked up well within a second.
+/// ``StubStore/replaceFileStubs(_:keepRuntimeStubs:)``). Changes are picked up well within a second.
 public final class FixtureWatcher: Sendable {
   /// The folder watched.
   public let directory: String
   /// Poll period in milliseconds.
   public let intervalMilliseconds: Int
-  private let service: MockService
+  /// Takes a good new set (swaps it into the stub store).
+  private let apply: @Sendable (FixtureSet) -> Void
+  /// Writes one report line (reload done or failed).
+  private let log: @Sendable (String) -> Void
   private let queue = DispatchQueue(label: "mockserver.fixture-watcher")
   private let running = Atomic<Bool>(false)
   private let fingerprint = Mutex<[String: FileTree.Stamp]>([:])
@@ -32,11 +35,25 @@ public final class FixtureWatcher: Sendable {
   private let notifications = Mutex<(fd: Int32, source: DispatchSourceRead?)>((-1, nil))
   private let pending = Atomic<Bool>(false)
 
-  /// Creates a watcher for `directory` that reloads into `service`. Call ``start()``.
-  public init(directory: String, service: MockService, intervalMilliseconds: Int = 250) {
+  /// Creates a watcher for `directory` that hands each good new set to `apply` and reports to `log`.
+  /// Call ``start()``.
+  public init(
+    directory: String, intervalMilliseconds: Int = 250, log: @escaping @Sendable (String) -> Void,
+    apply: @escaping @Sendable (FixtureSet) -> Void
+  ) {
     self.directory = directory
-    self.service = service
+    self.apply = apply
+    self.log = log
     self.intervalMilliseconds = max(10, intervalMilliseconds)
+  }
+
+  /// Creates a watcher that swaps good sets into `service`'s stub store (keeping runtime stubs) and logs
+  /// to its logger. Call ``start()``.
+  public convenience init(directory: String, service: MockService, intervalMilliseconds: Int = 250) {
+    let (store, logger) = (service.store, service.logger)
+    self.init(
+      directory: directory, intervalMilliseconds: intervalMilliseconds, log: { logger.line($0) },
+      apply: { store.replaceFileStubs($0) })
   }
 
   /// Takes the current state of the folder as the baseline and starts polling.
@@ -123,14 +140,14 @@ public final class FixtureWatcher: Sendable {
     reloads.wrappingAdd(1, ordering: .relaxed)
     let set = FixtureLoader.load(directory: directory)
     if set.hasErrors {
-      service.logger.line(
+      log(
         "mockserver: reload of \(directory) failed; still serving the last good set\n" + set.report())
       return
     }
-    service.replaceFileStubs(set)
+    apply(set)
     var message = "mockserver: reloaded \(set.stubs.count) stub(s) from \(directory)"
     if !set.warnings.isEmpty { message += "\n" + set.report() }
-    service.logger.line(message)
+    log(message)
   }
 
   /// Every file under `directory` (recursively) with its modification time and size.

@@ -1,6 +1,7 @@
 @preconcurrency import Dispatch
 import Foundation
 import HTTPCore
+import MockJSON
 import Synchronization
 
 /// Writes one log line per request to standard error, batched: lines are appended to a buffer under a
@@ -69,7 +70,7 @@ public final class RequestLogger: @unchecked Sendable {
     guard level != .quiet else { return }
     if json {
       line(
-        #"{"rejected":true,"client":"\#(jsonEscaped(client))","status":\#(status),"error":"\#(jsonEscaped(reason))"}"#
+        #"{"rejected":true,"client":\#(JSONValue.quoted(client)),"status":\#(status),"error":\#(JSONValue.quoted(reason))}"#
       )
     } else {
       line("rejected request from \(client): \(status) \(reason)")
@@ -90,19 +91,19 @@ public final class RequestLogger: @unchecked Sendable {
     let outcome = served ? (fault ?? status.map(String.init) ?? "-") : "client-closed"
     if json {
       var fields = [
-        "\"method\":\"\(jsonEscaped(request.method.rawValue))\"",
-        "\"url\":\"\(jsonEscaped(request.head.target))\"",
+        "\"method\":\(JSONValue.quoted(request.method.rawValue))",
+        "\"url\":\(JSONValue.quoted(request.head.target))",
         "\"status\":\(status.map(String.init) ?? "null")",
-        "\"stub\":" + (stub.map { "\"\(jsonEscaped($0))\"" } ?? "null"),
+        "\"stub\":" + (stub.map { "\(JSONValue.quoted($0))" } ?? "null"),
         "\"durationMs\":\(ms)",
       ]
       if let fault { fields.append("\"fault\":\"\(fault)\"") }
-      if let nearMisses { fields.append("\"nearMisses\":\"\(jsonEscaped(nearMisses))\"") }
+      if let nearMisses { fields.append("\"nearMisses\":\(JSONValue.quoted(nearMisses))") }
       if !served { fields.append("\"served\":false") }
       if level == .verbose {
-        fields.append("\"requestHeaders\":\"\(jsonEscaped(request.headers.description))\"")
-        fields.append("\"requestBody\":\"\(jsonEscaped(String(decoding: request.body, as: UTF8.self)))\"")
-        fields.append("\"responseBody\":\"\(jsonEscaped(String(decoding: responseBody, as: UTF8.self)))\"")
+        fields.append("\"requestHeaders\":\(JSONValue.quoted(request.headers.description))")
+        fields.append("\"requestBody\":\(JSONValue.quoted(String(decoding: request.body, as: UTF8.self)))")
+        fields.append("\"responseBody\":\(JSONValue.quoted(String(decoding: responseBody, as: UTF8.self)))")
       }
       line("{" + fields.joined(separator: ",") + "}")
     } else {

@@ -1,0 +1,102 @@
+/// How close a request came to a request pattern, as WireMock's `MatchResult`: every part of the pattern
+/// (method, URL, each header, query parameter, cookie, credentials, body pattern, scenario state) gets a
+/// distance from 0 (equal) to 1 (nothing alike) and a weight, and the request's distance is their weighted
+/// mean.
+///
+/// Serving, the 404's near misses, `/__admin/near-misses/*` and the log all come from
+/// ``RequestPattern/evaluate(_:detailed:)``, so a near-miss report can never disagree with the match:
+/// a part counts as matched exactly when its matcher matches, and only then is its distance 0.
+public struct MatchResult: Sendable, Hashable {
+  /// One part that did not match.
+  public struct Part: Sendable, Hashable {
+    /// `method`, `url`, `header Authorization`, `query page`, `cookie session`, `path parameter id`,
+    /// `basicAuthCredentials`, `body pattern 0`, `scenario checkout`.
+    public var label: String
+    /// What the pattern requires, in fixture form (e.g. `{"equalTo":"Bearer x"}`).
+    public var expected: String
+    /// What the request had (`(absent)` when missing).
+    public var actual: String
+    /// 0 < distance ≤ 1: normalized Levenshtein distance for literal strings and URLs, 1 for a failed
+    /// regular expression, presence or method check, the share of differing members for JSON.
+    public var distance: Double
+    /// The part's weight: URL 10, method 3, every other part 1 (WireMock's weights).
+    public var weight: Double
+  }
+
+  /// URL weight in the mean (WireMock: 10).
+  public static let urlWeight = 10.0
+  /// Method weight in the mean (WireMock: 3).
+  public static let methodWeight = 3.0
+  /// Weight of every other part.
+  public static let partWeight = 1.0
+  /// The smallest distance a failed part has, so a mismatch is never reported as equal.
+  static let minimumMiss = 0.001
+
+  /// True when every part matched.
+  public private(set) var isExactMatch = true
+  /// The parts that did not match (recorded only by a detailed evaluation).
+  public private(set) var failures: [Part] = []
+  private var totalWeight = 0.0
+  private var weightedDistance = 0.0
+  /// Whether failing parts are described and evaluation goes on past the first failure.
+  let detailed: Bool
+
+  /// An empty result (a pattern with no parts is an exact match at distance 0).
+  package init(detailed: Bool) { self.detailed = detailed }
+
+  /// The weighted mean distance of every part checked, 0...1.
+  public var distance: Double { totalWeight == 0 ? 0 : weightedDistance / totalWeight }
+
+  /// Records one part. The description and distance are computed only for a failed part of a detailed
+  /// evaluation.
+  /// - Returns: false when the evaluation can stop (the part failed and the result is not detailed).
+  package mutating func record(
+    _ label: @autoclosure () -> String, weight: Double, matched: Bool,
+    expected: @autoclosure () -> String, actual: @autoclosure () -> String,
+    distance: @autoclosure () -> Double = 1
+  ) -> Bool {
+    totalWeight += weight
+    if matched { return true }
+    isExactMatch = false
+    guard detailed else { return false }
+    let d = min(1, max(MatchResult.minimumMiss, distance()))
+    weightedDistance += d * weight
+    failures.append(Part(label: label(), expected: expected(), actual: actual(), distance: d, weight: weight))
+    return true
+  }
+}
+
+/// String distances for near-miss ranking.
+package enum StringDistance {
+  /// Levenshtein distance divided by the longer length: 0 for equal strings, 1 for nothing in common
+  /// (WireMock's `EqualToPattern.getDistance`). Strings past 2,000 characters are compared by their
+  /// common prefix and suffix only, which bounds the cost.
+  package static func normalized(_ a: String, _ b: String) -> Double {
+    if a == b { return 0 }
+    let x = Array(a.unicodeScalars)
+    let y = Array(b.unicodeScalars)
+    let longest = max(x.count, y.count)
+    if longest == 0 { return 0 }
+    if x.count > 2000 || y.count > 2000 {
+      var prefix = 0
+      while prefix < min(x.count, y.count), x[prefix] == y[prefix] { prefix += 1 }
+      var suffix = 0
+      while suffix < min(x.count, y.count) - prefix, x[x.count - 1 - suffix] == y[y.count - 1 - suffix] {
+        suffix += 1
+      }
+      return 1 - Double(prefix + suffix) / Double(longest)
+    }
+    var previous = Array(0...y.count)
+    var current = [Int](repeating: 0, count: y.count + 1)
+    for i in 1...max(x.count, 1) where !x.isEmpty {
+      current[0] = i
+      for j in 1...max(y.count, 1) where !y.isEmpty {
+        let cost = x[i - 1] == y[j - 1] ? 0 : 1
+        current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+      }
+      swap(&previous, &current)
+    }
+    let distance = x.isEmpty ? y.count : previous[y.count]
+    return Double(distance) / Double(longest)
+  }
+}

@@ -1,0 +1,212 @@
+import HTTPCore
+import MockJSON
+
+/// The `request` part of a stub mapping: method, URL, named matchers, credentials and body patterns.
+extension StubParser {
+  package static func parseRequest(_ json: JSONValue, _ path: String, _ d: inout Diagnostics)
+    -> RequestPattern
+  {
+    var r = RequestPattern()
+    guard let o = object(json, path, "a request pattern object", &d) else { return r }
+    checkRequestFields(o, path, &d)
+    if let m = string(o, "method", path, &d) {
+      r.method = parseMethod(m, JSONPathText.child(path, "method"), &d)
+    }
+    r.url = parseURLField(o, path, &d)
+    if let pp = o["pathParameters"] {
+      r.pathParameters = parsePathParameters(pp, r.url, JSONPathText.child(path, "pathParameters"), &d)
+    }
+    if let v = o["queryParameters"] {
+      r.queryParameters = parseMultiMatchers(v, JSONPathText.child(path, "queryParameters"), &d)
+    }
+    if let v = o["headers"] { r.headers = parseMultiMatchers(v, JSONPathText.child(path, "headers"), &d) }
+    if let v = o["cookies"] { r.cookies = parseNamedMatchers(v, JSONPathText.child(path, "cookies"), &d) }
+    if let v = o["basicAuthCredentials"] {
+      r.basicAuthCredentials = parseBasicAuth(v, JSONPathText.child(path, "basicAuthCredentials"), &d)
+    }
+    if let v = o["bodyPatterns"] {
+      r.bodyPatterns = parseBodyPatterns(v, JSONPathText.child(path, "bodyPatterns"), &d)
+    }
+    return r
+  }
+
+  static func checkRequestFields(_ o: JSONObject, _ path: String, _ d: inout Diagnostics) {
+    for m in o where !requestFields.contains(m.key) {
+      let p = JSONPathText.child(path, m.key)
+      if unsupportedRequestFields.contains(m.key) {
+        d.error(
+          p, expected: "a request field this server supports",
+          found: "\(m.key), which WireMock supports but MockServer does not yet")
+      } else {
+        d.error(
+          p,
+          expected: "a request field (method, url, urlPath, urlPattern, urlPathPattern, urlPathTemplate, "
+            + "pathParameters, queryParameters, headers, cookies, basicAuthCredentials, bodyPatterns)",
+          found: "unknown field \(JSONValue.quoted(m.key))")
+      }
+    }
+  }
+
+  /// A method token, or nil for `ANY`.
+  static func parseMethod(_ m: String, _ path: String, _ d: inout Diagnostics) -> HTTPMethod? {
+    if m == "ANY" { return nil }
+    if m.isEmpty || !m.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != 0x3A }) {
+      d.error(path, expected: "a method token such as GET or ANY", found: JSONValue.quoted(m))
+      return nil
+    }
+    if m != m.uppercased() {
+      d.warning(
+        path,
+        "methods are case-sensitive: \(JSONValue.quoted(m)) matches only requests sent with exactly that token"
+      )
+    }
+    return HTTPMethod(rawValue: m)
+  }
+
+  /// The one URL field of `url`, `urlPath`, `urlPattern`, `urlPathPattern`, `urlPathTemplate`.
+  static func parseURLField(_ o: JSONObject, _ path: String, _ d: inout Diagnostics) -> URLMatcher {
+    let urlKeys = ["url", "urlPath", "urlPattern", "urlPathPattern", "urlPathTemplate"].filter {
+      o[$0] != nil
+    }
+    if urlKeys.count > 1 {
+      d.error(
+        JSONPathText.child(path, urlKeys[1]),
+        expected: "at most one of url, urlPath, urlPattern, urlPathPattern, urlPathTemplate",
+        found: urlKeys.joined(separator: " and "))
+    }
+    guard let key = urlKeys.first, let s = string(o, key, path, &d) else { return .any }
+    return parseURL(key, s, JSONPathText.child(path, key), &d)
+  }
+
+  package static func parseURL(_ key: String, _ s: String, _ path: String, _ d: inout Diagnostics)
+    -> URLMatcher
+  {
+    if key == "urlPattern" || key == "urlPathPattern" {
+      do {
+        let r = try CompiledRegex(s)
+        return key == "urlPattern" ? .urlPattern(r) : .urlPathPattern(r)
+      } catch {
+        d.error(
+          path, expected: "a valid regular expression", found: "\(JSONValue.quoted(s)) (\(error.message))")
+        return .any
+      }
+    }
+    guard checkLiteralURL(key, s, path, &d) else { return .any }
+    do {
+      let canonical = try canonicalURL(s)
+      switch key {
+      case "url": return .url(canonical)
+      case "urlPath": return .urlPath(canonical)
+      default:
+        do {
+          return .urlPathTemplate(try PathTemplate(canonical))
+        } catch {
+          d.error(path, expected: error.message, found: JSONValue.quoted(s))
+          return .any
+        }
+      }
+    } catch {
+      d.error(path, expected: "valid percent-encoding (%XX of UTF-8 bytes)", found: error.reason)
+      return .any
+    }
+  }
+
+  /// Checks a literal `url`, `urlPath` or `urlPathTemplate` value; false when it cannot be used.
+  static func checkLiteralURL(_ key: String, _ s: String, _ path: String, _ d: inout Diagnostics) -> Bool {
+    guard s.hasPrefix("/") else {
+      d.error(path, expected: "a path starting with '/'", found: JSONValue.quoted(s))
+      return false
+    }
+    if s.contains("#") {
+      d.error(
+        path, expected: "a path without '#' (a fragment is never sent to the server)",
+        found: JSONValue.quoted(s))
+      return false
+    }
+    if key != "url" && s.contains("?") {
+      d.error(
+        path, expected: "a path without '?': put the query in queryParameters, or use url",
+        found: JSONValue.quoted(s))
+      return false
+    }
+    if s.split(separator: "?", maxSplits: 1).first?.contains("//") == true {
+      d.warning(
+        path,
+        "the path contains '//'; an empty path segment is significant, so \(JSONValue.quoted(s)) "
+          + "does not match the same path with a single '/'")
+    }
+    return true
+  }
+
+  /// The canonical form of a literal path with an optional query (percent-encoding normalised).
+  static func canonicalURL(_ s: String) throws(URLDecodingError) -> String {
+    guard let q = s.firstIndex(of: "?") else { return try PercentDecoding.canonicalPath(Substring(s)) }
+    return try PercentDecoding.canonicalPath(s[..<q]) + "?"
+      + (try PercentDecoding.canonicalQuery(s[s.index(after: q)...]))
+  }
+
+  /// `pathParameters`: a matcher per variable of the `urlPathTemplate`.
+  static func parsePathParameters(_ v: JSONValue, _ url: URLMatcher, _ path: String, _ d: inout Diagnostics)
+    -> [RequestPattern.Named]
+  {
+    guard case .urlPathTemplate(let t) = url else {
+      d.error(path, expected: "pathParameters only with urlPathTemplate", found: "no urlPathTemplate")
+      return []
+    }
+    for key in object(v, path, "an object of parameter name → matcher", &d)?.keys ?? []
+    where !t.variableNames.contains(key) {
+      d.error(
+        JSONPathText.child(path, key),
+        expected: "a variable of the template (\(t.variableNames.joined(separator: ", ")))",
+        found: JSONValue.quoted(key))
+    }
+    return parseNamedMatchers(v, path, &d)
+  }
+
+  /// An object of name → single-valued matcher (cookies, path parameters).
+  static func parseNamedMatchers(_ v: JSONValue, _ path: String, _ d: inout Diagnostics)
+    -> [RequestPattern.Named]
+  {
+    guard let fields = object(v, path, "an object of name → matcher", &d) else { return [] }
+    return fields.compactMap { m in
+      parseMatcher(m.value, JSONPathText.child(path, m.key), &d).map { .init(m.key, $0) }
+    }
+  }
+
+  /// An object of name → multi-valued matcher (headers, query parameters).
+  static func parseMultiMatchers(_ v: JSONValue, _ path: String, _ d: inout Diagnostics)
+    -> [RequestPattern.NamedMulti]
+  {
+    guard let fields = object(v, path, "an object of name → matcher", &d) else { return [] }
+    return fields.compactMap { m in
+      parseMultiMatcher(m.value, JSONPathText.child(path, m.key), &d).map { .init(m.key, $0) }
+    }
+  }
+
+  /// `basicAuthCredentials`: `{"username": …, "password": …}`.
+  static func parseBasicAuth(_ v: JSONValue, _ path: String, _ d: inout Diagnostics)
+    -> (username: String, password: String)?
+  {
+    guard let c = object(v, path, "an object {\"username\": …, \"password\": …}", &d) else { return nil }
+    let u = string(c, "username", path, &d)
+    let pw = string(c, "password", path, &d)
+    if let u, let pw { return (u, pw) }
+    if u == nil && c["username"] == nil {
+      d.error(JSONPathText.child(path, "username"), expected: "a string", found: "nothing")
+    } else if pw == nil && c["password"] == nil {
+      d.error(JSONPathText.child(path, "password"), expected: "a string", found: "nothing")
+    }
+    return nil
+  }
+
+  /// `bodyPatterns`: an array of matchers, all of which must match.
+  static func parseBodyPatterns(_ v: JSONValue, _ path: String, _ d: inout Diagnostics)
+    -> [StringValuePattern]
+  {
+    guard let list = v.arrayValue else {
+      d.error(path, expected: "an array of matchers such as [{\"equalToJson\": …}]", found: v)
+      return []
+    }
+    return list.enumerated().compactMap { k, item in parseMatcher(item, JSONPathText.index(path, k), &d) }
+  }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import Mappings
+import Synchronization
+
+/// What an import does with a stub whose id is already present (`importOptions.duplicatePolicy`).
+public enum StubImportPolicy: String, Sendable {
+  /// Replace the existing stub (WireMock's default).
+  case overwrite = "OVERWRITE"
+  /// Keep the existing stub and skip the imported one.
+  case ignore = "IGNORE"
+}
+
+/// The one owner of the stubs: file stubs (from the fixtures folder) and runtime stubs (admin API, test
+/// code), the envelope templates, the immutable ``StubTable`` built from them, and the cache of prepared
+/// responses.
+///
+/// Every change rebuilds the table once under the lock and swaps it in; matching takes the current table
+/// (one retain) and never holds the lock. The prepared-response cache belongs to one table: a response
+/// prepared from an older table is never stored for a newer one.
+public final class StubStore: Sendable {
+  struct State {
+    var fileStubs: [StubMapping]
+    var runtimeStubs: [StubMapping] = []
+    var envelopes: EnvelopeSet
+    var table: StubTable
+    /// Serialized responses of stubs answered before, by stub id; belongs to `table`.
+    var prepared: [String: PreparedResponse] = [:]
+  }
+
+  private let state: Mutex<State>
+  /// Fixtures folder the file stubs came from (for reset-to-files, save and hot reload), or nil.
+  public let fixturesDirectory: String?
+
+  /// Creates a store serving `fixtures` (already loaded and validated by the caller).
+  public init(fixtures: FixtureSet, fixturesDirectory: String?) {
+    self.fixturesDirectory = fixturesDirectory
+    state = Mutex(
+      State(fileStubs: fixtures.stubs, envelopes: fixtures.envelopes, table: StubTable(fixtures.stubs)))
+  }
+
+  /// The current table (an immutable snapshot).
+  public var table: StubTable { state.withLock { $0.table } }
+
+  /// Every stub, file stubs first then runtime stubs, in addition order.
+  public var stubs: [StubMapping] { state.withLock { $0.fileStubs + $0.runtimeStubs } }
+
+  /// Stubs added at runtime (admin API or test code), in addition order.
+  public var runtimeStubs: [StubMapping] { state.withLock { $0.runtimeStubs } }
+
+  /// The envelope templates in effect.
+  public var envelopes: EnvelopeSet { state.withLock { $0.envelopes } }
+
+  /// The stub with this id, if any.
+  public func stub(id: String) -> StubMapping? {
+    state.withLock { s in
+      s.runtimeStubs.last(where: { $0.id == id }) ?? s.fileStubs.first(where: { $0.id == id })
+    }
+  }
+
+  /// Adds a runtime stub (it outranks earlier stubs of equal priority). Replaces a stub with the same id.
+  public func add(_ stub: StubMapping) {
+    mutate { s in
+      s.fileStubs.removeAll { $0.id == stub.id }
+      s.runtimeStubs.removeAll { $0.id == stub.id }
+      s.runtimeStubs.append(stub)
+    }
+  }
+
+  /// Replaces the stub with `stub.id` in place (keeping its rank). Returns false when there is none.
+  @discardableResult
+  public func replace(_ stub: StubMapping) -> Bool {
+    mutate { s in
+      if let i = s.fileStubs.firstIndex(where: { $0.id == stub.id }) {
+        s.fileStubs[i] = stub
+        return true
+      }
+      if let i = s.runtimeStubs.firstIndex(where: { $0.id == stub.id }) {
+        s.runtimeStubs[i] = stub
+        return true
+      }
+      return false
+    }
+  }
+
+  /// Removes the stub `id`. Returns false when there is none.
+  @discardableResult
+  public func remove(id: String) -> Bool {
+    mutate { s in
+      let before = s.fileStubs.count + s.runtimeStubs.count
+      s.fileStubs.removeAll { $0.id == id }
+      s.runtimeStubs.removeAll { $0.id == id }
+      return before != s.fileStubs.count + s.runtimeStubs.count
+    }
+  }
+
+  /// Removes every stub (file and runtime).
+  public func removeAll() {
+    mutate { s in
+      s.fileStubs = []
+      s.runtimeStubs = []
+    }
+  }
+
+  /// Swaps in a new set of file stubs (hot reload or reset to files).
+  /// - Parameter keepRuntimeStubs: keep stubs added at runtime (hot reload) or drop them (reset).
+  public func replaceFileStubs(_ fixtures: FixtureSet, keepRuntimeStubs: Bool = true) {
+    mutate { s in
+      s.fileStubs = fixtures.stubs
+      s.envelopes = fixtures.envelopes
+      if !keepRuntimeStubs { s.runtimeStubs = [] }
+    }
+  }
+
+  /// Adds `stubs` as runtime stubs in one step (one table rebuild).
+  /// - Parameters:
+  ///   - policy: what to do with an id that is already present.
+  ///   - deleteAllNotInImport: remove every stub (file and runtime) first.
+  public func importStubs(_ stubs: [StubMapping], policy: StubImportPolicy, deleteAllNotInImport: Bool) {
+    mutate { s in
+      if deleteAllNotInImport {
+        s.fileStubs = []
+        s.runtimeStubs = []
+      }
+      for stub in stubs {
+        let exists = s.fileStubs.contains { $0.id == stub.id } || s.runtimeStubs.contains { $0.id == stub.id }
+        if exists {
+          if policy == .ignore { continue }
+          s.fileStubs.removeAll { $0.id == stub.id }
+          s.runtimeStubs.removeAll { $0.id == stub.id }
+        }
+        s.runtimeStubs.append(stub)
+      }
+    }
+  }
+
+  /// Turns the runtime stubs saved to files into file stubs (`files`: stub id → file relative to the
+  /// fixtures folder), so a reload of those files does not duplicate them.
+  func markSaved(_ files: [String: String]) {
+    mutate { s in
+      var moved: [StubMapping] = []
+      s.runtimeStubs.removeAll { stub in
+        guard let file = files[stub.id] else { return false }
+        var saved = stub
+        saved.file = file
+        saved.location = "$"
+        moved.append(saved)
+        return true
+      }
+      s.fileStubs += moved
+    }
+  }
+
+  /// Loads the fixtures folder again and, when it has no errors, serves its stubs instead of the current
+  /// ones. Does file I/O: never call it with a lock held.
+  /// - Parameter keepRuntimeStubs: keep stubs added at runtime (hot reload) or drop them (reset).
+  /// - Returns: the loaded set (check `hasErrors`: then nothing changed), or nil without a fixtures folder.
+  @discardableResult
+  public func reloadFixtures(keepRuntimeStubs: Bool) -> FixtureSet? {
+    guard let fixturesDirectory else { return nil }
+    let set = FixtureLoader.load(directory: fixturesDirectory)
+    if !set.hasErrors { replaceFileStubs(set, keepRuntimeStubs: keepRuntimeStubs) }
+    return set
+  }
+
+  // MARK: Prepared responses
+
+  /// The response prepared for stub `id` of `table`, if one was stored since `table` was swapped in.
+  func prepared(stubID id: String, table: StubTable) -> PreparedResponse? {
+    state.withLock { $0.table === table ? $0.prepared[id] : nil }
+  }
+
+  /// Stores a response prepared for stub `id` of `table` (dropped when `table` is no longer current).
+  func storePrepared(_ prepared: PreparedResponse, stubID id: String, table: StubTable) {
+    state.withLock { s in if s.table === table { s.prepared[id] = prepared } }
+  }
+
+  /// Applies `change` to the stubs and swaps in the rebuilt table (the one way stubs change).
+  private func mutate<T>(_ change: (inout State) -> T) -> T {
+    state.withLock { s in
+      let result = change(&s)
+      s.table = StubTable(s.fileStubs + s.runtimeStubs)
+      s.prepared = [:]
+      return result
+    }
+  }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import HTTPCore
+import Testing
+
+@testable import Mappings
+@testable import MockJSON
+@testable import MockServer
+
+/// Near misses are ranked by WireMock's weighted distance (URL 10, method 3, every other part 1; normalized
+/// Levenshtein distance for literal strings), so the stub a one-character typo missed comes first, even
+/// next to stubs whose other parts matched.
+@Suite("Near-miss ranking by distance")
+struct NearMissRankingTests {
+  /// The near-miss names for `req`, nearest first (the request must match no stub).
+  func ranking(_ stubs: [String], _ req: HTTPRequest) throws -> [String] {
+    let table = StubTable(try stubs.map { try makeStub($0) })
+    guard case .unmatched(let report) = table.match(req, scenarioState: { _ in "Started" }, nearMissLimit: 10)
+    else {
+      Issue.record("expected no match")
+      return []
+    }
+    let distances = report.nearMisses.map(\.distance)
+    #expect(distances == distances.sorted())
+    #expect(distances.allSatisfy { $0 > 0 && $0 <= 1 })
+    return report.nearMisses.compactMap(\.stubName)
+  }
+
+  @Test("a one-character typo in the path ranks the stub it missed first")
+  func pathTypo() throws {
+    let names = try ranking(
+      [
+        #"{"name":"friends","request":{"method":"GET","urlPath":"/api/friends"},"response":{}}"#,
+        #"{"name":"absent","request":{"method":"GET","urlPath":"/api/absent","headers":{"Accept":{"contains":"json"}}},"response":{}}"#,
+        #"{"name":"orders","request":{"method":"GET","urlPath":"/orders/list"},"response":{}}"#,
+      ], request(.get, "/api/friendz", headers: ["Accept": "application/json"]))
+    #expect(names.first == "friends")
+  }
+
+  @Test("a wrong method ranks the stub with the same URL first")
+  func wrongMethod() throws {
+    let names = try ranking(
+      [
+        #"{"name":"create","request":{"method":"POST","urlPath":"/api/users"},"response":{}}"#,
+        #"{"name":"other","request":{"method":"GET","urlPath":"/catalog/items"},"response":{}}"#,
+        #"{"name":"any-user","request":{"method":"GET","urlPathPattern":"/api/user/[0-9]+"},"response":{}}"#,
+      ], request(.get, "/api/users"))
+    #expect(names.first == "create")
+  }
+
+  @Test("a wrong header value ranks the stub whose value is closest first")
+  func wrongHeader() throws {
+    let names = try ranking(
+      [
+        #"{"name":"v1","request":{"method":"GET","urlPath":"/me","headers":{"Authorization":{"equalTo":"Bearer abcdef"}}},"response":{}}"#,
+        #"{"name":"v2","request":{"method":"GET","urlPath":"/me","headers":{"Authorization":{"equalTo":"Basic zzzzzzzzzzzz"}}},"response":{}}"#,
+        #"{"name":"elsewhere","request":{"method":"GET","urlPath":"/mine"},"response":{}}"#,
+      ], request(.get, "/me", headers: ["Authorization": "Bearer abcdeg"]))
+    #expect(names.first == "v1")
+    #expect(names.firstIndex(of: "v1")! < names.firstIndex(of: "v2")!)
+  }
+
+  @Test("a wrong JSON body field ranks the stub with the closest body first")
+  func wrongJSONField() throws {
+    let names = try ranking(
+      [
+        #"{"name":"close","request":{"method":"POST","urlPath":"/orders","bodyPatterns":[{"equalToJson":{"item":"apple","qty":2,"note":"x"}}]},"response":{}}"#,
+        #"{"name":"far","request":{"method":"POST","urlPath":"/orders","bodyPatterns":[{"equalToJson":{"sku":1,"count":9,"gift":true}}]},"response":{}}"#,
+      ], request(.post, "/orders", body: #"{"item":"apple","qty":3,"note":"x"}"#))
+    #expect(names == ["close", "far"])
+  }
+
+  @Test("the 404 over a real socket lists the typo's stub first, with its distance")
+  func overSockets() async throws {
+    let stubs = try [
+      makeStub(
+        #"{"id":"1","name":"friends","request":{"method":"GET","urlPath":"/api/friends"},"response":{}}"#),
+      makeStub(
+        #"{"id":"2","name":"absent","request":{"method":"GET","urlPath":"/api/absent","headers":{"Accept":{"contains":"json"}}},"response":{}}"#
+      ),
+    ]
+    let fixtures = FixtureSet(stubs: stubs, envelopes: EnvelopeSet(), problems: [])
+    try await withMockService(fixtures: fixtures) { _, port in
+      let reply = try http(port, "GET", "/api/friendz", headers: ["Accept": "application/json"])
+      #expect(reply.status == 404)
+      let misses = try #require(reply.json?["nearMisses"]?.arrayValue)
+      #expect(misses.first?["stub"]?["name"] == .string("friends"))
+      let first = try #require(misses.first?["distance"]?.numberValue?.doubleValue)
+      let second = try #require(misses.last?["distance"]?.numberValue?.doubleValue)
+      #expect(first < second)
+      // The admin near-miss endpoint ranks from the same evaluation.
+      let admin = try http(
+        port, "POST", "/__admin/near-misses/request",
+        body: #"{"method":"GET","url":"/api/friendz","headers":{"Accept":"application/json"}}"#,
+        headers: ["Content-Type": "application/json"])
+      let adminMisses = try #require(admin.json?["nearMisses"]?.arrayValue)
+      #expect(adminMisses.first?["stubMapping"]?["name"] == .string("friends"))
+      #expect(adminMisses.first?["matchResult"]?["distance"]?.numberValue?.doubleValue ?? 1 < 0.2)
+    }
+  }
+}
