@@ -54,5 +54,17 @@
       }
       return try await secure.send(request, progress: progress)
     }
+
+    /// As ``send(_:progress:)`` with ``TransferOptions``, through the same choice of transport.
+    /// - Throws: whatever the chosen transport throws.
+    public func send(_ request: TransportRequest, options: TransferOptions) async throws(APIError)
+      -> TransportResponse
+    {
+      let scheme = request.url.scheme?.lowercased()
+      if scheme == "http" || (scheme == "https" && sendsHTTPSThroughSockets) {
+        return try await plain.send(request, options: options)
+      }
+      return try await secure.send(request, options: options)
+    }
   }
 #endif

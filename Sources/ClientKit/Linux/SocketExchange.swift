@@ -14,7 +14,8 @@
     let pool: ConnectionPool
     let limits: ParserLimits
     let acceptsGzip: Bool
-    let progress: ProgressHandler?
+    let options: TransferOptions
+    var progress: ProgressHandler? { options.downloadProgress }
 
     /// A failed attempt: the error, and whether it happened on a reused connection before any response
     /// byte arrived (the stale keep-alive race, the only case where a new connection may be tried).
@@ -97,7 +98,7 @@
       if !request.body.isEmpty || [.post, .put, .patch].contains(request.method) {
         headers.add(name: "Content-Length", value: String(request.body.count))
       }
-      if acceptsGzip, !headers.contains("Accept-Encoding") {
+      if acceptsGzip, options.bodyFile == nil, !headers.contains("Accept-Encoding") {
         headers.add(name: "Accept-Encoding", value: "gzip")
       }
       let head = HTTPRequestHead(method: request.method, target: request.target, headers: headers)
@@ -112,12 +113,39 @@
     {
       let info = request.info
       do {
-        try connection.writeAll(bytes, until: deadline)
+        if let upload = options.uploadProgress {
+          // The head and body in 64 KiB writes, reporting the body bytes written after each.
+          let total = Int64(request.body.count)
+          let headCount = bytes.count - request.body.count
+          var offset = 0
+          while offset < bytes.count {
+            let end = min(bytes.count, offset + 64 * 1024)
+            try connection.writeAll(Array(bytes[offset..<end]), until: deadline)
+            offset = end
+            upload(DownloadProgress(receivedBytes: Int64(max(0, offset - headCount)), expectedBytes: total))
+          }
+        } else {
+          try connection.writeAll(bytes, until: deadline)
+        }
       } catch {
         throw AttemptFailure(error: map(error, info: info), beforeAnyResponseByte: error == .reset)
       }
 
-      var parser = HTTPParser(mode: .response, limits: limits)
+      var fileLimits = limits
+      var file: FileHandle?
+      if let url = options.bodyFile {
+        fileLimits.maxBodyBytes = Int.max
+        guard FileManager.default.createFile(atPath: url.path, contents: nil),
+          let handle = try? FileHandle(forWritingTo: url)
+        else {
+          throw AttemptFailure(
+            error: .invalidRequest("cannot write the download to \(url.path)"), beforeAnyResponseByte: false)
+        }
+        file = handle
+      }
+      defer { try? file?.close() }
+      var fileBytes = 0
+      var parser = HTTPParser(mode: .response, limits: fileLimits)
       parser.expectResponse(to: request.method)
       var head: HTTPResponseHead?
       var body: [UInt8] = []
@@ -132,9 +160,16 @@
         case .responseHead(let h):
           if !h.status.isInformational { head = h }
         case .body(let part):
-          body.append(contentsOf: part)
+          if let file {
+            file.write(Data(part))
+            fileBytes += part.count
+          } else {
+            body.append(contentsOf: part)
+          }
           progress?(
-            DownloadProgress(receivedBytes: Int64(body.count), expectedBytes: expected.map(Int64.init)))
+            DownloadProgress(
+              receivedBytes: Int64(file == nil ? body.count : fileBytes),
+              expectedBytes: expected.map(Int64.init)))
         case .end:
           if head != nil { finished = true }
         case .requestHead:
@@ -154,7 +189,8 @@
           case .reset where head != nil:
             throw AttemptFailure(
               error: .truncatedBody(
-                info, statusCode: head?.status.code ?? 0, expected: expected, received: body.count),
+                info, statusCode: head?.status.code ?? 0, expected: expected,
+                received: file == nil ? body.count : fileBytes),
               beforeAnyResponseByte: false)
           case .reset:
             throw AttemptFailure(
@@ -245,6 +281,13 @@
         !sawEOF && parser.isIdle && head.version == .http1_1
         && !head.headers.hasToken("close", in: "Connection")
         && !request.headers.hasToken("close", in: "Connection")
+      if let url = options.bodyFile {
+        return (
+          TransportResponse(
+            statusCode: head.status.code, headers: headers, bodyFile: url, bodyByteCount: fileBytes),
+          keepAlive
+        )
+      }
       return (
         TransportResponse(statusCode: head.status.code, headers: headers, body: Data(content)), keepAlive
       )

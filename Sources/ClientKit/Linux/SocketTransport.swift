@@ -118,10 +118,20 @@
     public func send(_ request: TransportRequest, progress: ProgressHandler?) async throws(APIError)
       -> TransportResponse
     {
+      try await send(request, options: TransferOptions(downloadProgress: progress))
+    }
+
+    /// As ``send(_:progress:)``, with upload progress (reported as the request is written, in 64 KiB
+    /// steps) and, with ``TransferOptions/bodyFile``, the body streamed to that file with no size limit
+    /// (`Accept-Encoding: gzip` is then not sent).
+    /// - Throws: as ``send(_:progress:)``.
+    public func send(_ request: TransportRequest, options: TransferOptions) async throws(APIError)
+      -> TransportResponse
+    {
       let clock = ContinuousClock()
       let started = clock.now
       var current = request
-      var response = try await exchange(current, progress: progress)
+      var response = try await exchange(current, options: options)
       var hops = 0
       while followsRedirects, hops < maxRedirects, let next = Self.redirect(from: current, response: response)
       {
@@ -130,7 +140,7 @@
         guard remaining > .zero else { throw .timedOut(limit: request.timeout, request: request.info) }
         current = next
         current.timeout = remaining
-        response = try await exchange(current, progress: progress)
+        response = try await exchange(current, options: options)
       }
       return response
     }
@@ -167,7 +177,7 @@
     }
 
     /// One request and its response, over a pooled or new connection.
-    private func exchange(_ request: TransportRequest, progress: ProgressHandler?) async throws(APIError)
+    private func exchange(_ request: TransportRequest, options: TransferOptions) async throws(APIError)
       -> TransportResponse
     {
       let scheme = request.url.scheme?.lowercased()
@@ -201,7 +211,7 @@
             let exchange = SocketExchange(
               request: request, host: host, port: port, tls: tls, control: control, pool: pool,
               limits: limits,
-              acceptsGzip: acceptsGzip, progress: progress)
+              acceptsGzip: acceptsGzip, options: options)
             continuation.resume(returning: exchange.run())
           }
           thread.name = "ClientKit.SocketTransport"
