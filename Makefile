@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 FIXTURES ?= Fixtures
 
-.PHONY: all run test build build-release deps lint format bench fuzz clean check-portable
+.PHONY: all run test build build-release deps lint format bench fuzz soak clean check-portable
 
 all: build
 
@@ -54,28 +54,57 @@ format:
 	$(SWIFT) format -i -r Sources Tests Examples Fuzz Package.swift
 
 # libFuzzer + AddressSanitizer, FUZZ_SECONDS each (default 60): HTTPCore's parser (requests and
-# responses, whole and split), the fixture JSON parser (parse, serialize, parse again), and stub mappings
-# (parse and lint, then match requests built from the input). The SwiftPM targets are built once with
-# coverage instrumentation into .build/fuzz; each Fuzz/*.swift entry point is linked against their objects.
-# New inputs go to .build/fuzz/*corpus, crashes to .build/fuzz/.
+# responses, whole and split), the fixture JSON parser (parse, serialize, parse again), stub mappings
+# (parse and lint, then match requests built from the input), and the admin API's JSON handlers (create,
+# replace, import, find, count, near misses, settings, scenarios, paged reads, then requests matched
+# against what was created). The SwiftPM targets are built once with coverage instrumentation into
+# .build/fuzz (MockServer with -enable-testing, for the admin fuzzer); each Fuzz/*.swift entry point is
+# linked against their objects. New inputs go to .build/fuzz/*corpus, crashes to .build/fuzz/.
+# UndefinedBehaviorSanitizer: the HTTP parser is fuzzed under it too where swiftc accepts
+# -sanitize=undefined (Swift 6.3 on Linux does not: "unsupported option"; the rule says so and goes on).
+# Swift's own overflow, bounds and unwrap checks stay on in these -O builds, so libFuzzer reports their
+# traps as crashes either way.
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := .build/fuzz
 FUZZ_FLAGS := -sanitize=fuzzer,address -parse-as-library -O
+FUZZ_INCLUDES := -I Sources/CLinuxShims -I Sources/COpenSSL -I Sources/CZlib
 FUZZ_LINK = swiftc $(FUZZ_FLAGS) -package-name "$$(basename "$(CURDIR)" | tr A-Z a-z)" -I $(FUZZ_BUILD)/release/Modules
+FUZZ_OBJECTS = $(FUZZ_BUILD)/release/$(1).build/*.o
 fuzz: deps
-	$(SWIFT) build -c release --build-path $(FUZZ_BUILD) --target Mappings \
-	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
-	$(FUZZ_LINK) Fuzz/HTTPParserFuzzer.swift $(FUZZ_BUILD)/release/HTTPCore.build/*.o -o $(FUZZ_BUILD)/http-parser
-	$(FUZZ_LINK) Fuzz/JSONParserFuzzer.swift $(FUZZ_BUILD)/release/MockJSON.build/*.o -o $(FUZZ_BUILD)/json-parser
-	$(FUZZ_LINK) Fuzz/StubFuzzer.swift $(FUZZ_BUILD)/release/HTTPCore.build/*.o \
-	  $(FUZZ_BUILD)/release/MockJSON.build/*.o $(FUZZ_BUILD)/release/Mappings.build/*.o -o $(FUZZ_BUILD)/stubs
-	mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/json-corpus $(FUZZ_BUILD)/stub-corpus
+	$(SWIFT) build -c release --build-path $(FUZZ_BUILD) --target MockServer \
+	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing
+	$(FUZZ_LINK) Fuzz/HTTPParserFuzzer.swift $(call FUZZ_OBJECTS,HTTPCore) -o $(FUZZ_BUILD)/http-parser
+	$(FUZZ_LINK) Fuzz/JSONParserFuzzer.swift $(call FUZZ_OBJECTS,MockJSON) -o $(FUZZ_BUILD)/json-parser
+	$(FUZZ_LINK) Fuzz/StubFuzzer.swift $(call FUZZ_OBJECTS,HTTPCore) \
+	  $(call FUZZ_OBJECTS,MockJSON) $(call FUZZ_OBJECTS,Mappings) -l_FoundationICU -o $(FUZZ_BUILD)/stubs
+	$(FUZZ_LINK) $(FUZZ_INCLUDES) Fuzz/AdminFuzzer.swift $(call FUZZ_OBJECTS,HTTPCore) \
+	  $(call FUZZ_OBJECTS,MockJSON) $(call FUZZ_OBJECTS,Mappings) $(call FUZZ_OBJECTS,NativeSupport) \
+	  $(call FUZZ_OBJECTS,MockServer) -l_FoundationICU -lssl -lcrypto -lz -o $(FUZZ_BUILD)/admin
+	mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/json-corpus $(FUZZ_BUILD)/stub-corpus $(FUZZ_BUILD)/admin-corpus
 	cd $(FUZZ_BUILD) && ./http-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus ../../Fuzz/corpus
 	cd $(FUZZ_BUILD) && ./json-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 json-corpus ../../Fuzz/json-corpus
 	cd $(FUZZ_BUILD) && ./stubs -max_total_time=$(FUZZ_SECONDS) -max_len=2048 stub-corpus ../../Fuzz/stub-corpus
+	@if echo 'print(1)' > $(FUZZ_BUILD)/ubsan-probe.swift && \
+	  swiftc -sanitize=undefined $(FUZZ_BUILD)/ubsan-probe.swift -o $(FUZZ_BUILD)/ubsan-probe >/dev/null 2>&1; then \
+	  $(SWIFT) build -c release --build-path $(FUZZ_BUILD)-ubsan --target HTTPCore \
+	    -Xswiftc -sanitize=fuzzer,undefined -Xswiftc -parse-as-library && \
+	  swiftc -sanitize=fuzzer,undefined -parse-as-library -O -I $(FUZZ_BUILD)-ubsan/release/Modules \
+	    -package-name "$$(basename "$(CURDIR)" | tr A-Z a-z)" Fuzz/HTTPParserFuzzer.swift \
+	    $(FUZZ_BUILD)-ubsan/release/HTTPCore.build/*.o -o $(FUZZ_BUILD)/http-parser-ubsan && \
+	  (cd $(FUZZ_BUILD) && ./http-parser-ubsan -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus); \
+	else echo "fuzz: swiftc does not support -sanitize=undefined on this platform; HTTP parser under UBSan skipped"; fi
+	cd $(FUZZ_BUILD) && ./admin -max_total_time=$(FUZZ_SECONDS) -max_len=2048 -rss_limit_mb=4096 \
+	  admin-corpus ../../Fuzz/admin-corpus
 
 bench: deps
 	@sh Benchmarks/bench.sh
+
+# 10 minutes (SOAK_SECONDS) of mixed traffic against one release server: keep-alive, new connections,
+# pipelining, slow readers and never-readers, admin reads, hot reloads, delayed and faulted stubs. Prints
+# requests, errors, RSS and open descriptors at start and end; fails on an error, a descriptor not given
+# back, or RSS growth above SOAK_RSS_BOUND_MB (96). SOAK_BINARY=PATH tests another build. Not in `make test`.
+soak: build-release
+	python3 Benchmarks/soak.py
 
 clean:
 	rm -rf .build

@@ -31,7 +31,10 @@ let package = Package(
     // JSON values with exact numbers, parser, serializer, JSONPath.
     .target(name: "MockJSON"),
     // The stub model, its parser and diagnostics, matching and the stub table.
-    .target(name: "Mappings", dependencies: ["HTTPCore", "MockJSON"]),
+    .target(
+      name: "Mappings", dependencies: ["HTTPCore", "MockJSON"],
+      // CompiledRegex calls ICU's regex C API in the toolchain's _FoundationICU (the ICU Foundation uses).
+      linkerSettings: [.linkedLibrary("_FoundationICU", .when(platforms: [.linux]))]),
     // The server: event loop, connections, responses and faults, the mock responder, journal, admin API.
     .target(
       name: "MockServer",
@@ -59,6 +62,10 @@ let package = Package(
       name: "MockServerTests",
       dependencies: ["MockServer", "MockServerCLI", "Mappings", "MockJSON", "NativeSupport", "HTTPCore"]),
     .testTarget(name: "ClientKitTests", dependencies: ["ClientKit", "HTTPCore"]),
+    // Faults of issue 13, mostly against the real binary: fds, memory and CPU read from /proc/PID.
+    .testTarget(
+      name: "HardeningTests",
+      dependencies: ["MockServer", "MockServerTesting", "Mappings", "MockJSON", "HTTPCore"]),
     .testTarget(
       name: "ContractTests",
       dependencies: ["ClientKit", "MockServerTesting", "MockServer", "Mappings", "MockJSON", "HTTPCore"]),

@@ -3,6 +3,8 @@
 // input, and then finished as if the peer had closed. The property checked is "no crash, no hang, no
 // sanitizer report" on any byte sequence; a parse error is a valid outcome.
 
+import HTTPCore
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHTTPParser(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
   let bytes = Array(UnsafeBufferPointer(start: data, count: size))

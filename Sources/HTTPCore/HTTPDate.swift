@@ -1,5 +1,6 @@
-/// HTTP dates (RFC 9110 §5.6.7): IMF-fixdate is sent; IMF-fixdate, the obsolete RFC 850 form and
-/// asctime's form are accepted.
+/// The one date code of the project: HTTP dates (RFC 9110 §5.6.7: IMF-fixdate is sent; IMF-fixdate, the
+/// obsolete RFC 850 form and asctime's form are accepted) and the RFC 3339 / ISO 8601 timestamps of the
+/// admin API and journal, on the proleptic Gregorian calendar in UTC.
 public enum HTTPDate {
   private static let months = [
     "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
@@ -47,6 +48,71 @@ public enum HTTPDate {
     let monthName = months[m - 1].prefix(1).uppercased() + months[m - 1].dropFirst()
     return
       "\(weekday), \(two(d)) \(monthName) \(y) \(two(secondsOfDay / 3600)):\(two(secondsOfDay / 60 % 60)):\(two(secondsOfDay % 60)) GMT"
+  }
+
+  /// Formats seconds since 1970 as RFC 3339 UTC with milliseconds, e.g. `2024-05-01T12:00:00.123Z`
+  /// (fractions of a millisecond are dropped).
+  public static func iso8601(_ seconds: Double) -> String {
+    guard seconds.isFinite, abs(seconds) < 1e13 else { return "1970-01-01T00:00:00.000Z" }
+    let totalMillis = Int64((seconds * 1000).rounded(.down))
+    let days = totalMillis >= 0 ? totalMillis / 86_400_000 : (totalMillis - 86_399_999) / 86_400_000
+    let millisOfDay = Int(totalMillis - days * 86_400_000)
+    let (y, m, d) = civilFromDays(days)
+    func pad(_ v: Int, _ n: Int) -> String {
+      let s = String(v)
+      return String(repeating: "0", count: max(0, n - s.count)) + s
+    }
+    let time =
+      "\(pad(millisOfDay / 3_600_000, 2)):\(pad(millisOfDay / 60_000 % 60, 2)):\(pad(millisOfDay / 1000 % 60, 2))"
+    return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(time).\(pad(millisOfDay % 1000, 3))Z"
+  }
+
+  /// Parses an RFC 3339 timestamp (`2024-05-01T12:00:00Z`, `2024-05-01T12:00:00.25+02:00`; `t`, `z` and a
+  /// space separator accepted) into seconds since 1970, or nil.
+  public static func parseISO8601(_ text: String) -> Double? {
+    let b = Array(text.utf8)
+    func number(_ from: Int, _ count: Int) -> Int? {
+      guard from + count <= b.count else { return nil }
+      var n = 0
+      for c in b[from..<(from + count)] {
+        guard c >= 48, c <= 57 else { return nil }
+        n = n * 10 + Int(c - 48)
+      }
+      return n
+    }
+    guard b.count >= 19, b[4] == 45, b[7] == 45, [84, 116, 32].contains(b[10]), b[13] == 58, b[16] == 58,
+      let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let h = number(11, 2),
+      let mi = number(14, 2), let s = number(17, 2), (1...12).contains(month), (1...31).contains(day), h < 24,
+      mi < 60, s < 61
+    else { return nil }
+    var i = 19
+    var fraction = 0.0
+    if i < b.count, b[i] == 46 {
+      i += 1
+      var scale = 0.1
+      let start = i
+      while i < b.count, b[i] >= 48, b[i] <= 57 {
+        fraction += Double(b[i] - 48) * scale
+        scale /= 10
+        i += 1
+      }
+      guard i > start else { return nil }
+    }
+    var offset = 0
+    guard i < b.count else { return nil }
+    switch b[i] {
+    case 90, 122: i += 1
+    case 43, 45:
+      guard let oh = number(i + 1, 2), b.count > i + 3, b[i + 3] == 58, let om = number(i + 4, 2), oh < 24,
+        om < 60
+      else { return nil }
+      offset = (oh * 3600 + om * 60) * (b[i] == 45 ? -1 : 1)
+      i += 6
+    default: return nil
+    }
+    guard i == b.count else { return nil }
+    let seconds = daysFromCivil(year: year, month: month, day: day) * 86400 + Int64(h * 3600 + mi * 60 + s)
+    return Double(seconds - Int64(offset)) + fraction
   }
 
   // Howard Hinnant's days_from_civil / civil_from_days.

@@ -69,34 +69,40 @@ public struct MatchResult: Sendable, Hashable {
 /// String distances for near-miss ranking.
 package enum StringDistance {
   /// Levenshtein distance divided by the longer length: 0 for equal strings, 1 for nothing in common
-  /// (WireMock's `EqualToPattern.getDistance`). Strings past 2,000 characters are compared by their
-  /// common prefix and suffix only, which bounds the cost.
+  /// (WireMock's `EqualToPattern.getDistance`), counted on UTF-8 bytes. A common prefix and suffix are
+  /// set aside first (they never change the distance), and a middle past 2,000 bytes on both sides is
+  /// counted as wholly different, which bounds the cost.
   package static func normalized(_ a: String, _ b: String) -> Double {
     if a == b { return 0 }
-    let x = Array(a.unicodeScalars)
-    let y = Array(b.unicodeScalars)
+    var a = a
+    var b = b
+    return a.withUTF8 { x in b.withUTF8 { y in normalized(x, y) } }
+  }
+
+  static func normalized(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Double {
     let longest = max(x.count, y.count)
     if longest == 0 { return 0 }
-    if x.count > 2000 || y.count > 2000 {
-      var prefix = 0
-      while prefix < min(x.count, y.count), x[prefix] == y[prefix] { prefix += 1 }
-      var suffix = 0
-      while suffix < min(x.count, y.count) - prefix, x[x.count - 1 - suffix] == y[y.count - 1 - suffix] {
-        suffix += 1
-      }
-      return 1 - Double(prefix + suffix) / Double(longest)
+    var prefix = 0
+    while prefix < min(x.count, y.count), x[prefix] == y[prefix] { prefix += 1 }
+    var suffix = 0
+    while suffix < min(x.count, y.count) - prefix, x[x.count - 1 - suffix] == y[y.count - 1 - suffix] {
+      suffix += 1
     }
-    var previous = Array(0...y.count)
-    var current = [Int](repeating: 0, count: y.count + 1)
-    for i in 1...max(x.count, 1) where !x.isEmpty {
+    let xs = UnsafeBufferPointer(rebasing: x[prefix..<(x.count - suffix)])
+    let ys = UnsafeBufferPointer(rebasing: y[prefix..<(y.count - suffix)])
+    if xs.isEmpty || ys.isEmpty { return Double(max(xs.count, ys.count)) / Double(longest) }
+    if xs.count > 2000 && ys.count > 2000 { return Double(max(xs.count, ys.count)) / Double(longest) }
+    var previous = ContiguousArray(0...ys.count)
+    var current = ContiguousArray(repeating: 0, count: ys.count + 1)
+    for i in 1...xs.count {
       current[0] = i
-      for j in 1...max(y.count, 1) where !y.isEmpty {
-        let cost = x[i - 1] == y[j - 1] ? 0 : 1
+      let c = xs[i - 1]
+      for j in 1...ys.count {
+        let cost = c == ys[j - 1] ? 0 : 1
         current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
       }
       swap(&previous, &current)
     }
-    let distance = x.isEmpty ? y.count : previous[y.count]
-    return Double(distance) / Double(longest)
+    return Double(previous[ys.count]) / Double(longest)
   }
 }

@@ -19,7 +19,7 @@ public struct URLDecodingError: Error, Sendable, Hashable, CustomStringConvertib
 }
 
 /// Percent-decoding done once, on bytes, then validated as UTF-8 (RFC 3986 §2.1, §2.5).
-public enum PercentDecoding {
+package enum PercentDecoding {
   /// Bytes whose escapes stay encoded in a canonical path: `/`, `?`, `#`, `%` (they would change the
   /// structure of the path if decoded).
   package static let pathReserved: Set<UInt8> = [0x2F, 0x3F, 0x23, 0x25]
@@ -34,7 +34,7 @@ public enum PercentDecoding {
   ///   - keepEncoded: bytes whose escapes are kept, re-spelled with upper-case hex (canonical form).
   /// - Returns: the decoded text.
   /// - Throws: ``URLDecodingError`` for `%` not followed by two hex digits, or bytes that are not UTF-8.
-  public static func decode(
+  package static func decode(
     _ text: some StringProtocol, component: String, plusAsSpace: Bool = false,
     keepEncoded: Set<UInt8> = []
   ) throws(URLDecodingError) -> String {
@@ -81,19 +81,19 @@ public enum PercentDecoding {
 
   /// The canonical form of a path: escapes decoded except those of `/ ? # %`, UTF-8 validated; an empty
   /// path becomes `/`.
-  public static func canonicalPath(_ raw: some StringProtocol) throws(URLDecodingError) -> String {
+  package static func canonicalPath(_ raw: some StringProtocol) throws(URLDecodingError) -> String {
     if raw.isEmpty { return "/" }
     return try decode(raw, component: "path", keepEncoded: pathReserved)
   }
 
   /// The canonical form of a query string: escapes decoded except those of `/ ? # % & = +`; `+` kept.
-  public static func canonicalQuery(_ raw: some StringProtocol) throws(URLDecodingError) -> String {
+  package static func canonicalQuery(_ raw: some StringProtocol) throws(URLDecodingError) -> String {
     try decode(raw, component: "query", keepEncoded: queryReserved)
   }
 
   /// Splits a raw query on `&` and the first `=`, decoding names and values fully (`+` as space).
   /// An empty element (`a=1&&b=2`) is skipped; `flag` without `=` has the value "".
-  public static func queryParameters(_ raw: String) throws(URLDecodingError) -> [(String, String)] {
+  package static func queryParameters(_ raw: String) throws(URLDecodingError) -> [(String, String)] {
     var result: [(String, String)] = []
     for part in raw.split(separator: "&", omittingEmptySubsequences: true) {
       let name: Substring
@@ -127,11 +127,11 @@ public enum PercentDecoding {
 }
 
 /// Minimal base64 (RFC 4648 §4) without Foundation, for Basic credentials and `base64Body`.
-public enum Base64 {
+package enum Base64 {
   package static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
   /// Decodes standard base64 (padding optional, ASCII whitespace ignored); nil for any other byte.
-  public static func decode(_ text: String) -> [UInt8]? {
+  package static func decode(_ text: String) -> [UInt8]? {
     var values: [UInt8] = []
     values.reserveCapacity(text.utf8.count)
     var padding = 0
@@ -165,7 +165,7 @@ public enum Base64 {
   }
 
   /// Encodes bytes as standard padded base64.
-  public static func encode(_ bytes: [UInt8]) -> String {
+  package static func encode(_ bytes: [UInt8]) -> String {
     var out: [UInt8] = []
     var k = 0
     while k < bytes.count {

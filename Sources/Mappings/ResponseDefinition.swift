@@ -80,10 +80,19 @@ public struct ResponseDefinition: Sendable, Hashable {
     return HTTPResponse(head: HTTPResponseHead(status: status, headers: headers), body: body)
   }
 
-  /// Total delay before the response in milliseconds: fixed plus a sample of the distribution.
+  /// Longest delay a stub may ask for, in milliseconds (24 h): `fixedDelayMilliseconds`, every bound of a
+  /// `delayDistribution` and a `chunkedDribbleDelay`'s `totalDuration` are refused above it, and sampled
+  /// delays are clamped to it.
+  public static let maxDelayMilliseconds = 86_400_000
+
+  /// Total delay before the response in milliseconds: fixed plus a sample of the distribution, clamped to
+  /// `0...maxDelayMilliseconds` (a lognormal sample with a large sigma can be any size, even infinite),
+  /// so converting it to an integer and adding to it cannot overflow.
   /// - Parameter random: a source of uniform numbers in [0, 1).
   public func sampleDelayMilliseconds(random: () -> Double) -> Double {
-    Double(fixedDelayMilliseconds ?? 0) + (delayDistribution?.sample(random: random) ?? 0)
+    let total = Double(fixedDelayMilliseconds ?? 0) + (delayDistribution?.sample(random: random) ?? 0)
+    guard !total.isNaN else { return 0 }
+    return min(max(total, 0), Double(Self.maxDelayMilliseconds))
   }
 }
 
@@ -99,6 +108,9 @@ public enum CompressionMode: String, Sendable, Hashable, CaseIterable {
 
 /// WireMock's `delayDistribution`.
 public enum DelayDistribution: Sendable, Hashable {
+  /// Largest `sigma` of a lognormal distribution a stub may give (a sample is `median · e^(sigma·z)`).
+  public static let maxSigma = 20.0
+
   /// `{"type":"fixed","milliseconds":n}`.
   case fixed(milliseconds: Double)
   /// `{"type":"uniform","lower":a,"upper":b}`: uniform in [lower, upper] ms.
@@ -126,6 +138,8 @@ public enum DelayDistribution: Sendable, Hashable {
 /// WireMock's `chunkedDribbleDelay`: the body sent in `numberOfChunks` pieces spread over
 /// `totalDuration` milliseconds.
 public struct ChunkedDribbleDelay: Sendable, Hashable {
+  /// Most pieces a stub may ask for (the body is never cut into more pieces than it has bytes).
+  public static let maxChunks = 1_000_000
   /// Number of pieces, at least 1.
   public var numberOfChunks: Int
   /// Total time in milliseconds.

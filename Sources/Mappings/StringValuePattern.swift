@@ -200,11 +200,11 @@ public enum MultiValuePattern: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// JSON equality as `equalToJson` defines it.
-public enum JSONComparison {
+package enum JSONComparison {
   /// True when `actual` equals `expected`: numbers by decimal value, objects regardless of member order;
   /// with `ignoreArrayOrder` arrays as multisets; with `ignoreExtraElements` `actual` objects may have
   /// members `expected` lacks.
-  public static func equal(
+  package static func equal(
     _ expected: JSONValue, _ actual: JSONValue, ignoreArrayOrder: Bool, ignoreExtraElements: Bool
   ) -> Bool {
     if !ignoreArrayOrder && !ignoreExtraElements { return expected == actual }

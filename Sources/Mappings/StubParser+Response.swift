@@ -194,7 +194,7 @@ extension StubParser {
     guard let c = object(v, p, "an object {\"numberOfChunks\": n, \"totalDuration\": ms}", &d) else {
       return nil
     }
-    let n = nonNegativeInt(c, "numberOfChunks", p, &d)
+    let n = nonNegativeInt(c, "numberOfChunks", p, &d, maximum: ChunkedDribbleDelay.maxChunks)
     let t = nonNegativeInt(c, "totalDuration", p, &d)
     if let n, let t, n >= 1 { return ChunkedDribbleDelay(numberOfChunks: n, totalDuration: t) }
     if c["numberOfChunks"] == nil || c["totalDuration"] == nil {
@@ -294,7 +294,7 @@ extension StubParser {
     case "lognormal":
       allowed = ["type", "median", "sigma", "maxValue"]
       let median = nonNegativeNumber(o, "median", path, &d)
-      let sigma = nonNegativeNumber(o, "sigma", path, &d)
+      let sigma = nonNegativeNumber(o, "sigma", path, &d, maximum: DelayDistribution.maxSigma)
       var cap: Double?
       if o["maxValue"] != nil { cap = nonNegativeNumber(o, "maxValue", path, &d) }
       if let median, let sigma, o["maxValue"] == nil || cap != nil {

@@ -192,19 +192,28 @@ public enum StubParser {
     return o
   }
 
-  package static func nonNegativeInt(_ o: JSONObject, _ key: String, _ path: String, _ d: inout Diagnostics)
-    -> Int?
-  {
+  /// A whole number in `0...maximum` (delays, durations, counts: every number a stub gives is bounded
+  /// where it enters, so no arithmetic on it can overflow later). Out of range is a located error.
+  package static func nonNegativeInt(
+    _ o: JSONObject, _ key: String, _ path: String, _ d: inout Diagnostics,
+    maximum: Int = ResponseDefinition.maxDelayMilliseconds
+  ) -> Int? {
     guard let v = o[key] else { return nil }
     guard let n = v.numberValue?.intValue, n >= 0 else {
       d.error(JSONPathText.child(path, key), expected: "a whole number of 0 or more", found: v)
       return nil
     }
+    guard n <= maximum else {
+      d.error(JSONPathText.child(path, key), expected: "a whole number in 0...\(maximum)", found: v)
+      return nil
+    }
     return n
   }
 
+  /// A number in `0...maximum` (milliseconds unless said otherwise); out of range is a located error.
   package static func nonNegativeNumber(
-    _ o: JSONObject, _ key: String, _ path: String, _ d: inout Diagnostics
+    _ o: JSONObject, _ key: String, _ path: String, _ d: inout Diagnostics,
+    maximum: Double = Double(ResponseDefinition.maxDelayMilliseconds)
   )
     -> Double?
   {
@@ -214,6 +223,11 @@ public enum StubParser {
     }
     guard let n = v.numberValue, n.doubleValue >= 0 else {
       d.error(JSONPathText.child(path, key), expected: "a number of 0 or more", found: v)
+      return nil
+    }
+    guard n.doubleValue <= maximum else {
+      let bound = maximum.rounded() == maximum && maximum < 1e15 ? String(Int(maximum)) : String(maximum)
+      d.error(JSONPathText.child(path, key), expected: "a number in 0...\(bound)", found: v)
       return nil
     }
     return n.doubleValue

@@ -49,8 +49,13 @@ public struct CommandLineOptions: Sendable, Equatable {
   public var seed: UInt64?
   /// `--journal-size N` (default 10 000); `--no-journal` sets 0.
   public var journalSize = 10_000
+  /// `--journal-max-bytes N`: most bytes the journal holds (default 256 MiB).
+  public var journalMaxBytes = 256 << 20
   /// `--global-delay-ms N`: added to every stub response.
   public var globalDelayMilliseconds = 0
+  /// `--shutdown-grace-ms N`: how long responses in flight may take to finish after SIGINT/SIGTERM or
+  /// `POST /__admin/shutdown` before they are cut (default 5 000).
+  public var shutdownGraceMilliseconds = 5_000
   /// `--max-hold-ms N`: bound for NO_RESPONSE / HEADERS_THEN_STALL (default 300 000).
   public var maxHoldMilliseconds = 300_000
   /// `--no-admin`.
@@ -59,6 +64,8 @@ public struct CommandLineOptions: Sendable, Equatable {
   public var adminToken: String?
   /// `--admin-host ADDR`: accept admin requests from this address too (default loopback only).
   public var adminHost: String?
+  /// `--admin-allow-origin ORIGIN` (repeatable): web origins allowed to drive the admin API.
+  public var adminAllowedOrigins: [String] = []
   /// `--https-port N`: also serve HTTPS on N (0 picks a free port); nil for no HTTPS.
   public var httpsPort: Int?
   /// `--tls-cert FILE`: server certificate chain PEM (default: one generated at startup).
@@ -149,11 +156,14 @@ public struct CommandLineOptions: Sendable, Equatable {
         options.seed = n
       case "--journal-size": options.journalSize = try integer(name, 0...10_000_000)
       case "--no-journal": options.journalSize = 0
+      case "--journal-max-bytes": options.journalMaxBytes = try integer(name, 0...(64 << 30))
       case "--global-delay-ms": options.globalDelayMilliseconds = try integer(name, 0...3_600_000)
       case "--max-hold-ms": options.maxHoldMilliseconds = try integer(name, 0...86_400_000)
+      case "--shutdown-grace-ms": options.shutdownGraceMilliseconds = try integer(name, 0...600_000)
       case "--no-admin": options.adminEnabled = false
       case "--admin-token": options.adminToken = try value(name)
       case "--admin-host": options.adminHost = try value(name)
+      case "--admin-allow-origin": options.adminAllowedOrigins.append(try value(name))
       case "--no-watch": options.watch = false
       case "-v", "--verbose": options.verbose = true
       case "-q", "--quiet": options.quiet = true
@@ -225,12 +235,17 @@ public struct CommandLineOptions: Sendable, Equatable {
       --seed N                 seed random delays and fault data (reproducible runs)
       --global-delay-ms N      add N ms to every stub response (default 0)
       --max-hold-ms N          longest NO_RESPONSE / HEADERS_THEN_STALL hold (default 300000)
+      --shutdown-grace-ms N    on SIGINT/SIGTERM, responses in flight get N ms to finish (default 5000)
       --journal-size N         request journal entries kept (default 10000)
+      --journal-max-bytes N    most bytes the journal holds, oldest evicted first (default 268435456);
+                               request content beyond 64 KiB is kept as a prefix, its length and SHA-256
       --no-journal             keep no journal entries (counts by stub stay exact)
       --no-admin               turn the /__admin API off
       --admin-token TOKEN      require "Authorization: Bearer TOKEN" on /__admin requests
       --admin-host ADDR        also accept /__admin requests from ADDR (default: loopback clients only;
-                               0.0.0.0 or :: accepts any client)
+                               0.0.0.0 or :: accepts any client); ADDR is also accepted as Host
+      --admin-allow-origin O   let web pages of origin O (http://host:port) drive /__admin (repeatable;
+                               default: no other origin, see docs/admin-api.md)
       --threads N              event-loop threads (default 1)
       --idle-timeout-ms N      close idle keep-alive connections after N ms (default 60000)
       --header-timeout-ms N    408 and close when a request head takes longer (default 15000)

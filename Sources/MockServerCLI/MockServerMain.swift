@@ -35,8 +35,10 @@ public enum MockServerMain {
     }
   }
 
+  /// Writes `message` and a newline to standard error with `write(2)`: a closed or unread standard error
+  /// never kills or blocks the program (see ``StandardError``).
   static func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    StandardError.line(message)
   }
 
   static func lint(_ options: CommandLineOptions) -> Int32 {
@@ -76,6 +78,7 @@ public enum MockServerMain {
     var serviceConfiguration = MockServiceConfiguration()
     serviceConfiguration.fixturesDirectory = options.fixturesDirectory
     serviceConfiguration.journalCapacity = options.journalSize
+    serviceConfiguration.journalMaxBytes = options.journalMaxBytes
     serviceConfiguration.seed = options.seed
     serviceConfiguration.globalDelayMilliseconds = options.globalDelayMilliseconds
     serviceConfiguration.maxHoldMilliseconds = options.maxHoldMilliseconds
@@ -85,7 +88,10 @@ public enum MockServerMain {
     serviceConfiguration.adminToken = options.adminToken
     serviceConfiguration.adminAllowsRemote =
       options.adminHost.map { !["127.0.0.1", "::1", "localhost"].contains($0) } ?? false
+    serviceConfiguration.adminAllowedHosts = options.adminHost.map { [$0] } ?? []
+    serviceConfiguration.adminAllowedOrigins = options.adminAllowedOrigins
     configuration.maxHoldMilliseconds = options.maxHoldMilliseconds
+    configuration.shutdownGraceMilliseconds = options.shutdownGraceMilliseconds
     let service = MockService(configuration: serviceConfiguration, fixtures: fixtures)
     let server = HTTPServer(configuration: configuration, responder: service)
     var tls: TLSSetup.Prepared?
@@ -97,15 +103,25 @@ public enum MockServerMain {
         return 3
       }
     }
+    // SIGINT and SIGTERM are handled from here on, before anything announces readiness: a signal sent
+    // right after the `listening on` line was lost while the handlers were not yet installed.
+    let done = DispatchSemaphore(value: 0)
+    let signals = installTerminationHandlers(done)
+    defer { for source in signals { source.cancel() } }
     do {
       try server.start()
     } catch {
       printError("mockserver: cannot start: \(error)")
       return 3
     }
+    if let limit = HTTPServer.openFileLimitBelow(maxConnections: options.maxConnections) {
+      printError(
+        "mockserver: warning: --max-connections \(options.maxConnections) is above the open-file limit (\(limit)); "
+          + "past about \(max(0, limit - HTTPServer.reservedDescriptors)) connections new ones get 503 (raise it with ulimit -n)"
+      )
+    }
     let watcher = FixtureWatcher(directory: options.fixturesDirectory, service: service)
     if options.watch { watcher.start() }
-    let done = DispatchSemaphore(value: 0)
     service.onShutdownRequested = { done.signal() }
     print("listening on \(server.baseURL)")
     if let tls, !startHTTPS(server, tls, port: options.httpsPort ?? 0) {
@@ -113,26 +129,37 @@ public enum MockServerMain {
       return 3
     }
     fflush(nil)
-    waitForTermination(done)
+    done.wait()
     watcher.stop()
     printError("mockserver: shutting down")
-    server.shutdown(graceful: true)
+    let cut = server.shutdown(graceful: true)
+    if cut > 0 {
+      printError(
+        "mockserver: \(cut) connection(s) still busy after the \(configuration.shutdownGraceMilliseconds) ms grace were closed"
+      )
+    }
     service.logger.flush()
     if let tls, tls.isGenerated { try? FileManager.default.removeItem(atPath: tls.trustPath) }
     return 0
   }
 
-  /// Blocks until SIGINT or SIGTERM arrives, or `done` is signalled (`POST /__admin/shutdown`).
-  static func waitForTermination(_ done: DispatchSemaphore = DispatchSemaphore(value: 0)) {
+  /// Makes SIGINT and SIGTERM signal `done` (also `POST /__admin/shutdown` does). Keep the sources
+  /// until the program stops waiting.
+  static func installTerminationHandlers(_ done: DispatchSemaphore) -> [any DispatchSourceSignal] {
     signal(SIGINT, SIG_IGN)
     signal(SIGTERM, SIG_IGN)
     let queue = DispatchQueue(label: "mockserver.signals")
-    let sources = [SIGINT, SIGTERM].map { sig in
+    return [SIGINT, SIGTERM].map { sig in
       let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
       source.setEventHandler { @Sendable in done.signal() }
       source.resume()
       return source
     }
+  }
+
+  /// Blocks until SIGINT or SIGTERM arrives, or `done` is signalled (`POST /__admin/shutdown`).
+  static func waitForTermination(_ done: DispatchSemaphore = DispatchSemaphore(value: 0)) {
+    let sources = installTerminationHandlers(done)
     done.wait()
     for source in sources { source.cancel() }
   }

@@ -1,4 +1,6 @@
 import Foundation
+import MockServer
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -14,20 +16,34 @@ import Foundation
 /// ```
 public final class MockServerProcess: @unchecked Sendable {
   // @unchecked: `process` and the pipes are set in init and only read afterwards; Process is
-  // thread-safe for terminate/waitUntilExit.
+  // thread-safe for terminate/waitUntilExit; what changes later sits behind `Mutex`es.
   private let process: Process
-  private let errorPipe: Pipe
+  private let errorPipe: Pipe?
+  private let errorOutput: Mutex<[UInt8]>
+  private let killed = Mutex(false)
+  /// Most bytes of standard error kept (the newest).
+  static let errorOutputLimit = 1 << 20
   /// `http://HOST:PORT` parsed from the `listening on` line.
   public let baseURL: URL
   /// The port parsed from the `listening on` line.
   public let port: Int
 
-  private init(process: Process, errorPipe: Pipe, baseURL: URL, port: Int) {
+  private init(process: Process, errorPipe: Pipe?, errorOutput: [UInt8], baseURL: URL, port: Int) {
     self.process = process
     self.errorPipe = errorPipe
+    self.errorOutput = Mutex(errorOutput)
     self.baseURL = baseURL
     self.port = port
   }
+
+  /// The child's process id (for `/proc/PID` measurements and signals).
+  public var processIdentifier: Int32 { process.processIdentifier }
+
+  /// What the process wrote to standard error so far (the last MiB), when it was captured (the default).
+  public var standardErrorText: String { String(decoding: errorOutput.withLock { $0 }, as: UTF8.self) }
+
+  /// True when ``stop(timeout:)`` had to send `SIGKILL` because the process did not exit in time.
+  public var wasKilled: Bool { killed.withLock { $0 } }
 
   /// The binary the tests use: `$MOCKSERVER_BINARY`, else `.build/debug/mockserver` or
   /// `.build/release/mockserver` under the current directory, whichever exists (debug first).
@@ -47,10 +63,13 @@ public final class MockServerProcess: @unchecked Sendable {
   ///   - binary: path to the executable (default ``defaultBinary()``).
   ///   - arguments: e.g. `["--fixtures", "Fixtures", "--quiet"]`.
   ///   - timeout: seconds to wait for the line (default 10).
+  ///   - standardError: where the child's standard error goes; nil (the default) captures it, readable
+  ///     as ``standardErrorText``.
   /// - Throws: ``TestMockServerError/launchFailed(_:)`` with what the process printed when it exits or
   ///   stays silent.
   public static func launch(
-    binary: String = defaultBinary(), arguments: [String] = [], timeout: Double = 10
+    binary: String = defaultBinary(), arguments: [String] = [], timeout: Double = 10,
+    standardError: FileHandle? = nil
   ) throws -> MockServerProcess {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: binary)
@@ -58,9 +77,9 @@ public final class MockServerProcess: @unchecked Sendable {
     if !args.contains("--port") && !args.contains("-p") { args += ["--port", "0"] }
     process.arguments = args
     let out = Pipe()
-    let err = Pipe()
+    let err: Pipe? = standardError == nil ? Pipe() : nil
     process.standardOutput = out
-    process.standardError = err
+    process.standardError = err ?? standardError
     do {
       try process.run()
     } catch {
@@ -82,15 +101,32 @@ public final class MockServerProcess: @unchecked Sendable {
       if let line = collected.split(separator: "\n").first(where: { $0.hasPrefix("listening on http://") }),
         let url = URL(string: String(line.dropFirst("listening on ".count))), let port = url.port
       {
-        // Keep draining stdout in the background so the child never blocks on a full pipe.
+        // Keep draining stdout in the background so the child never blocks on a full pipe, and keep
+        // the newest MiB of standard error.
         out.fileHandleForReading.readabilityHandler = { handle in _ = handle.availableData }
-        err.fileHandleForReading.readabilityHandler = { handle in _ = handle.availableData }
-        return MockServerProcess(process: process, errorPipe: err, baseURL: url, port: port)
+        let server = MockServerProcess(
+          process: process, errorPipe: err, errorOutput: [], baseURL: url, port: port)
+        err?.fileHandleForReading.readabilityHandler = { [weak server] handle in
+          let data = handle.availableData
+          server?.errorOutput.withLock { buffer in
+            buffer.append(contentsOf: data)
+            if buffer.count > errorOutputLimit { buffer.removeFirst(buffer.count - errorOutputLimit) }
+          }
+        }
+        return server
       }
     }
-    process.terminate()
-    process.waitUntilExit()
-    let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    _ = terminate(process, timeout: 5)
+    var stderr = ""
+    if let err {
+      // Only what is there now: a grandchild holding the pipe open must not make this wait.
+      let fd = err.fileHandleForReading.fileDescriptor
+      var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+      var buffer = [UInt8](repeating: 0, count: 65536)
+      while poll(&pfd, 1, 0) > 0, case let n = read(fd, &buffer, buffer.count), n > 0 {
+        stderr += String(decoding: buffer[0..<n], as: UTF8.self)
+      }
+    }
     throw TestMockServerError.launchFailed(
       "no 'listening on' line within \(timeout) s; exit status \(process.terminationStatus); output: \(collected) \(stderr)"
     )
@@ -99,24 +135,60 @@ public final class MockServerProcess: @unchecked Sendable {
   /// True while the process runs.
   public var isRunning: Bool { process.isRunning }
 
-  /// Sends SIGTERM and waits for the process to exit (graceful shutdown). Returns its exit status.
+  /// Sends SIGTERM and waits for the process to exit (graceful shutdown). When it has not exited after
+  /// `timeout` seconds, sends SIGKILL, says so on standard error and sets ``wasKilled``. Returns its exit
+  /// status (for a killed process, the signal number, 9).
+  /// - Parameter timeout: seconds to wait after SIGTERM (default 15: the server's own grace is 5 s).
   @discardableResult
-  public func stop() -> Int32 {
-    if process.isRunning { process.terminate() }
-    process.waitUntilExit()
+  public func stop(timeout: Double = 15) -> Int32 {
+    if !MockServerProcess.terminate(process, timeout: timeout) {
+      killed.withLock { $0 = true }
+      StandardError.line(
+        "MockServerProcess: pid \(process.processIdentifier) did not exit \(timeout) s after SIGTERM; sent SIGKILL"
+      )
+    }
     detachPipes()
     return process.terminationStatus
   }
 
+  /// Waits up to `timeout` seconds for the process to exit on its own (no signal sent). Returns its exit
+  /// status, or nil when it is still running.
+  public func waitForExit(timeout: Double) -> Int32? {
+    guard MockServerProcess.waitForExit(process, timeout: timeout) else { return nil }
+    detachPipes()
+    return process.terminationStatus
+  }
+
+  /// Sends `SIGTERM`, waits up to `timeout` seconds, then sends `SIGKILL` and waits for the exit (a
+  /// killed process exits at once; the wait is bounded all the same). Returns false when it had to kill.
+  static func terminate(_ process: Process, timeout: Double) -> Bool {
+    guard process.isRunning else { return true }
+    process.terminate()
+    if waitForExit(process, timeout: timeout) { return true }
+    kill(process.processIdentifier, SIGKILL)
+    _ = waitForExit(process, timeout: 10)
+    return false
+  }
+
+  /// Polls until `process` has exited (true) or `timeout` seconds passed (false). `Process` has no
+  /// wait with a timeout; this is one.
+  static func waitForExit(_ process: Process, timeout: Double) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while process.isRunning {
+      if Date() >= deadline { return false }
+      usleep(10_000)
+    }
+    // isRunning turns false when the termination is recorded; this returns at once then.
+    process.waitUntilExit()
+    return true
+  }
+
   private func detachPipes() {
     (process.standardOutput as? Pipe)?.fileHandleForReading.readabilityHandler = nil
-    errorPipe.fileHandleForReading.readabilityHandler = nil
+    errorPipe?.fileHandleForReading.readabilityHandler = nil
   }
 
   deinit {
-    if process.isRunning {
-      process.terminate()
-      process.waitUntilExit()
-    }
+    _ = MockServerProcess.terminate(process, timeout: 15)
   }
 }

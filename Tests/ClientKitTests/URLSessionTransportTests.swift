@@ -47,7 +47,7 @@ struct URLSessionTransportTests {
   @Test func ownDeadlineIsEnforcedBelowOneSecond() async throws {
     let server = try LoopbackServer { c in
       _ = c.readRequest()
-      _ = c.waitForPeerClose(within: 5)
+      _ = c.waitForPeerClose(within: 20)
     }
     defer { server.stop() }
     let start = ContinuousClock.now
@@ -59,7 +59,8 @@ struct URLSessionTransportTests {
       return
     }
     #expect(limit == .milliseconds(300))
-    #expect(ContinuousClock.now - start < .seconds(3))
+    // At the deadline, not when the server gives up (20 s).
+    #expect(ContinuousClock.now - start < .seconds(10))
   }
 
   @Test func unauthorizedWithBasicChallengeIsDeliveredNotHung() async throws {
@@ -73,12 +74,11 @@ struct URLSessionTransportTests {
       }
     }
     defer { server.stop() }
-    let start = ContinuousClock.now
-    let response = try await send(server.url + "/users/42", timeout: .seconds(3))
+    // A hung task would end in .timedOut at the deadline, thrown here.
+    let response = try await send(server.url + "/users/42", timeout: .seconds(10))
     #expect(response.statusCode == 401)
     #expect(response.body == Data(#"{"code":40100}"#.utf8))
     #expect(response.headers["www-authenticate"] == #"Basic realm="users""#)
-    #expect(ContinuousClock.now - start < .seconds(2))
   }
 
   @Test func randomBytesAreMalformedResponse() async throws {

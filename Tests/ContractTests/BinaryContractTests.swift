@@ -144,7 +144,8 @@ struct BinaryContractTests {
       Issue.record("expected .connectionReset, got \(String(describing: reset))")
       return
     }
-    #expect(elapsed < 0.5, "reset took \(elapsed) s")
+    // At once, not at the client's 5 s deadline.
+    #expect(elapsed < 2.5, "reset took \(elapsed) s")
   }
 
   @Test("a 1 s deadline against the bundled 25 s timeline", arguments: TransportKind.allCases)
@@ -161,6 +162,7 @@ struct BinaryContractTests {
       return
     }
     #expect(limit == .seconds(1))
-    #expect(elapsed >= 0.9 && elapsed < 2.5, "elapsed \(elapsed) s")
+    // At the deadline, long before the 25 s timeline would answer.
+    #expect(elapsed >= 0.9 && elapsed < 10, "elapsed \(elapsed) s")
   }
 }

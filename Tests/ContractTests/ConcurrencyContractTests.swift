@@ -45,8 +45,8 @@ struct ConcurrencyContractTests {
   func manyConcurrentSlowCallsOverlap() async throws {
     let server = try TestMockServer.start()
     defer { server.stop() }
-    try server.stub(.get("/slow").willReturn(json: #"{"id":1}"#, delayMilliseconds: 500))
-    let client = makeClient(server.baseURL, SocketTransport(), timeout: .seconds(10))
+    try server.stub(.get("/slow").willReturn(json: #"{"id":1}"#, delayMilliseconds: 1000))
+    let client = makeClient(server.baseURL, SocketTransport(), timeout: .seconds(20))
     let start = ContinuousClock.now
     let count = try await withThrowingTaskGroup(of: Item.self) { group in
       for _ in 0..<40 { group.addTask { try await client.send(Endpoint<Item>(.get, "/slow")) } }
@@ -56,23 +56,24 @@ struct ConcurrencyContractTests {
     }
     let elapsed = seconds(ContinuousClock.now - start)
     #expect(count == 40)
-    // Each exchange blocks a thread for 0.5 s; they must overlap (one thread each), not queue up behind a
-    // small pool (which took 4 s and more).
-    #expect(elapsed < 2, "40 concurrent 0.5 s calls took \(elapsed) s")
+    // Each exchange blocks a thread for 1 s; they must overlap (one thread each: about 1 s in all), not
+    // queue up behind a small pool (8 at a time would take 5 s).
+    #expect(elapsed < 5, "40 concurrent 1 s calls took \(elapsed) s")
   }
 
   @Test("a slow call does not hold back a fast one on the same client", arguments: TransportKind.allCases)
   func slowDoesNotBlockFast(kind: TransportKind) async throws {
     let server = try TestMockServer.start()
     defer { server.stop() }
-    try server.stub(.get("/slow").willReturn(json: #"{"id":1}"#, delayMilliseconds: 1500))
+    try server.stub(.get("/slow").willReturn(json: #"{"id":1}"#, delayMilliseconds: 3000))
     try server.stub(.get("/fast").willReturn(json: #"{"id":2}"#))
-    let client = makeClient(server.baseURL, kind.make())
+    let client = makeClient(server.baseURL, kind.make(), timeout: .seconds(10))
     async let slow = client.send(Endpoint<Item>(.get, "/slow"))
     #expect(await eventually { server.requests.contains { $0.request.head.target == "/slow" } })
     let start = ContinuousClock.now
     #expect(try await client.send(Endpoint<Item>(.get, "/fast")) == Item(id: 2))
-    #expect(ContinuousClock.now - start < .seconds(1))
+    // Held back, it would come after the slow call's 3 s.
+    #expect(ContinuousClock.now - start < .milliseconds(1500))
     #expect(try await slow == Item(id: 1))
   }
 

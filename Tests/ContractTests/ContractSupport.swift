@@ -118,8 +118,10 @@ final class Recorder<T: Sendable>: Sendable {
   func append(_ value: T) { values.withLock { $0.append(value) } }
 }
 
-/// Waits until `condition` holds, polling every 10 ms up to `timeout`; returns whether it held.
-func eventually(within timeout: Duration = .seconds(3), _ condition: () -> Bool) async -> Bool {
+/// Waits until `condition` holds, polling every 10 ms up to `timeout`; returns whether it held. The
+/// default is generous: it returns as soon as the condition holds, so only a condition that never holds
+/// waits it out.
+func eventually(within timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
   let deadline = ContinuousClock.now + timeout
   while ContinuousClock.now < deadline {
     if condition() { return true }

@@ -37,7 +37,7 @@ struct FaultContractTests {
   func resetIsFastAndTyped(kind: TransportKind) async throws {
     let server = try Self.faultServer()
     defer { server.stop() }
-    let client = makeClient(server.baseURL, kind.make(), timeout: .seconds(5))
+    let client = makeClient(server.baseURL, kind.make(), timeout: .seconds(10))
     var times: [Double] = []
     for _ in 0..<5 {
       let (error, elapsed) = await timedError { () async throws(APIError) in
@@ -51,9 +51,8 @@ struct FaultContractTests {
       #expect(error?.isTransportFailure == true)
       times.append(elapsed)
     }
-    // Never anywhere near the 5 s deadline; typically a few ms (the minimum tolerates a busy machine).
-    #expect(times.allSatisfy { $0 < 1.5 }, "reset times: \(times)")
-    #expect(times.min() ?? 1 < 0.15, "reset times: \(times)")
+    // Typically a few ms; never anywhere near the 10 s deadline.
+    #expect(times.allSatisfy { $0 < 5 }, "reset times: \(times)")
     try server.verify(count: 5, .get("/fault/CONNECTION_RESET_BY_PEER"))
   }
 
@@ -266,7 +265,7 @@ struct FaultContractTests {
       .get("/export").willReturn(
         responseJSON: #"""
           {"status":200,"body":"\#(String(repeating: "z", count: 400))",
-           "chunkedDribbleDelay":{"numberOfChunks":5,"totalDuration":3000}}
+           "chunkedDribbleDelay":{"numberOfChunks":5,"totalDuration":10000}}
           """#))
     let client = makeClient(server.baseURL, kind.make(), timeout: .seconds(1))
     let (error, elapsed) = await timedError { () async throws(APIError) in
@@ -277,7 +276,8 @@ struct FaultContractTests {
       return
     }
     #expect(limit == .seconds(1))
-    #expect(elapsed >= 0.9 && elapsed < 2.5, "elapsed \(elapsed) s")
+    // At the deadline, long before the 10 s drip would have ended.
+    #expect(elapsed >= 0.9 && elapsed < 5, "elapsed \(elapsed) s")
   }
 
   @Test("the bundled 350 KB catalog arrives whole with progress", arguments: TransportKind.allCases)

@@ -101,7 +101,7 @@ struct MockServerTestingShutdownTests {
     let server = try TestMockServer.start()
     try server.stub(.get("/slow").willReturn(status: 200, json: "{}", delayMilliseconds: 300))
     async let response = fetch(server.baseURL.appendingPathComponent("slow"))
-    try await Task.sleep(for: .milliseconds(100))
+    #expect(await eventually { server.requests.count == 1 })  // in flight: received, its delay running
     await server.shutdown()
     #expect(try await response.0 == 200)
     await #expect(throws: (any Error).self) {

@@ -377,4 +377,19 @@ struct HTTPDateTests {
   func rejectsOthers(text: String) {
     #expect(HTTPDate.parse(text) == nil)
   }
+
+  @Test func iso8601RoundTrips() {
+    #expect(HTTPDate.iso8601(0) == "1970-01-01T00:00:00.000Z")
+    #expect(HTTPDate.iso8601(1_714_564_800.25) == "2024-05-01T12:00:00.250Z")
+    #expect(HTTPDate.iso8601(-1) == "1969-12-31T23:59:59.000Z")
+    #expect(HTTPDate.parseISO8601("2024-05-01T12:00:00Z") == 1_714_564_800)
+    #expect(HTTPDate.parseISO8601("2024-05-01T12:00:00.250Z") == 1_714_564_800.25)
+    #expect(HTTPDate.parseISO8601("2024-05-01T14:00:00+02:00") == 1_714_564_800)
+    #expect(HTTPDate.parseISO8601(HTTPDate.iso8601(1_800_000_000.5)) == 1_800_000_000.5)
+  }
+
+  @Test(arguments: ["", "2024-05-01", "2024-13-01T00:00:00Z", "2024-05-01T12:00:00", "2024-05-01T12:00:00.Z"])
+  func rejectsOtherTimestamps(text: String) {
+    #expect(HTTPDate.parseISO8601(text) == nil)
+  }
 }

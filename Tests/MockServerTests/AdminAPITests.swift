@@ -219,10 +219,10 @@ struct AdminAPITests {
       #expect(try http(port, "GET", "/__admin/requests?limit=1").json?["requests"]?.arrayValue?.count == 1)
       let onlyUnmatched = try http(port, "GET", "/__admin/requests?unmatched=true")
       #expect(onlyUnmatched.json?["requests"]?.arrayValue?.count == 1)
-      let future = JournalEntry.isoDate(Date().timeIntervalSince1970 + 3600)
+      let future = HTTPDate.iso8601(Date().timeIntervalSince1970 + 3600)
       #expect(
         try http(port, "GET", "/__admin/requests?since=\(future)").json?["requests"]?.arrayValue?.count == 0)
-      let past = JournalEntry.isoDate(before - 3600)
+      let past = HTTPDate.iso8601(before - 3600)
       #expect(
         try http(port, "GET", "/__admin/requests?since=\(past)").json?["requests"]?.arrayValue?.count == 2)
 
@@ -361,15 +361,15 @@ struct AdminAPITests {
     try await withMockService { service, port in
       let stub = #"""
         {"id":"slow","scenarioName":"s","newScenarioState":"moved",
-         "request":{"url":"/slow"},"response":{"status":200,"fixedDelayMilliseconds":300}}
+         "request":{"url":"/slow"},"response":{"status":200,"fixedDelayMilliseconds":1000}}
         """#
       _ = try http(port, "POST", "/__admin/mappings", body: stub)
       do {
         let client = try RawClient(port: port)
         client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
         usleep(50_000)
-      }  // closed before the delay ends
-      usleep(500_000)
+      }  // closed long before the 1 s delay ends
+      usleep(1_500_000)
       #expect(service.scenarioBook.scenarios(of: service.store.stubs).first?.state == "Started")
       _ = try http(port, "GET", "/slow")
       #expect(eventually { service.scenarioBook.scenarios(of: service.store.stubs).first?.state == "moved" })

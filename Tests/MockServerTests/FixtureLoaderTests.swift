@@ -289,7 +289,8 @@ struct FixtureLoaderTests {
       ])
   }
 
-  @Test("10,000 stubs in one file load well under a second")
+  /// How fast they load is measured by `make bench` ("startup ms, 10,000 stubs"), not here.
+  @Test("10,000 stubs in one file all load")
   func loadScale() throws {
     var items: [String] = []
     for k in 0..<10_000 {
@@ -301,11 +302,9 @@ struct FixtureLoaderTests {
       "mappings/big.json": #"{"mappings":[\#(items.joined(separator: ","))]}"#
     ])
     defer { dir.remove() }
-    let clock = ContinuousClock()
-    var set: FixtureSet?
-    let elapsed = clock.measure { set = FixtureLoader.load(directory: dir.root.path) }
-    #expect(set?.stubs.count == 10_000)
-    #expect(elapsed < .seconds(1), "took \(elapsed)")
+    let set = FixtureLoader.load(directory: dir.root.path)
+    #expect(set.stubs.count == 10_000)
+    #expect(!set.hasErrors)
   }
 }
 

@@ -66,8 +66,8 @@ struct JournalTests {
 
   @Test("ISO dates and loopback addresses")
   func helpers() {
-    #expect(JournalEntry.isoDate(0) == "1970-01-01T00:00:00.000Z")
-    #expect(JournalEntry.isoDate(1_714_564_800.25) == "2024-05-01T12:00:00.250Z")
+    #expect(HTTPDate.iso8601(0) == "1970-01-01T00:00:00.000Z")
+    #expect(HTTPDate.iso8601(1_714_564_800.25) == "2024-05-01T12:00:00.250Z")
     #expect(JournalEntry.isLoopback("127.0.0.1:80"))
     #expect(JournalEntry.isLoopback("[::1]:80"))
     #expect(JournalEntry.isLoopback("[::ffff:127.0.0.1]:80"))

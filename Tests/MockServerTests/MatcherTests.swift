@@ -1,4 +1,6 @@
+import Foundation
 import HTTPCore
+import Synchronization
 import Testing
 
 @testable import Mappings
@@ -111,5 +113,40 @@ struct MatcherTests {
     #expect(
       m.json["equalToJson"]?.serialized()
         == #"{"amount":275.0,"rate":1.2,"qty":1,"id":9007199254740993,"tags":["a","b"]}"#)
+  }
+}
+
+/// `matches`, `doesNotMatch` and the URL patterns compile through ICU's C API: `NSRegularExpression`
+/// leaks its copy of a pattern longer than 256 UTF-16 units (`make fuzz` runs with leak detection).
+@Suite("Compiled regular expressions")
+struct CompiledRegexTests {
+  @Test func wholeValueMatchesLongAndEmptyPatterns() throws {
+    let long = String(repeating: "a", count: 300) + "[0-9]+"
+    #expect(try CompiledRegex(long).matches(String(repeating: "a", count: 300) + "42"))
+    #expect(try CompiledRegex(long).matches(String(repeating: "a", count: 299) + "42") == false)
+    #expect(try CompiledRegex("").matches(""))
+    #expect(try CompiledRegex("").matches("a") == false)
+    #expect(try CompiledRegex("a*").matches(""))
+    #expect(try CompiledRegex("caf.").matches("café"))
+    #expect(try CompiledRegex("(?i)bearer .+").matches("Bearer x"))
+    #expect(try CompiledRegex("[0-9]+").matches("12a") == false)
+  }
+
+  @Test func invalidPatternsAreRejectedWithICUsReason() {
+    let error = #expect(throws: RegexError.self) { try CompiledRegex("/a/([") }
+    #expect(error?.message.hasPrefix("U_REGEX_") == true, "\(String(describing: error))")
+    // One pattern cannot close the whole-value match around it and open another (as it could when the
+    // pattern was wrapped in \A(?:…)\z).
+    #expect(throws: RegexError.self) { try CompiledRegex("a)|(b") }
+  }
+
+  @Test func oneRegexMatchesFromManyThreadsAtOnce() throws {
+    let regex = try CompiledRegex("item-[0-9]+")
+    let wrong = Mutex(0)
+    DispatchQueue.concurrentPerform(iterations: 2_000) { i in
+      let value = i % 2 == 0 ? "item-\(i)" : "item-\(i)x"
+      if regex.matches(value) != (i % 2 == 0) { wrong.withLock { $0 += 1 } }
+    }
+    #expect(wrong.withLock { $0 } == 0)
   }
 }

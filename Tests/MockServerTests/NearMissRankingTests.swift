@@ -98,3 +98,15 @@ struct NearMissRankingTests {
     }
   }
 }
+
+@Suite("Normalized Levenshtein distance")
+struct StringDistanceTests {
+  @Test(arguments: [
+    ("", "", 0.0), ("abc", "abc", 0.0), ("abc", "", 1.0), ("", "ab", 1.0), ("kitten", "sitting", 3.0 / 7),
+    ("/api/friends", "/api/friendz", 1.0 / 12), ("flaw", "lawn", 2.0 / 4), ("abcdef", "xyz", 1.0),
+  ])
+  func distances(a: String, b: String, expected: Double) {
+    #expect(abs(StringDistance.normalized(a, b) - expected) < 1e-9)
+    #expect(abs(StringDistance.normalized(b, a) - expected) < 1e-9)
+  }
+}

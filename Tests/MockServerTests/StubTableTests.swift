@@ -405,31 +405,26 @@ struct StubTableTests {
     #expect(r.nearMisses.first?.mismatches.first?.actual == #"state "Started""#)
   }
 
-  @Test("10,000 literal stubs: build fast, lookups indexed")
+  /// How fast the table builds and answers is measured by `make bench` ("startup ms, 10,000 stubs",
+  /// "req/s, 10,000 stubs (literal hit)", "matching cost"), not here: here every stub is indexed and found.
+  @Test("10,000 literal stubs: all indexed, each found")
   func scale() throws {
     let ctx = try testContext()
     var stubs: [StubMapping] = []
     for k in 0..<10_000 {
       let (s, _) = StubParser.parse(
         try JSONValue.parse(
-          #"{"request":{"method":"GET","urlPath":"/items/\#(k)"},"response":{"body":"\#(k)"}}"#),
+          #"{"name":"item-\#(k)","request":{"method":"GET","urlPath":"/items/\#(k)"},"response":{"body":"\#(k)"}}"#
+        ),
         file: "x.json", context: ctx)
       stubs.append(try #require(s))
     }
-    let clock = ContinuousClock()
-    var table = StubTable([])
-    let build = clock.measure { table = StubTable(stubs) }
-    #expect(build < .seconds(1))
-    let view = try RequestView(request(.get, "/items/9999"))
-    var hits = 0
-    let lookups = clock.measure {
-      for _ in 0..<10_000 {
-        if case .matched = table.match(view, scenarioState: { _ in "Started" }) { hits += 1 }
-      }
-    }
-    #expect(hits == 10_000)
-    // 10,000 lookups with a linear scan would be 10^8 comparisons; indexed they take milliseconds.
-    #expect(lookups < .seconds(1))
+    let table = StubTable(stubs)
+    // No stub left to the linear scan, which would compare each request with all 10,000.
     #expect(table.linear.isEmpty)
+    for k in [0, 1, 4_999, 9_999] {
+      #expect(winner(table, request(.get, "/items/\(k)")) == "item-\(k)")
+    }
+    #expect(winner(table, request(.get, "/items/10000")) == "404")
   }
 }

@@ -197,6 +197,10 @@ extension AdminAPI {
 
   /// `POST /__admin/mappings/save`: writes each runtime stub to `mappings/<name-or-stub>-<id>.json` in the
   /// fixtures folder; they become file stubs.
+  /// Writes every runtime stub to its own new file under `mappings/` and answers with what was written:
+  /// `{"saved": [{"id", "file"}]}`. A file name is never reused: names that sanitise alike (`a/b`,
+  /// `a?b`), or that an existing file already has, get `-2`, `-3`… (compared without case, for
+  /// case-insensitive file systems), so no stub overwrites another and is lost at the next reload.
   func saveMappings() -> ResponsePlan {
     guard let directory = configuration.fixturesDirectory else {
       return AdminAPI.error(
@@ -206,22 +210,35 @@ extension AdminAPI {
     let runtime = store.runtimeStubs
     let mappingsURL = URL(fileURLWithPath: directory, isDirectory: true).appendingPathComponent("mappings")
     var saved: [String: String] = [:]
+    var written: [JSONValue] = []
     do {
       try FileManager.default.createDirectory(at: mappingsURL, withIntermediateDirectories: true)
+      var taken = Set(
+        (FileTree.files(under: mappingsURL.path).map { $0.path.lowercased() }))
       for stub in runtime {
-        let name = AdminAPI.fileSafe(stub.name ?? "stub") + "-" + AdminAPI.fileSafe(stub.id) + ".json"
+        let base = AdminAPI.fileSafe(stub.name ?? "stub") + "-" + AdminAPI.fileSafe(stub.id)
+        var name = base + ".json"
+        var suffix = 2
+        while taken.contains(name.lowercased()) {
+          name = base + "-\(suffix).json"
+          suffix += 1
+        }
+        taken.insert(name.lowercased())
         let bytes = AdminAPI.stubJSON(stub).serializedBytes(pretty: true) + [10]
-        try Data(bytes).write(to: mappingsURL.appendingPathComponent(name), options: .atomic)
+        // withoutOverwriting: a file that appeared meanwhile is an error, never replaced.
+        try Data(bytes).write(to: mappingsURL.appendingPathComponent(name), options: .withoutOverwriting)
         saved[stub.id] = "mappings/" + name
+        written.append(
+          .object(JSONObject(pairs: [("id", .string(stub.id)), ("file", .string("mappings/" + name))])))
       }
     } catch {
       store.markSaved(saved)
       return AdminAPI.error(
         .internalServerError, title: "Save failed",
-        detail: "\(mappingsURL.path): \(error.localizedDescription)")
+        detail: "\(mappingsURL.path): \(error.localizedDescription) (\(saved.count) stub(s) saved before it)")
     }
     store.markSaved(saved)
-    return AdminAPI.empty
+    return AdminAPI.json(.object(JSONObject(pairs: [("saved", .array(written))])))
   }
 
   /// Context for stubs posted to the admin API: the current envelopes, body files from the fixtures

@@ -75,11 +75,15 @@ extension AdminAPI {
 
   /// `GET /__admin/requests?limit=&since=&unmatched=` → newest first,
   /// `{"requests":[…],"meta":{"total":N},"requestJournalDisabled":false}`.
+  /// Entries a journal listing returns when `limit` is not given (newest first; `meta.total` tells how
+  /// many are retained, `limit` and `since` page through them). Bounds the answer's size.
+  static let defaultPageSize = 1000
+
   func listRequests(_ call: Call) -> ResponsePlan {
     let limit: Int?
     switch AdminAPI.integerParameter(call, "limit") {
     case .failure(let f): return f.plan
-    case .success(let l): limit = l
+    case .success(let l): limit = l ?? AdminAPI.defaultPageSize
     }
     var since: Double?
     if let text = call.parameter("since") {
@@ -249,11 +253,6 @@ extension AdminAPI {
   /// ISO 8601 (`2024-05-01T12:00:00Z`, with fraction or offset) or milliseconds since 1970 → seconds.
   static func parseTime(_ text: String) -> Double? {
     if let ms = Double(text), ms.isFinite { return ms / 1000 }
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-    if let d = formatter.date(from: text) { return d.timeIntervalSince1970 }
-    formatter.formatOptions = [.withInternetDateTime]
-    if let d = formatter.date(from: text) { return d.timeIntervalSince1970 }
-    return nil
+    return HTTPDate.parseISO8601(text)
   }
 }

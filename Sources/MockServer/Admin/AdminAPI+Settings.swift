@@ -97,7 +97,7 @@ extension AdminAPI {
           ("message", .string("Mock server is ok")),
           ("version", .string(MockServerInfo.version)),
           ("uptimeInSeconds", .number(JSONNumber(Int(uptime)))),
-          ("timestamp", .string(JournalEntry.isoDate(Date().timeIntervalSince1970))),
+          ("timestamp", .string(HTTPDate.iso8601(Date().timeIntervalSince1970))),
         ])))
   }
 

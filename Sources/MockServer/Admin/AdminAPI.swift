@@ -31,8 +31,32 @@ struct AdminAPI: Sendable {
     func parameter(_ name: String) -> String? { query.last(where: { $0.name == name })?.value }
   }
 
-  /// Authorizes, routes and logs one admin request.
+  /// Authorizes, routes and logs one admin request. Reads that can be heavy (journal listings, finds,
+  /// counts, near misses, the mappings list) run off the event loop (``ResponsePlan/Step/deferred(_:)``),
+  /// so serving requests never waits for admin traffic; changes stay on the loop, in request order.
   func handle(_ request: HTTPRequest, context: RequestContext) -> ResponsePlan {
+    guard AdminAPI.isHeavyRead(request) else { return routeAndLog(request, context: context) }
+    let api = self
+    return ResponsePlan(steps: [.deferred { api.routeAndLog(request, context: context) }])
+  }
+
+  /// True for reads whose cost grows with the journal or the stubs.
+  static func isHeavyRead(_ request: HTTPRequest) -> Bool {
+    let path = request.head.rawPath
+    switch request.method.rawValue {
+    case "GET":
+      return path.hasPrefix("/__admin/requests") || path == "/__admin/mappings"
+        || path == "/__admin/mappings/"
+    case "POST":
+      return path == "/__admin/requests/find" || path == "/__admin/requests/count"
+        || path.hasPrefix("/__admin/near-misses/") || path == "/__admin/mappings/find-by-metadata"
+    default:
+      return false
+    }
+  }
+
+  /// Routes and logs one admin request where it is called.
+  func routeAndLog(_ request: HTTPRequest, context: RequestContext) -> ResponsePlan {
     let started = SocketOps.monotonicNanos()
     let plan = authorizeAndRoute(request, context: context)
     if logger.level != .quiet {
@@ -51,6 +75,9 @@ struct AdminAPI: Sendable {
       return AdminAPI.error(
         .forbidden, title: "Forbidden",
         detail: "the admin API only accepts loopback clients (start with --admin-host to allow others)")
+    }
+    if configuration.adminToken == nil, let refusal = browserRefusal(request, context: context) {
+      return refusal
     }
     if let token = configuration.adminToken {
       let given = request.headers.first("Authorization").map { $0.trimmingOWS() } ?? ""

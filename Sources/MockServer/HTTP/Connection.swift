@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import HTTPCore
 import MockJSON
@@ -48,6 +49,8 @@ final class Connection: EventHandler {
     var onComplete: (@Sendable (Bool) -> Void)?
     /// A pause or hold in progress.
     var timer: LoopTimer?
+    /// A ``ResponsePlan/Step/deferred(_:)`` step is being computed off the loop.
+    var waitingForWork = false
   }
 
   /// Closing after the last response.
@@ -82,6 +85,13 @@ final class Connection: EventHandler {
   private var readWantsWritable = false
   private var requestCount = 0
   private(set) var lastActivity: UInt64
+  /// Since when output has been waiting without a byte accepted by the peer (monotonic ns), or nil when
+  /// nothing waits or the last write made progress. A write stalled for the idle timeout closes.
+  private var writeStalledSince: UInt64?
+  /// Most unsent output, or unparsed input, before the connection stops reading: back-pressure between
+  /// pipelined requests, so a client that sends without reading cannot make the server buffer without
+  /// bound.
+  static let readPauseBytes = 1 << 20
   /// Re-entrancy guard of ``processInput()``.
   private var processing = false
 
@@ -174,10 +184,33 @@ final class Connection: EventHandler {
     }
     if gotBytes, isReading { processInput() }
     if peerClosed { handlePeerClosed() }
-    if case .executing = state, parser.bufferedByteCount > (1 << 20) {
+    applyBackPressure()
+  }
+
+  /// Stops reading while the input not yet parsed or the output not yet sent is over
+  /// ``readPauseBytes``, in every phase (it held only while a plan executed, so a client pipelining
+  /// requests without reading the answers grew the input buffer by every byte it sent).
+  private func applyBackPressure() {
+    switch state {
+    case .closed, .draining: return
+    case .reading, .executing: break
+    }
+    if readable,
+      parser.bufferedByteCount > Connection.readPauseBytes
+        || out.count - outOffset > Connection.readPauseBytes
+    {
       readable = false
       updateInterest()
     }
+  }
+
+  /// Reads again once both buffers are back under the bound (after output drained or input was parsed).
+  private func resumeReadingIfRoom() {
+    guard !readable, isReading, parser.bufferedByteCount <= Connection.readPauseBytes,
+      out.count - outOffset <= Connection.readPauseBytes
+    else { return }
+    readable = true
+    updateInterest()
   }
 
   private func handlePeerClosed() {
@@ -189,7 +222,7 @@ final class Connection: EventHandler {
     case .reading:
       close(served: false)
     case .executing(let e):
-      if e.timer != nil || e.stepIndex < e.steps.count {
+      if e.timer != nil || e.waitingForWork || e.stepIndex < e.steps.count {
         // The client gave up while we were waiting (delay, dribble, hold): stop.
         close(served: false)
       } else {
@@ -347,6 +380,15 @@ final class Connection: EventHandler {
         finishPlan(served: true)
         close(served: true, reset: true)
         return
+      case .deferred(let work):
+        updateExecution { $0.waitingForWork = true }
+        let target = LoopBound(self)
+        let loop = self.loop
+        DispatchQueue.global(qos: .userInitiated).async {
+          let plan = work()
+          loop.execute { target.connection?.resumeDeferred(with: plan) }
+        }
+        return
       case .close:
         finishPlan(served: true)
         beginClosing(requestFullyRead: e.requestFullyRead)
@@ -358,14 +400,36 @@ final class Connection: EventHandler {
     if e.keepAlive {
       // Bytes of a pipelined head that arrived during the plan count towards the head timeout from now.
       state = .reading(Reading(headStartedAt: parser.isIdle ? nil : SocketOps.monotonicNanos()))
-      if !readable {
+      if out.isEmpty { processInput() }
+      if !readable, isReading, parser.bufferedByteCount <= Connection.readPauseBytes,
+        out.count - outOffset <= Connection.readPauseBytes
+      {
         readable = true
         updateInterest()
       }
-      if out.isEmpty { processInput() }
+      applyBackPressure()
     } else {
       beginClosing(requestFullyRead: e.requestFullyRead)
     }
+  }
+
+  /// Loop thread: the deferred step's plan is ready; its steps run in place of the deferred one.
+  fileprivate func resumeDeferred(with plan: ResponsePlan) {
+    guard case .executing(let e) = state, e.waitingForWork else { return }
+    updateExecution { e in
+      e.waitingForWork = false
+      e.steps = plan.steps + e.steps[e.stepIndex...]
+      e.stepIndex = 0
+      e.keepAlive = e.keepAlive && plan.keepAlive
+      if let next = plan.onComplete {
+        let first = e.onComplete
+        e.onComplete = { served in
+          first?(served)
+          next(served)
+        }
+      }
+    }
+    runSteps()
   }
 
   /// Reports the plan in execution as served or not (once), and drops its steps.
@@ -402,7 +466,9 @@ final class Connection: EventHandler {
       switch result {
       case .bytes(let n):
         outOffset += n
+        if n > 0 { writeStalledSince = nil }
       case .wouldBlock:
+        if writeStalledSince == nil { writeStalledSince = SocketOps.monotonicNanos() }
         updateInterest(forceWritable: true)
         return
       case .eof, .failed:
@@ -412,12 +478,15 @@ final class Connection: EventHandler {
     }
     if out.capacity > (1 << 20) { out = [] } else { out.removeAll(keepingCapacity: true) }
     outOffset = 0
+    writeStalledSince = nil
     if wantsWritable { updateInterest() }
     switch state {
     case .draining(let d) where d.flushing:
       drain(requestFullyRead: d.requestFullyRead)
     case .reading:
       processInput()
+      resumeReadingIfRoom()
+      applyBackPressure()
     default:
       break
     }
@@ -474,8 +543,14 @@ final class Connection: EventHandler {
 
   // MARK: Timeouts (called by the server's sweep)
 
-  /// Applies idle and head timeouts; `now` in monotonic ns.
+  /// Applies idle and head timeouts, and the write timeout: output the peer has not taken a byte of for
+  /// the idle timeout closes the connection in any phase (a client that never reads held its response's
+  /// memory for good). `now` in monotonic ns.
   func checkTimeouts(now: UInt64, idleNanos: UInt64, headNanos: UInt64) {
+    if let stalled = writeStalledSince, outOffset < out.count, now > stalled, now - stalled > idleNanos {
+      close(served: false)
+      return
+    }
     guard case .reading(let r) = state, out.isEmpty else { return }
     if stream.isHandshaking {
       // A TLS handshake is a request head not yet received: same limit, counted from accept.
@@ -507,4 +582,11 @@ final class Connection: EventHandler {
     default: break
     }
   }
+}
+
+/// A connection reference carried through a background queue back to its loop. `@unchecked Sendable`:
+/// `connection` is only read on the connection's loop thread (in a closure given to `EventLoop.execute`).
+private struct LoopBound: @unchecked Sendable {
+  weak var connection: Connection?
+  init(_ connection: Connection) { self.connection = connection }
 }

@@ -18,6 +18,10 @@ final class ServerLoopContext: @unchecked Sendable {
   private var connections: [UInt64: Connection] = [:]
   private var acceptors: [Acceptor] = []
   private(set) var isShuttingDown = false
+  /// This loop has told the server it drained; it must say so once only (it said so twice when its
+  /// last connections were idle ones that ``beginShutdown()`` closed, and the server then stopped
+  /// while another loop still had responses in flight).
+  private var reportedDrained = false
   private var sweepTimer: LoopTimer?
   /// `Server: NAME CRLF`, or nothing when the configuration has no server header.
   let serverLine: [UInt8]
@@ -62,7 +66,14 @@ final class ServerLoopContext: @unchecked Sendable {
     if connections.removeValue(forKey: connection.id) != nil {
       server.releaseConnectionSlot()
     }
-    if isShuttingDown, connections.isEmpty { server.loopDrained() }
+    if isShuttingDown, connections.isEmpty { reportDrained() }
+  }
+
+  /// Loop thread: tells the server this loop has no connection left, once.
+  private func reportDrained() {
+    guard !reportedDrained else { return }
+    reportedDrained = true
+    server.loopDrained()
   }
 
   var connectionCount: Int { connections.count }
@@ -71,8 +82,8 @@ final class ServerLoopContext: @unchecked Sendable {
     sweepTimer = loop.schedule(afterMilliseconds: 250) { [weak self] in
       guard let self else { return }
       let now = SocketOps.monotonicNanos()
-      let idle = UInt64(self.configuration.idleTimeoutMilliseconds) * 1_000_000
-      let head = UInt64(self.configuration.requestHeadTimeoutMilliseconds) * 1_000_000
+      let idle = ResponseTiming.timerNanoseconds(self.configuration.idleTimeoutMilliseconds)
+      let head = ResponseTiming.timerNanoseconds(self.configuration.requestHeadTimeoutMilliseconds)
       for connection in Array(self.connections.values) {
         connection.checkTimeouts(now: now, idleNanos: idle, headNanos: head)
       }
@@ -84,26 +95,49 @@ final class ServerLoopContext: @unchecked Sendable {
   func beginShutdown() {
     isShuttingDown = true
     for acceptor in acceptors {
+      acceptor.cancelPause()
       loop.deregister(fd: acceptor.listener.fd)
       acceptor.listener.close()
     }
     acceptors.removeAll()
     for connection in Array(connections.values) { connection.shutdownGracefully() }
-    if connections.isEmpty { server.loopDrained() }
+    if connections.isEmpty { reportDrained() }
   }
 
-  /// Loop thread: close everything now.
-  func forceClose() {
-    for connection in Array(connections.values) { connection.close(served: false) }
+  /// Loop thread: close everything now. Returns how many connections were still busy (a response in
+  /// flight or a request being read): the ones a graceful shutdown cut.
+  func forceClose() -> Int {
+    var cut = 0
+    for connection in Array(connections.values) {
+      if !connection.isIdle { cut += 1 }
+      connection.close(served: false)
+    }
+    return cut
   }
 }
 
 /// Accepts connections for one listener on one loop.
+///
+/// Out of descriptors (`EMFILE`/`ENFILE`), `accept` fails while the connection stays queued, so a
+/// level-triggered listener stays readable and the loop would spin at full CPU while new clients hang.
+/// As nginx does, the acceptor then (1) gives up a spare descriptor it keeps open on `/dev/null` to
+/// accept the pending connection, answers `503` and closes it, and takes the spare back; and (2) when
+/// that does not help (no spare, or other loops took the freed slot), stops watching the listener for
+/// ``pauseMilliseconds`` and tries again after.
 final class Acceptor: EventHandler {
   let listener: Listener
   private unowned let context: ServerLoopContext
   private let isTLS: Bool
   private let factory: StreamFactory
+  /// Held open so that one descriptor can be freed to refuse a connection when the process is out.
+  private var spare: Int32 = Acceptor.openSpare()
+  private var pauseTimer: LoopTimer?
+  /// How long accepting pauses when descriptors are exhausted and the spare did not help.
+  static let pauseMilliseconds = 100
+  static let refusal = Array(
+    ("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+      + "Content-Length: 55\r\nConnection: close\r\n\r\n"
+      + #"{"error":"server out of file descriptors","status":503}"#).utf8)
 
   init(listener: Listener, context: ServerLoopContext, isTLS: Bool, factory: @escaping StreamFactory) {
     self.listener = listener
@@ -112,11 +146,63 @@ final class Acceptor: EventHandler {
     self.factory = factory
   }
 
+  deinit {
+    if spare >= 0 { SocketOps.close(spare) }
+    pauseTimer?.cancel()
+  }
+
+  private static func openSpare() -> Int32 { open("/dev/null", O_RDONLY | O_CLOEXEC) }
+
   func handleEvent(readable: Bool, writable: Bool, hangUp: Bool) {
     for _ in 0..<64 {
-      guard let (fd, peer) = listener.accept() else { return }
-      context.accepted(fd: fd, peer: peer, localPort: listener.port, isTLS: isTLS, factory: factory)
+      switch listener.accept() {
+      case .accepted(let fd, let peer):
+        context.accepted(fd: fd, peer: peer, localPort: listener.port, isTLS: isTLS, factory: factory)
+      case .wouldBlock, .failed:
+        return
+      case .exhausted:
+        guard refuseWithSpare() else {
+          pause()
+          return
+        }
+      }
     }
+  }
+
+  /// Frees the spare descriptor, accepts one pending connection, answers 503 and closes it. Returns
+  /// false when that did not work.
+  private func refuseWithSpare() -> Bool {
+    guard spare >= 0 else {
+      spare = Acceptor.openSpare()
+      return false
+    }
+    SocketOps.close(spare)
+    spare = -1
+    defer { spare = Acceptor.openSpare() }
+    guard case .accepted(let fd, _) = listener.accept() else { return false }
+    context.server.countRefusedForDescriptors()
+    Acceptor.refusal.withUnsafeBytes { _ = SocketOps.send(fd, $0) }
+    SocketOps.close(fd)
+    return true
+  }
+
+  /// Stops watching the listener for a moment (it stays readable while a connection waits for a
+  /// descriptor, and would wake the loop at once).
+  private func pause() {
+    guard pauseTimer == nil, !context.isShuttingDown else { return }
+    context.loop.setInterest(fd: listener.fd, readable: false, writable: false)
+    pauseTimer = context.loop.schedule(afterMilliseconds: Acceptor.pauseMilliseconds) { [weak self] in
+      guard let self else { return }
+      self.pauseTimer = nil
+      guard !self.context.isShuttingDown else { return }
+      self.context.loop.setInterest(fd: self.listener.fd, readable: true, writable: false)
+    }
+  }
+
+  /// Loop thread: stops the pause timer (shutdown).
+  func cancelPause() {
+    if let pauseTimer { context.loop.cancel(pauseTimer) }
+    pauseTimer = nil
   }
 }
 
@@ -141,6 +227,7 @@ public final class HTTPServer: Sendable {
   private let state = Mutex(State())
   private let openConnections = Atomic<Int>(0)
   private let connectionIDs = Atomic<UInt64>(0)
+  private let refusedForDescriptors = Atomic<Int>(0)
   private let stoppedSignal = DispatchSemaphore(value: 0)
 
   /// Creates a server; nothing is bound until ``start()``.
@@ -212,14 +299,17 @@ public final class HTTPServer: Sendable {
   /// Stops the server. Graceful: stop accepting, close idle connections, let responses in flight finish
   /// for up to ``ServerConfiguration/shutdownGraceMilliseconds``, then close the rest. Returns when every
   /// loop has stopped. Safe to call more than once and from any thread (not from a loop thread).
-  public func shutdown(graceful: Bool = true) {
+  /// - Returns: how many connections were still busy when the grace ran out (or at once, when not
+  ///   graceful) and were closed: responses cut. 0 when every response in flight finished.
+  @discardableResult
+  public func shutdown(graceful: Bool = true) -> Int {
     let contexts: [ServerLoopContext] = state.withLock { s in
       guard s.running else { return [] }
       s.running = false
       return s.contexts
     }
     guard !contexts.isEmpty else {
-      return
+      return 0
     }
     for context in contexts {
       context.loop.execute { context.beginShutdown() }
@@ -229,16 +319,18 @@ public final class HTTPServer: Sendable {
         timeout: .now() + .milliseconds(configuration.shutdownGraceMilliseconds))
     }
     let done = DispatchGroup()
+    let cut = Atomic<Int>(0)
     for context in contexts {
       done.enter()
       context.loop.execute {
-        context.forceClose()
+        cut.add(context.forceClose(), ordering: .relaxed)
         done.leave()
       }
     }
     _ = done.wait(timeout: .now() + .seconds(2))
     for context in contexts { context.loop.stop() }
     state.withLock { $0.stopped = true }
+    return cut.load(ordering: .relaxed)
   }
 
   // MARK: Internal bookkeeping (any loop thread)
@@ -255,6 +347,25 @@ public final class HTTPServer: Sendable {
   func releaseConnectionSlot() {
     openConnections.subtract(1, ordering: .relaxed)
   }
+
+  /// Connections answered 503 and closed because the process was out of file descriptors.
+  public var refusedForLackOfDescriptors: Int { refusedForDescriptors.load(ordering: .relaxed) }
+
+  func countRefusedForDescriptors() {
+    refusedForDescriptors.add(1, ordering: .relaxed)
+  }
+
+  /// The process's open-file limit when `maxConnections` connections (plus the descriptors the server
+  /// needs for itself) would not fit in it, else nil. Read after ``start()``, which raises the soft
+  /// limit to the hard one.
+  public static func openFileLimitBelow(maxConnections: Int) -> Int? {
+    guard let limit = SocketOps.openFileLimit() else { return nil }
+    return maxConnections > limit - reservedDescriptors ? limit : nil
+  }
+
+  /// Descriptors the process needs besides connections: standard streams, listeners, epoll and eventfd
+  /// per loop, the spare per listener, the watcher, files read by reloads and admin saves.
+  public static let reservedDescriptors = 32
 
   func nextConnectionID() -> UInt64 {
     connectionIDs.add(1, ordering: .relaxed).newValue

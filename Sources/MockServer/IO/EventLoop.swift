@@ -1,5 +1,6 @@
 import CLinuxShims
 import Foundation
+import HTTPCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -158,7 +159,7 @@ final class EventLoop: @unchecked Sendable {
   /// Schedules `action` on the loop thread after `milliseconds` (≥ 0). Returns a handle to cancel it.
   @discardableResult
   func schedule(afterMilliseconds milliseconds: Int, _ action: @escaping () -> Void) -> LoopTimer {
-    let deadline = SocketOps.monotonicNanos() + UInt64(max(0, milliseconds)) * 1_000_000
+    let deadline = SocketOps.monotonicNanos() + ResponseTiming.timerNanoseconds(milliseconds)
     timerSequence += 1
     let timer = LoopTimer(deadline: deadline, sequence: timerSequence, action: action)
     heapPush(timer)
@@ -195,17 +196,8 @@ final class EventLoop: @unchecked Sendable {
     time(&now)
     let second = Int(now)
     if second != dateCache.second {
-      dateCache = (second, Array(Self.formatIMFDate(now).utf8))
+      dateCache = (second, Array(HTTPDate.format(Int64(now)).utf8))
     }
-  }
-
-  static func formatIMFDate(_ t: time_t) -> String {
-    var t = t
-    var tmValue = tm()
-    gmtime_r(&t, &tmValue)
-    var buffer = [CChar](repeating: 0, count: 64)
-    let n = strftime(&buffer, 64, "%a, %d %b %Y %H:%M:%S GMT", &tmValue)
-    return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 
   // MARK: Loop

@@ -12,7 +12,7 @@ public struct IOError: Error, Sendable, CustomStringConvertible, Hashable {
   public var errno: Int32
 
   /// Creates an error from an operation name and errno.
-  public init(_ operation: String, errno: Int32) {
+  package init(_ operation: String, errno: Int32) {
     self.operation = operation
     self.errno = errno
   }
@@ -24,7 +24,7 @@ public struct IOError: Error, Sendable, CustomStringConvertible, Hashable {
 }
 
 /// The outcome of one non-blocking read or write on a ``ByteStream``.
-public enum IOResult: Sendable, Equatable {
+package enum IOResult: Sendable, Equatable {
   /// This many bytes were transferred (> 0).
   case bytes(Int)
   /// Nothing can be done now; retry when the socket is readable (or writable if `wantsWrite`).

@@ -60,9 +60,21 @@ final class Listener: Sendable {
     self.address = address
   }
 
+  /// What one `accept` gave.
+  enum AcceptResult {
+    /// A connection: a non-blocking, TCP_NODELAY socket and the peer's `address:port`.
+    case accepted(fd: Int32, peer: String)
+    /// Nothing is pending.
+    case wouldBlock
+    /// Out of descriptors or kernel memory (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`): a connection is
+    /// pending and stays pending, so the listener stays readable until something is done about it.
+    case exhausted(errno: Int32)
+    /// Any other error (the connection, if any, is lost).
+    case failed(errno: Int32)
+  }
+
   /// Accepts one pending connection as a non-blocking, TCP_NODELAY socket.
-  /// Returns nil when none is pending (or on a transient error).
-  func accept() -> (fd: Int32, peer: String)? {
+  func accept() -> AcceptResult {
     var storage = sockaddr_storage()
     var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
     while true {
@@ -75,10 +87,15 @@ final class Listener: Sendable {
         SocketOps.setNoDelay(client)
         let (address, port) = Listener.describe(storage)
         let peer = address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)"
-        return (client, peer)
+        return .accepted(fd: client, peer: peer)
       }
-      if errno == EINTR || errno == ECONNABORTED { continue }
-      return nil
+      let error = errno
+      switch error {
+      case EINTR, ECONNABORTED: continue
+      case EAGAIN, EWOULDBLOCK: return .wouldBlock
+      case EMFILE, ENFILE, ENOBUFS, ENOMEM: return .exhausted(errno: error)
+      default: return .failed(errno: error)
+      }
     }
   }
 

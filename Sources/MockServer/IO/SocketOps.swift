@@ -75,6 +75,13 @@ enum SocketOps {
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
   }
 
+  /// The soft limit on open descriptors (`RLIMIT_NOFILE`), or nil when unknown or unlimited.
+  static func openFileLimit() -> Int? {
+    var rl = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &rl) == 0, rl.rlim_cur != rlim_t.max else { return nil }
+    return Int(clamping: rl.rlim_cur)
+  }
+
   /// Raises the soft limit on open descriptors to the hard limit, so thousands of connections fit.
   static func raiseOpenFileLimit() {
     var rl = rlimit()

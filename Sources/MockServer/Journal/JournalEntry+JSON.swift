@@ -48,10 +48,17 @@ extension JournalEntry {
       ("bodyAsBase64", .string(Base64.encode(request.body))),
       ("browserProxyRequest", .bool(false)),
       ("loggedDate", .number(JSONNumber(Int((loggedAt * 1000).rounded(.down))))),
-      ("loggedDateString", .string(JournalEntry.isoDate(loggedAt))),
+      ("loggedDateString", .string(HTTPDate.iso8601(loggedAt))),
     ]
     if isTLS, let subject = clientCertificateSubject {
       pairs.append(("clientCertificateSubject", .string(subject)))
+    }
+    if let truncated = truncatedBody {
+      // Our extension: the journal kept only the first bytes of this content.
+      pairs += [
+        ("bodyTruncated", .bool(true)), ("bodySize", .number(JSONNumber(truncated.size))),
+        ("bodySha256", .string(truncated.sha256)),
+      ]
     }
     return .object(JSONObject(pairs: pairs))
   }
@@ -125,30 +132,4 @@ extension JournalEntry {
     return v4.hasPrefix("127.")
   }
 
-  /// ISO 8601 UTC with milliseconds, e.g. `2024-05-01T12:00:00.123Z`.
-  static func isoDate(_ seconds: Double) -> String {
-    let totalMillis = Int64((seconds * 1000).rounded(.down))
-    var days = totalMillis >= 0 ? totalMillis / 86_400_000 : (totalMillis - 86_399_999) / 86_400_000
-    let millisOfDay = totalMillis - days * 86_400_000
-    // Civil-from-days (Howard Hinnant).
-    days += 719_468
-    let era = (days >= 0 ? days : days - 146_096) / 146_097
-    let doe = days - era * 146_097
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-    let mp = (5 * doy + 2) / 153
-    let day = doy - (153 * mp + 2) / 5 + 1
-    let month = mp < 10 ? mp + 3 : mp - 9
-    let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-    func pad(_ v: Int64, _ n: Int) -> String {
-      let s = String(v)
-      return String(repeating: "0", count: max(0, n - s.count)) + s
-    }
-    let h = millisOfDay / 3_600_000
-    let m = millisOfDay / 60_000 % 60
-    let sec = millisOfDay / 1000 % 60
-    let ms = millisOfDay % 1000
-    return
-      "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(h, 2)):\(pad(m, 2)):\(pad(sec, 2)).\(pad(ms, 3))Z"
-  }
 }

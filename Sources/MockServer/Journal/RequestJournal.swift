@@ -1,5 +1,6 @@
 import HTTPCore
 import Mappings
+import NativeSupport
 import Synchronization
 
 /// One request as the server received and answered it (WireMock's "logged request" / serve event).
@@ -20,6 +21,8 @@ public struct JournalEntry: Sendable {
     var served: Bool?
     var durationMilliseconds: Double?
     var sequence: UInt64
+    /// When the journal kept only a prefix of the content: its full length and SHA-256 (hex).
+    var truncatedBody: (size: Int, sha256: String)?
   }
 
   private var fields: CopyOnWrite<Fields>
@@ -85,6 +88,13 @@ public struct JournalEntry: Sendable {
     get { fields.value.durationMilliseconds }
     set { fields.value.durationMilliseconds = newValue }
   }
+  /// When the journal kept only the first bytes of a large request content: the content's full length in
+  /// bytes and its SHA-256 digest (lower-case hex); `request.body` then holds the prefix. Nil when the
+  /// whole content is kept.
+  public internal(set) var truncatedBody: (size: Int, sha256: String)? {
+    get { fields.value.truncatedBody }
+    set { fields.value.truncatedBody = newValue }
+  }
   /// Position in the journal's history (1 for the first request ever recorded); set by ``RequestJournal``.
   public internal(set) var sequence: UInt64 {
     get { fields.value.sequence }
@@ -102,7 +112,14 @@ public struct JournalEntry: Sendable {
         id: id, request: request, clientAddress: clientAddress, isTLS: isTLS,
         clientCertificateSubject: clientCertificateSubject, loggedAt: loggedAt, stubID: stubID,
         nearMisses: nearMisses, responseStatus: responseStatus, fault: fault, served: served,
-        durationMilliseconds: durationMilliseconds, sequence: 0))
+        durationMilliseconds: durationMilliseconds, sequence: 0, truncatedBody: nil))
+  }
+
+  /// Bytes the entry holds, roughly: content, target, header fields and a fixed overhead for the rest.
+  var approximateBytes: Int {
+    var size = 512 + request.body.count + request.head.target.utf8.count
+    for field in request.headers { size += field.name.utf8.count + field.value.utf8.count + 32 }
+    return size
   }
 
   /// True when no stub matched.
@@ -110,6 +127,10 @@ public struct JournalEntry: Sendable {
 }
 
 /// A bounded ring of journal entries behind a lock, with exact counters that survive eviction.
+///
+/// Bounded by bytes as well as entries: the content of a request beyond ``maxBodyBytesPerEntry`` is kept
+/// as its first bytes plus its length and SHA-256 (``JournalEntry/truncatedBody``, said in the entry's
+/// JSON), and the oldest entries are evicted while the entries held exceed ``maxBytes``.
 ///
 /// The ring keeps the newest `capacity` entries; `totalRecorded`, the per-stub serve counts and the
 /// unmatched count are kept for every request ever recorded (since the last reset), so counts by stub stay
@@ -142,6 +163,10 @@ public final class RequestJournal: Sendable {
 
   private struct State {
     var ring: [JournalEntry?]
+    /// ``JournalEntry/approximateBytes`` of each slot's entry (0 for an empty slot).
+    var sizes: [Int] = []
+    /// Sum of `sizes`.
+    var bytes = 0
     var next = 0
     var stored = 0
     var totalRecorded = 0
@@ -157,14 +182,29 @@ public final class RequestJournal: Sendable {
 
   /// Most entries kept; 0 disables the journal (counters still run).
   public let capacity: Int
+  /// Most bytes the retained entries may hold (``JournalEntry/approximateBytes``); the oldest go first.
+  public let maxBytes: Int
+  /// Longest request content kept whole in an entry; longer content keeps this many bytes, its length
+  /// and its digest.
+  public let maxBodyBytesPerEntry: Int
+  /// Default ``maxBytes``: 256 MiB.
+  public static let defaultMaxBytes = 256 << 20
+  /// Default ``maxBodyBytesPerEntry``: 64 KiB.
+  public static let defaultMaxBodyBytesPerEntry = 64 << 10
   /// Most request patterns counted live (see the type's documentation).
   public let maxTrackedPatterns: Int
   private let state: Mutex<State>
   private let trackedCount = Atomic<Int>(0)
 
-  /// Creates a journal holding at most `capacity` entries (default 10,000; 0 keeps none).
-  public init(capacity: Int = 10_000, maxTrackedPatterns: Int = 256) {
+  /// Creates a journal holding at most `capacity` entries (default 10,000; 0 keeps none) and at most
+  /// `maxBytes` bytes of them, each request content cut to `maxBodyBytesPerEntry`.
+  public init(
+    capacity: Int = 10_000, maxBytes: Int = RequestJournal.defaultMaxBytes,
+    maxBodyBytesPerEntry: Int = RequestJournal.defaultMaxBodyBytesPerEntry, maxTrackedPatterns: Int = 256
+  ) {
     self.capacity = max(0, capacity)
+    self.maxBytes = max(0, maxBytes)
+    self.maxBodyBytesPerEntry = max(0, maxBodyBytesPerEntry)
     self.maxTrackedPatterns = max(1, maxTrackedPatterns)
     state = Mutex(State(ring: []))
   }
@@ -180,8 +220,23 @@ public final class RequestJournal: Sendable {
   @discardableResult
   public func record(_ entry: consuming JournalEntry) -> Ticket {
     var entry = entry
-    // The matcher's view is built outside the lock when patterns are tracked (the usual case: none).
+    // The matcher's view is built outside the lock when patterns are tracked (the usual case: none),
+    // from the whole content, before it is cut.
     let view = trackedCount.load(ordering: .relaxed) > 0 ? try? RequestView(entry.request) : nil
+    if capacity > 0, entry.request.body.count > maxBodyBytesPerEntry {
+      let whole = entry.request.body
+      let digest = LibcryptoDigest.hash(.sha256, whole)
+      entry.truncatedBody = (
+        whole.count,
+        digest.map { byte in
+          let hex = String(byte, radix: 16)
+          return byte < 16 ? "0" + hex : hex
+        }.joined()
+      )
+      entry.request.body = Array(whole.prefix(maxBodyBytesPerEntry))
+    }
+    let size = entry.approximateBytes
+    let maxBytes = self.maxBytes
     return state.withLock { s in
       s.sequence += 1
       entry.sequence = s.sequence
@@ -200,14 +255,30 @@ public final class RequestJournal: Sendable {
       }
       if s.next == s.ring.count {
         s.ring.append(entry)  // the ring grows to its capacity as requests arrive
+        s.sizes.append(size)
       } else {
         if s.ring[s.next] != nil { s.retained -= 1 }
         s.ring[s.next] = entry
+        s.bytes -= s.sizes[s.next]
+        s.sizes[s.next] = size
       }
+      s.bytes += size
       s.retained += 1
       let ticket = Ticket(slot: s.next, sequence: entry.sequence)
       s.next = (s.next + 1) % capacity
       s.stored = min(s.stored + 1, capacity)
+      // Over the byte bound: evict the oldest entries (never the one just recorded).
+      while s.bytes > maxBytes, s.stored > 1 {
+        let oldest = (s.next - s.stored + capacity) % capacity
+        if let evicted = s.ring[oldest] {
+          if s.firstEvictedSequence == nil { s.firstEvictedSequence = evicted.sequence }
+          s.retained -= 1
+        }
+        s.ring[oldest] = nil
+        s.bytes -= s.sizes[oldest]
+        s.sizes[oldest] = 0
+        s.stored -= 1
+      }
       return ticket
     }
   }
@@ -349,6 +420,8 @@ public final class RequestJournal: Sendable {
       s.retained -= 1
       if let e = s.ring[index] { RequestJournal.uncount(e, &s) }
       s.ring[index] = nil
+      s.bytes -= s.sizes[index]
+      s.sizes[index] = 0
       return true
     }
   }
@@ -362,6 +435,8 @@ public final class RequestJournal: Sendable {
         if let e = s.ring[i], predicate(e) {
           RequestJournal.uncount(e, &s)
           s.ring[i] = nil
+          s.bytes -= s.sizes[i]
+          s.sizes[i] = 0
           s.retained -= 1
           removed += 1
         }
@@ -399,6 +474,8 @@ public final class RequestJournal: Sendable {
   }
   /// Entries currently retained.
   public var retainedCount: Int { state.withLock { $0.retained } }
+  /// Bytes the retained entries hold (``JournalEntry/approximateBytes``), at most ``maxBytes``.
+  public var retainedBytes: Int { state.withLock { $0.bytes } }
 
   /// The ring slot holding entry `id`: a scan, since lookups by id are rare admin calls and an index
   /// would cost two string hashes on every request.

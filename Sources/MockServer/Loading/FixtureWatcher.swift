@@ -33,6 +33,11 @@ public final class FixtureWatcher: Sendable {
   private let reloads = Atomic<Int>(0)
   /// The inotify descriptor and its read source, when change notifications are used.
   private let notifications = Mutex<(fd: Int32, source: DispatchSourceRead?)>((-1, nil))
+  /// The watch on the folder's parent (a removed and recreated folder is a new one, which the watches
+  /// on the old folder never see), and the folder's name in it.
+  private let parentWatch = Mutex<Int32>(-1)
+  private let parentPath: String
+  private let folderName: String
   private let pending = Atomic<Bool>(false)
 
   /// Creates a watcher for `directory` that hands each good new set to `apply` and reports to `log`.
@@ -45,6 +50,9 @@ public final class FixtureWatcher: Sendable {
     self.apply = apply
     self.log = log
     self.intervalMilliseconds = max(10, intervalMilliseconds)
+    let url = URL(fileURLWithPath: directory, isDirectory: true).standardizedFileURL
+    folderName = url.lastPathComponent
+    parentPath = url.deletingLastPathComponent().path
   }
 
   /// Creates a watcher that swaps good sets into `service`'s stub store (keeping runtime stubs) and logs
@@ -92,29 +100,62 @@ public final class FixtureWatcher: Sendable {
     #endif
   }
 
-  /// Adds a watch for the folder and every folder below it (adding an existing watch is harmless).
+  /// Adds a watch for the folder, every folder below it and the folder's parent (adding an existing
+  /// watch is harmless). Called again before each comparison, so folders created since (a recreated
+  /// root among them) are watched too.
   private func watchDirectories() {
     #if os(Linux)
       let fd = notifications.withLock { $0.fd }
       guard fd >= 0 else { return }
       let mask = UInt32(
-        IN_CREATE | IN_DELETE | IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB)
+        IN_CREATE | IN_DELETE | IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB
+          | IN_DELETE_SELF | IN_MOVE_SELF)
+      let parentMask = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR)
+      let parent = inotify_add_watch(fd, parentPath, parentMask)
+      parentWatch.withLock { $0 = parent }
       for folder in FileTree.directories(under: directory) { _ = inotify_add_watch(fd, folder, mask) }
     #endif
   }
 
-  /// Queue thread: drains the notifications and schedules one comparison shortly after.
+  /// Queue thread: drains the notifications and schedules one comparison shortly after, unless every
+  /// event was about another entry of the parent folder.
   private func notified() {
     let fd = notifications.withLock { $0.fd }
+    let parent = parentWatch.withLock { $0 }
     var buffer = [UInt8](repeating: 0, count: 16384)
-    while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
-    guard !pending.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    var relevant = false
+    while case let n = buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }), n > 0 {
+      if !relevant { relevant = containsRelevantEvent(buffer[0..<n], parentWatch: parent) }
+    }
+    guard relevant, !pending.exchange(true, ordering: .acquiringAndReleasing) else { return }
     queue.asyncAfter(deadline: .now() + .milliseconds(50)) { [self] in
       pending.store(false, ordering: .releasing)
       guard running.load(ordering: .acquiring) else { return }
       watchDirectories()
       poll()
     }
+  }
+
+  /// True when some `inotify_event` in `bytes` is about the fixtures folder or what is in it (events on
+  /// the parent count only for the folder's own name).
+  private func containsRelevantEvent(_ bytes: ArraySlice<UInt8>, parentWatch: Int32) -> Bool {
+    var offset = bytes.startIndex
+    let headerSize = 16
+    while offset + headerSize <= bytes.endIndex {
+      func word(_ at: Int) -> UInt32 {
+        UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3])
+          << 24
+      }
+      let wd = Int32(bitPattern: word(offset))
+      let length = Int(word(offset + 12))
+      let nameStart = offset + headerSize
+      let nameEnd = min(bytes.endIndex, nameStart + length)
+      if wd != parentWatch { return true }
+      let name = bytes[nameStart..<nameEnd].prefix { $0 != 0 }
+      if name.elementsEqual(folderName.utf8) { return true }
+      offset = nameEnd
+    }
+    return false
   }
 
   /// Reloads attempted since start (good or broken).
@@ -138,6 +179,17 @@ public final class FixtureWatcher: Sendable {
     }
     guard changed else { return }
     reloads.wrappingAdd(1, ordering: .relaxed)
+    var isDirectory: ObjCBool = false
+    let mappings = directory + "/mappings"
+    guard FileManager.default.fileExists(atPath: mappings, isDirectory: &isDirectory), isDirectory.boolValue
+    else {
+      // A folder being removed, replaced or copied in has no mappings/ for a moment: serving nothing
+      // until it comes back is never what was meant.
+      log(
+        "mockserver: reload of \(directory) failed; still serving the last good set\n"
+          + "\(mappings): missing (a reload needs the mappings/ folder)")
+      return
+    }
     let set = FixtureLoader.load(directory: directory)
     if set.hasErrors {
       log(

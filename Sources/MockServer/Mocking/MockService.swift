@@ -10,6 +10,11 @@ public struct MockServiceConfiguration: Sendable {
   public var fixturesDirectory: String?
   /// Journal entries kept (default 10,000); 0 turns the journal off (`--no-journal`).
   public var journalCapacity = 10_000
+  /// Most bytes the journal's entries hold (`--journal-max-bytes`, default 256 MiB); oldest evicted first.
+  public var journalMaxBytes = RequestJournal.defaultMaxBytes
+  /// Longest request content a journal entry keeps whole (default 64 KiB); beyond it, a prefix, the
+  /// length and the SHA-256.
+  public var journalMaxBodyBytesPerEntry = RequestJournal.defaultMaxBodyBytesPerEntry
   /// Seed for random delays and random fault data; nil seeds from the system (`--seed`).
   public var seed: UInt64?
   /// Delay added to every stub response (`settings.fixedDelay`), ≥ 0.
@@ -26,9 +31,14 @@ public struct MockServiceConfiguration: Sendable {
   public var adminToken: String?
   /// Accept admin requests from any client address, not only loopback (`--admin-host` other than loopback).
   public var adminAllowsRemote = false
+  /// `Host` names (or addresses) the admin API answers besides loopback ones (`--admin-host`).
+  public var adminAllowedHosts: [String] = []
+  /// Web origins (`scheme://host[:port]`) allowed to drive the admin API besides the server's own
+  /// (`--admin-allow-origin`).
+  public var adminAllowedOrigins: [String] = []
   /// The largest delay a stub, a setting or a flag can ask for: one day, in ms. Larger values are refused
   /// where they enter (fixtures, admin API, command line) and sampled delays are clamped to it.
-  public static let maxDelayMilliseconds = 86_400_000
+  public static let maxDelayMilliseconds = ResponseDefinition.maxDelayMilliseconds
   /// Creates the defaults.
   public init() {}
 }
@@ -64,7 +74,9 @@ public final class MockService: HTTPResponder, Sendable {
     self.configuration = configuration
     store = StubStore(fixtures: fixtures, fixturesDirectory: configuration.fixturesDirectory)
     scenarioBook = ScenarioBook()
-    journal = RequestJournal(capacity: configuration.journalCapacity)
+    journal = RequestJournal(
+      capacity: configuration.journalCapacity, maxBytes: configuration.journalMaxBytes,
+      maxBodyBytesPerEntry: configuration.journalMaxBodyBytesPerEntry)
     logger = RequestLogger(level: configuration.logLevel, json: configuration.logJSON)
     settings = MockSettings(globalDelayMilliseconds: configuration.globalDelayMilliseconds)
     responder = MockResponder(

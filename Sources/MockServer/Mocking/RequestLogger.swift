@@ -7,6 +7,12 @@ import Synchronization
 /// Writes one log line per request to standard error, batched: lines are appended to a buffer under a
 /// lock (no I/O on the event loop) and flushed every 100 ms from a background queue.
 ///
+/// Logging never kills or blocks the server: bytes go out with `write(2)` after `poll` says there is
+/// room (``StandardError``), so a broken pipe is an outcome, not a trap, and a full one is not waited
+/// on. The buffer is bounded (``bufferLimit``): when standard error is a pipe nobody reads, or is gone,
+/// new lines are dropped and counted (``droppedLines``); once it drains again a line says how many were
+/// lost.
+///
 /// `@unchecked Sendable`: the only mutable state is `buffer` (a `Mutex`); `timer` is set once in `init`
 /// and only cancelled in `deinit`.
 public final class RequestLogger: @unchecked Sendable {
@@ -24,14 +30,21 @@ public final class RequestLogger: @unchecked Sendable {
   public let level: Level
   /// True for `--log-format json`: one JSON object per line.
   public let json: Bool
-  private let buffer = LogBuffer()
+  /// Most bytes kept waiting for standard error; lines beyond it are dropped and counted.
+  public let bufferLimit: Int
+  private let buffer: LogBuffer
   private let flushQueue = DispatchQueue(label: "mockserver.log")
   private let timer: DispatchSourceTimer
 
   /// Creates a logger and starts its flush timer.
-  public init(level: Level = .normal, json: Bool = false) {
+  /// - Parameters:
+  ///   - bufferLimit: bytes kept while standard error does not take them (default 1 MiB).
+  ///   - output: the descriptor written (default 2, standard error).
+  public init(level: Level = .normal, json: Bool = false, bufferLimit: Int = 1 << 20, output: Int32 = 2) {
     self.level = level
     self.json = json
+    self.bufferLimit = max(4096, bufferLimit)
+    buffer = LogBuffer(limit: self.bufferLimit, fd: output)
     timer = DispatchSource.makeTimerSource(queue: flushQueue)
     timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
     let buffer = self.buffer
@@ -41,27 +54,79 @@ public final class RequestLogger: @unchecked Sendable {
 
   deinit {
     timer.cancel()
-    RequestLogger.flush(buffer)
+    RequestLogger.flush(buffer, waitMilliseconds: 200)
   }
 
-  /// Writes anything buffered now.
-  public func flush() { RequestLogger.flush(buffer) }
+  /// Writes anything buffered now, waiting at most about a second for a full standard error.
+  public func flush() { RequestLogger.flush(buffer, waitMilliseconds: 1000) }
 
-  private static func flush(_ buffer: LogBuffer) {
-    let bytes = buffer.lines.withLock { b -> [UInt8] in
-      let out = b
-      b.removeAll(keepingCapacity: true)
-      return out
+  /// Lines dropped since start because standard error did not take them (a full pipe nobody reads, or a
+  /// closed one).
+  public var droppedLines: Int { buffer.state.withLock { $0.droppedTotal } }
+
+  /// Bytes waiting to be written right now (at most ``bufferLimit``).
+  public var pendingBytes: Int { buffer.state.withLock { $0.bytes.count } }
+
+  /// Flush-queue thread (or shutdown): takes the buffered bytes out under the lock and writes them
+  /// outside it; what standard error does not take goes back to the front of the buffer, within the limit.
+  private static func flush(_ buffer: LogBuffer, waitMilliseconds: Int32 = 0) {
+    let (bytes, dropped) = buffer.state.withLock { b -> ([UInt8], Int) in
+      guard !b.broken else { return ([], 0) }
+      let out = b.bytes
+      b.bytes.removeAll(keepingCapacity: true)
+      let dropped = b.droppedUnreported
+      b.droppedUnreported = 0
+      return (out, dropped)
     }
-    guard !bytes.isEmpty else { return }
-    FileHandle.standardError.write(Data(bytes))
+    var payload = bytes
+    if dropped > 0 {
+      payload += Array(
+        "mockserver: \(dropped) log line(s) dropped: standard error was not being read\n".utf8)
+    }
+    guard !payload.isEmpty else { return }
+    let outcome = StandardError.write(payload, to: buffer.fd, waitMilliseconds: waitMilliseconds)
+    switch outcome {
+    case .written:
+      return
+    case .full(let written):
+      // Keep what was not written ahead of newer lines, and drop from the newest end past the limit.
+      buffer.state.withLock { b in
+        var rest = Array(payload[written...])
+        rest.append(contentsOf: b.bytes)
+        if rest.count > buffer.limit {
+          let cut = rest[buffer.limit...]
+          let lines = cut.reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
+          b.droppedTotal += lines
+          b.droppedUnreported += lines
+          rest.removeSubrange(buffer.limit...)
+          if let lastNewline = rest.lastIndex(of: 10) { rest.removeSubrange((lastNewline + 1)...) }
+        }
+        b.bytes = rest
+      }
+    case .broken:
+      buffer.state.withLock { b in
+        let lines =
+          payload.reduce(0) { $0 + ($1 == 10 ? 1 : 0) } + b.bytes.reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
+        b.droppedTotal += lines
+        b.bytes = []
+        b.broken = true
+      }
+    }
   }
 
-  /// Appends a line (a newline is added).
+  /// Appends a line (a newline is added), or drops and counts it when the buffer is full or standard
+  /// error is gone.
   public func line(_ text: String) {
-    buffer.lines.withLock { b in
-      b.append(contentsOf: text.utf8)
-      b.append(10)
+    let limit = bufferLimit
+    buffer.state.withLock { b in
+      let size = text.utf8.count + 1
+      guard !b.broken, b.bytes.count + size <= limit else {
+        b.droppedTotal += 1
+        if !b.broken { b.droppedUnreported += 1 }
+        return
+      }
+      b.bytes.append(contentsOf: text.utf8)
+      b.bytes.append(10)
     }
   }
 
@@ -122,7 +187,22 @@ public final class RequestLogger: @unchecked Sendable {
   }
 }
 
-/// The logger's pending bytes.
+/// The logger's pending bytes and what was dropped.
 final class LogBuffer: Sendable {
-  let lines = Mutex<[UInt8]>([])
+  struct State {
+    var bytes: [UInt8] = []
+    /// Lines dropped since start.
+    var droppedTotal = 0
+    /// Lines dropped since the last report line.
+    var droppedUnreported = 0
+    /// Standard error is closed or broken: nothing is buffered any more.
+    var broken = false
+  }
+  let state = Mutex(State())
+  let limit: Int
+  let fd: Int32
+  init(limit: Int, fd: Int32) {
+    self.limit = limit
+    self.fd = fd
+  }
 }

@@ -19,7 +19,7 @@ public final class PreparedResponse: Sendable {
 
   /// Frames and serializes `head` for `body` (RFC 9112 §6: `Content-Length` set, `Transfer-Encoding`
   /// and `Connection` removed; none for 1xx/204/304).
-  public init(head: HTTPResponseHead, body: [UInt8]) {
+  package init(head: HTTPResponseHead, body: [UInt8]) {
     closes = head.headers.hasToken("close", in: "Connection")
     var framed = HTTPSerializer.framed(head, contentLength: body.count, requestMethod: .get)
     framed.headers.remove(name: "Connection")

@@ -26,6 +26,10 @@ public struct ResponsePlan: Sendable {
     case reset
     /// Flushes what was written, then closes with a FIN.
     case close
+    /// Computes the rest of the answer on a background queue, off the event loop (heavy admin reads), so
+    /// the loop's other connections are not kept waiting; the plan it returns runs next. Dropped if the
+    /// client goes away meanwhile.
+    case deferred(@Sendable () -> ResponsePlan)
   }
 
   /// The steps in order.

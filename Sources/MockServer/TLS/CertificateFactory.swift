@@ -28,9 +28,9 @@ public enum TLSCertificateFault: String, Sendable, CaseIterable {
 
 /// Makes keys and X.509 certificates with OpenSSL: EC P-256 keys, SHA-256 signatures, random 128-bit
 /// serials, subjectAltName entries (DNS names and IP addresses).
-public enum CertificateFactory {
+package enum CertificateFactory {
   /// What a certificate is for.
-  public enum Usage: Sendable {
+  package enum Usage: Sendable {
     /// A TLS server (extendedKeyUsage serverAuth).
     case server
     /// A TLS client, for mutual TLS (extendedKeyUsage clientAuth).
@@ -40,7 +40,7 @@ public enum CertificateFactory {
   }
 
   /// The hosts of the default certificate: `localhost`, `127.0.0.1`, `::1`.
-  public static let loopbackHosts = ["localhost", "127.0.0.1", "::1"]
+  package static let loopbackHosts = ["localhost", "127.0.0.1", "::1"]
 
   /// One day, in seconds.
   package static let day: TimeInterval = 86_400
@@ -53,7 +53,7 @@ public enum CertificateFactory {
   ///   - hosts: DNS names and IP literals for subjectAltName.
   ///   - validDays: validity in days (default 397, the longest Apple platforms accept for servers).
   /// - Throws: ``TLSError`` when OpenSSL fails.
-  public static func makeSelfSigned(
+  package static func makeSelfSigned(
     commonName: String = "localhost", hosts: [String] = loopbackHosts, validDays: Int = 397
   ) throws(TLSError) -> CertificateAndKey {
     let now = Date()
@@ -65,7 +65,7 @@ public enum CertificateFactory {
 
   /// A self-signed certificate authority (no subjectAltName), valid from one hour ago for `validDays`.
   /// - Throws: ``TLSError`` when OpenSSL fails.
-  public static func makeAuthority(
+  package static func makeAuthority(
     commonName: String = "mockserver local CA", validDays: Int = 3650
   ) throws(TLSError) -> CertificateAndKey {
     let now = Date()
@@ -85,7 +85,7 @@ public enum CertificateFactory {
   ///   - notAfter: end of validity.
   /// - Returns: the new certificate followed by the issuer's certificate (a chain to serve) and the key.
   /// - Throws: ``TLSError`` for unreadable issuer PEM or OpenSSL failures.
-  public static func issue(
+  package static func issue(
     commonName: String, hosts: [String], usage: Usage, issuer: CertificateAndKey, notBefore: Date,
     notAfter: Date
   ) throws(TLSError) -> CertificateAndKey {
@@ -98,7 +98,7 @@ public enum CertificateFactory {
   /// new unknown CA (`untrusted`).
   /// - Returns: chain PEM (leaf first) and key PEM.
   /// - Throws: ``TLSError`` when OpenSSL fails.
-  public static func makeFaultCertificate(
+  package static func makeFaultCertificate(
     _ fault: TLSCertificateFault, trusted: CertificateAndKey
   ) throws(TLSError) -> CertificateAndKey {
     let now = Date()
@@ -124,17 +124,17 @@ public enum CertificateFactory {
     }
   }
 
-  /// Base64 of the SHA-256 of the first certificate's SubjectPublicKeyInfo (DER): the value public-key
+  /// Base64 of the SHA-256 of the first certificate's SubjectPublicKeyInfo (DER): the value package-key
   /// pinning compares (`curl --pinnedpubkey sha256//VALUE`).
   /// - Throws: ``TLSError`` when `certificatePEM` holds no readable certificate.
-  public static func publicKeySHA256(certificatePEM: String) throws(TLSError) -> String {
+  package static func publicKeySHA256(certificatePEM: String) throws(TLSError) -> String {
     guard let first = try PEM.certificates(certificatePEM).first else {
       throw TLSError("read certificate", detail: "no CERTIFICATE block")
     }
-    guard let key = X509_get0_pubkey(first.pointer) else { throw .openSSL("read public key") }
+    guard let key = X509_get0_pubkey(first.pointer) else { throw .openSSL("read package key") }
     var der: UnsafeMutablePointer<UInt8>?
     let length = i2d_PUBKEY(key, &der)
-    guard length > 0, let der else { throw .openSSL("encode public key") }
+    guard length > 0, let der else { throw .openSSL("encode package key") }
     defer { cossl_free(der) }
     let digest = LibcryptoDigest.hash(.sha256, UnsafeRawBufferPointer(start: der, count: Int(length)))
     return Data(digest).base64EncodedString()
@@ -173,7 +173,7 @@ public enum CertificateFactory {
     guard X509_set_subject_name(cert, name) == 1 else { throw .openSSL("set subject") }
     let issuerName = issuerCertificate.map { X509_get_subject_name($0.pointer) } ?? name
     guard X509_set_issuer_name(cert, issuerName) == 1 else { throw .openSSL("set issuer") }
-    guard X509_set_pubkey(cert, key.pointer) == 1 else { throw .openSSL("set public key") }
+    guard X509_set_pubkey(cert, key.pointer) == 1 else { throw .openSSL("set package key") }
 
     var v3 = X509V3_CTX()
     X509V3_set_ctx(&v3, issuerCertificate?.pointer ?? cert, cert, nil, nil, 0)

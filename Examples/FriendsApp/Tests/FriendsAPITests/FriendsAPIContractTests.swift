@@ -140,7 +140,7 @@ struct FriendsAPIContractTests {
   @Test func aSlowServerIsATimeoutAndGETsAreRetried() async throws {
     defer { server.stop() }
     try server.stub(
-      .get("/api/v1/friends").willReturn(json: #"{"status":"OK","result":[]}"#, delayMilliseconds: 3000))
+      .get("/api/v1/friends").willReturn(json: #"{"status":"OK","result":[]}"#, delayMilliseconds: 5000))
     do {
       _ = try await client(timeout: .milliseconds(500), totalTimeout: .seconds(10)).send(
         FriendsEndpoint.listFriends())
@@ -163,8 +163,7 @@ struct FriendsAPIContractTests {
     defer { server.stop() }
     try server.stub(
       .post("/api/v1/friends/requests").willReturn(
-        json: #"{"status":"OK","result":{"requestId":"x","state":"pending"}}"#, delayMilliseconds: 3000))
-    let start = ContinuousClock.now
+        json: #"{"status":"OK","result":{"requestId":"x","state":"pending"}}"#, delayMilliseconds: 5000))
     do {
       _ = try await client(timeout: .milliseconds(500)).send(FriendsEndpoint.sendFriendRequest(to: 102))
       Issue.record("expected a timeout")
@@ -174,7 +173,7 @@ struct FriendsAPIContractTests {
         return
       }
     }
-    #expect(ContinuousClock.now - start < .seconds(2))
+    // Not retried: the server saw one POST.
     try server.verify(count: 1, .post("/api/v1/friends/requests"))
   }
 }
