@@ -144,7 +144,7 @@ final class Exchange: Sendable {
   let progress: ProgressHandler?
   let uploadProgress: ProgressHandler?
   /// Where the body goes when downloading to a file (written under ``state``'s lock), and its URL.
-  nonisolated(unsafe) let file: FileHandle?
+  let file: FileHandle?
   let fileURL: URL?
   let state = Mutex(State())
 
