@@ -204,10 +204,7 @@ final class Exchange: Sendable {
     let (count, expected) = state.withLock { s -> (Int, Int64?) in
       if let file { file.write(data) } else { s.body.append(data) }
       s.receivedBytes += data.count
-      // With a content coding, expectedContentLength counts encoded bytes while the data is decoded:
-      // the total is then unknown.
-      let coding = (s.response?.value(forHTTPHeaderField: "Content-Encoding") ?? "identity").lowercased()
-      let length = coding == "identity" ? (s.response?.expectedContentLength ?? -1) : -1
+      let length = s.response?.expectedContentLength ?? -1
       return (s.receivedBytes, length >= 0 ? length : nil)
     }
     progress?(DownloadProgress(receivedBytes: Int64(count), expectedBytes: expected))
