@@ -96,7 +96,8 @@ struct ParityContractTests {
     var form = MultipartFormData()
     form.append("Aiko", name: "name")
     form.append("café", name: "note")
-    let image = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+    // Under 64 KiB: since the merge of main the journal keeps the first 64 KiB of a body.
+    let image = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
     form.append(image, name: "avatar", filename: "me.png", contentType: "image/png")
     let progress = Recorder<Int64>()
     let client = makeClient(server.baseURL, kind.make(), envelope: StatusResultEnvelope())
