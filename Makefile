@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 FIXTURES ?= Fixtures
 
-.PHONY: all run test build build-release deps lint format bench fuzz soak clean
+.PHONY: all run test build build-release deps lint format bench fuzz soak clean check-portable
 
 all: build
 
@@ -38,8 +38,14 @@ run: build-release
 test: deps
 	@sh Tests/setup.sh
 	$(SWIFT) build --build-tests
+	SWIFT=$(SWIFT) sh Tests/check-portable.sh
 	$(SWIFT) test --skip-build --skip 'ContractTests|FriendsAPITests'
 	$(SWIFT) test --skip-build --filter 'ContractTests|FriendsAPITests' --no-parallel
+
+# Compiles ClientKit's portable core (what iOS/macOS apps get) on Linux without Sources/ClientKit/Linux,
+# and fails when it imports a Linux-only module or calls a C library function itself (docs/clientkit.md).
+check-portable:
+	SWIFT=$(SWIFT) sh Tests/check-portable.sh
 
 lint:
 	$(SWIFT) format lint --strict -r Sources Tests Examples Fuzz Package.swift

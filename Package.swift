@@ -9,7 +9,8 @@ import PackageDescription
 // MockServer and ClientKit never import each other.
 let package = Package(
   name: "MockServer",
-  platforms: [.macOS(.v15)],
+  // ClientKit uses Mutex (Synchronization) and typed throws: iOS 18, macOS 15, tvOS 18, watchOS 11.
+  platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],
   products: [
     .executable(name: "mockserver", targets: ["mockserver"]),
     .library(name: "MockServer", targets: ["MockServer"]),
@@ -59,7 +60,18 @@ let package = Package(
         "MockServer", "Mappings", "MockJSON", "HTTPCore", "Templating", "Contracts", "ClientKit",
       ]),
     .executableTarget(name: "mockserver", dependencies: ["MockServerCLI"]),
-    .target(name: "ClientKit", dependencies: ["HTTPCore", "NativeSupport", "COpenSSL"]),
+    // ClientKit: a portable core (requests, client, decoding, cache, interceptors, URLSession transport;
+    // CryptoKit digests and Security trust on Apple platforms) and, on Linux only, Sources/ClientKit/Linux
+    // (socket transport, OpenSSL TLS, libcrypto digests), compiled under CLIENTKIT_NATIVE.
+    // `make check-portable` compiles the core without them (docs/clientkit.md).
+    .target(
+      name: "ClientKit",
+      dependencies: [
+        "HTTPCore",
+        .target(name: "NativeSupport", condition: .when(platforms: [.linux])),
+        .target(name: "COpenSSL", condition: .when(platforms: [.linux])),
+      ],
+      swiftSettings: [.define("CLIENTKIT_NATIVE", .when(platforms: [.linux]))]),
     .target(
       name: "MockServerTesting",
       dependencies: ["MockServer", "MockServerCLI", "Mappings", "MockJSON", "HTTPCore"]),

@@ -63,6 +63,8 @@ extension APIError {
   var caseName: String {
     switch self {
     case .timedOut: return "timedOut"
+    case .deadlineExceeded: return "deadlineExceeded"
+    case .responseTooLarge: return "responseTooLarge"
     case .cannotConnect: return "cannotConnect"
     case .connectionReset: return "connectionReset"
     case .emptyResponse: return "emptyResponse"

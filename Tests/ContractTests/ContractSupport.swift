@@ -37,12 +37,13 @@ func makeClient(
   defaultQueryItems: @escaping @Sendable () -> [URLQueryItem] = { [] },
   authentication: Authentication = .none, adapters: [any RequestAdapter] = [],
   retryPolicy: RetryPolicy = .never, cache: ResponseCache? = nil, timeout: Duration = .seconds(5),
-  sleeps: SleepRecorder = SleepRecorder()
+  totalTimeout: Duration? = nil, sleeps: SleepRecorder = SleepRecorder()
 ) -> APIClient {
   APIClient(
     baseURL: baseURL, defaultHeaders: defaultHeaders, defaultQueryItems: defaultQueryItems,
     envelope: envelope, authentication: authentication, adapters: adapters, retryPolicy: retryPolicy,
-    transport: transport, cache: cache, timeout: timeout, sleep: { try await sleeps.sleep($0) })
+    transport: transport, cache: cache, timeout: timeout, totalTimeout: totalTimeout,
+    sleep: { try await sleeps.sleep($0) })
 }
 
 /// Runs `body` and returns the error it threw, or nil when it succeeded.
@@ -72,13 +73,15 @@ func timedError<T>(_ body: () async throws(APIError) -> T) async -> (APIError?, 
 enum ErrorKind: String, Sendable {
   case timedOut, cannotConnect, connectionReset, emptyResponse, connectionLost, truncatedBody
   case malformedResponse, tlsFailure, transportFailure, unacceptableStatus, application, emptyBody
-  case decoding, refreshFailed, invalidRequest, cancelled
+  case decoding, refreshFailed, invalidRequest, cancelled, deadlineExceeded, responseTooLarge
 }
 
 extension APIError {
   var kind: ErrorKind {
     switch self {
     case .timedOut: return .timedOut
+    case .deadlineExceeded: return .deadlineExceeded
+    case .responseTooLarge: return .responseTooLarge
     case .cannotConnect: return .cannotConnect
     case .connectionReset: return .connectionReset
     case .emptyResponse: return .emptyResponse

@@ -111,7 +111,8 @@ struct TimeoutContractTests {
     // The stub is swapped while the first attempt waits out its 2 s deadline, before the retry arrives.
     let slow = try server.stub(.get("/eventually").willReturn(json: #"{"id":1}"#, delayMilliseconds: 10_000))
     let client = makeClient(
-      server.baseURL, kind.make(), retryPolicy: RetryPolicy(maxRetries: 1), timeout: .seconds(2))
+      server.baseURL, kind.make(), retryPolicy: RetryPolicy(maxRetries: 1), timeout: .seconds(2),
+      totalTimeout: .seconds(10))
     async let call = client.response(Endpoint<Item>(.get, "/eventually"))
     #expect(await eventually { server.requests.count == 1 })
     server.removeStub(id: slow)

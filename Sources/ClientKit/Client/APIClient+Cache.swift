@@ -3,7 +3,9 @@ import Foundation
 
 extension APIClient {
   /// "Cached first, then fresh": yields the stored response at once (when there is one and it decodes),
-  /// then the response from the network (revalidated with the stored validators), then finishes.
+  /// fresh or stale, with or without a validator, then the response from the network (always asked, even
+  /// when the stored one is still fresh; revalidated with the stored validators when it has some), then
+  /// finishes.
   ///
   /// The second element's ``APIResponse/source`` is `.revalidated` when the server answered 304 (same
   /// content) and `.network` otherwise. Without a ``ResponseCache`` or for non-`GET` requests the
@@ -18,7 +20,8 @@ extension APIClient {
       let task = Task {
         if let cached = cachedResponse(request) { continuation.yield(cached) }
         do {
-          continuation.yield(try await response(request))
+          continuation.yield(
+            try await decodedResponse(request, options: TransferOptions(), forceNetwork: true))
           continuation.finish()
         } catch {
           continuation.finish(throwing: error)
@@ -44,7 +47,7 @@ extension APIClient {
       if let cached = cachedResponse(request) { queue.async { completion(.success(cached)) } }
       let result: Result<APIResponse<R.Response>, APIError>
       do throws(APIError) {
-        result = .success(try await response(request))
+        result = .success(try await decodedResponse(request, options: TransferOptions(), forceNetwork: true))
       } catch {
         result = .failure(error)
       }

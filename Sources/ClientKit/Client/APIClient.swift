@@ -34,14 +34,22 @@ public struct APIClient: Sendable {
   public let authentication: Authentication
   /// Adapters run in order on every attempt, after defaults and authentication.
   public let adapters: [any RequestAdapter]
-  /// The retrier.
+  /// The built-in retrier's settings (used when no custom ``retrier`` is given).
   public let retryPolicy: RetryPolicy
+  /// Decides on retries: ``retryPolicy`` unless a custom ``Retrier`` was given.
+  public let retrier: any Retrier
+  /// Observers of every call (e.g. ``CurlLogger``), called in order.
+  public let monitors: [any EventMonitor]
   /// Sends the requests.
   public let transport: any Transport
   /// The response cache, or nil for none.
   public let cache: ResponseCache?
   /// Deadline of one attempt when the request has none. Default 20 s.
   public let timeout: Duration
+  /// Overall deadline of a call (every attempt and the waits between them) when the request has none, or
+  /// nil for the default: the per-attempt timeout when the retry policy retries at all (so a 20 s timeout
+  /// means 20 s, however many retries fit in it), no overall limit when it never retries.
+  public let totalTimeout: Duration?
   /// Waits between retries; replaceable in tests. Throws when the task is cancelled.
   public let sleep: @Sendable (Duration) async throws -> Void
 
@@ -56,10 +64,14 @@ public struct APIClient: Sendable {
   ///   - authentication: default `.none`.
   ///   - adapters: run in order on each attempt (put ``SigningAdapter`` last).
   ///   - retryPolicy: default ``RetryPolicy/default``.
+  ///   - retrier: a custom ``Retrier`` replacing `retryPolicy`, or nil.
+  ///   - monitors: ``EventMonitor``s, e.g. `[CurlLogger()]`; default none.
   ///   - transport: nil for ``platformDefaultTransport()``: ``URLSessionTransport`` on Apple platforms,
   ///     ``AutomaticTransport`` elsewhere (``SocketTransport`` for `http`; see docs/clientkit.md).
   ///   - cache: response cache, nil for none.
   ///   - timeout: default deadline of one attempt (20 s).
+  ///   - totalTimeout: default overall deadline of a call, retries included; nil: the per-attempt timeout
+  ///     when retries are on (see ``totalTimeout``).
   ///   - sleep: the wait between retries.
   public init(
     baseURL: URL,
@@ -71,9 +83,12 @@ public struct APIClient: Sendable {
     authentication: Authentication = .none,
     adapters: [any RequestAdapter] = [],
     retryPolicy: RetryPolicy = .default,
+    retrier: (any Retrier)? = nil,
+    monitors: [any EventMonitor] = [],
     transport: (any Transport)? = nil,
     cache: ResponseCache? = nil,
     timeout: Duration = .seconds(20),
+    totalTimeout: Duration? = nil,
     sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
   ) {
     self.baseURL = baseURL
@@ -85,9 +100,12 @@ public struct APIClient: Sendable {
     self.authentication = authentication
     self.adapters = adapters
     self.retryPolicy = retryPolicy
+    self.retrier = retrier ?? retryPolicy
+    self.monitors = monitors
     self.transport = transport ?? Self.platformDefaultTransport()
     self.cache = cache
     self.timeout = timeout
+    self.totalTimeout = totalTimeout
     self.sleep = sleep
   }
 
@@ -98,10 +116,10 @@ public struct APIClient: Sendable {
   /// certificate, pass a transport made with a trust configuration, e.g.
   /// `AutomaticTransport(trust:clientIdentity:)` (trust lives on the transport, see docs/clientkit.md).
   public static func platformDefaultTransport() -> any Transport {
-    #if canImport(Darwin)
-      return URLSessionTransport()
-    #else
+    #if CLIENTKIT_NATIVE
       return AutomaticTransport()
+    #else
+      return URLSessionTransport()
     #endif
   }
 
@@ -114,25 +132,131 @@ public struct APIClient: Sendable {
     try await response(request).value
   }
 
-  /// Sends `request` and returns the value with its status, headers, body and duration.
+  /// Sends `request` and returns the value with its status, headers, body, duration and metrics.
   /// - Parameters:
   ///   - request: the request.
   ///   - progress: receives download progress of each attempt, or nil.
+  ///   - uploadProgress: receives upload progress (request body bytes written) of each attempt, or nil.
   /// - Returns: the value and its response.
   /// - Throws: any ``APIError`` case; ``APIError/cancelled`` when the task is cancelled.
-  public func response<R: Request>(_ request: R, progress: ProgressHandler? = nil) async throws(APIError)
-    -> APIResponse<R.Response>
+  public func response<R: Request>(
+    _ request: R, progress: ProgressHandler? = nil, uploadProgress: ProgressHandler? = nil
+  ) async throws(APIError) -> APIResponse<R.Response> {
+    try await decodedResponse(
+      request, options: TransferOptions(downloadProgress: progress, uploadProgress: uploadProgress),
+      forceNetwork: false)
+  }
+
+  /// ``response(_:progress:uploadProgress:)``; `forceNetwork` skips answering from a fresh cache entry
+  /// (the second delivery of "cached, then fresh").
+  func decodedResponse<R: Request>(_ request: R, options: TransferOptions, forceNetwork: Bool)
+    async throws(APIError) -> APIResponse<R.Response>
   {
-    let start = ContinuousClock.now
+    let call = CallID.next()
+    let outcome = try await perform(request, call: call, options: options, forceNetwork: forceNetwork)
+    do throws(APIError) {
+      let value = try request.parseResponse(
+        outcome.info, decoder: request.decoder ?? decoder, envelope: request.envelope ?? envelope)
+      let metrics = outcome.metrics(clock: outcome.clock)
+      for monitor in monitors { monitor.requestDecoded(call, response: outcome.info, metrics: metrics) }
+      return APIResponse(
+        value: value, statusCode: outcome.info.statusCode, headers: outcome.info.headers,
+        body: outcome.info.body, duration: metrics.totalDuration, attempts: outcome.attempts.count,
+        source: outcome.source, request: outcome.info.request, metrics: metrics)
+    } catch {
+      let metrics = outcome.metrics(clock: outcome.clock)
+      for monitor in monitors { monitor.requestFailed(call, error: error, metrics: metrics) }
+      throw error
+    }
+  }
+
+  /// The state of one call through ``perform(_:call:options:forceNetwork:)``.
+  struct Outcome {
+    var info: ResponseInfo
+    var source: ResponseSource
+    var attempts: [RequestMetrics.Attempt]
+    var call: CallID
+    var start: ContinuousClock.Instant
+    var clock: ContinuousClock
+    var bodyFile: URL?
+    var bodyByteCount: Int
+
+    func metrics(clock: ContinuousClock) -> RequestMetrics {
+      RequestMetrics(
+        call: call, attempts: attempts, totalDuration: clock.now - start, fromCache: source == .cache)
+    }
+  }
+
+  /// Everything up to decoding: cache, build, authenticate, adapt, send, retry, refresh after 401, check
+  /// the status, store in the cache. Reports ``EventMonitor`` events (not the final decoded/failed one on
+  /// success; on failure it reports ``EventMonitor/requestFailed(_:error:metrics:)`` itself).
+  func perform<R: Request>(
+    _ request: R, call: CallID, options: TransferOptions, forceNetwork: Bool
+  ) async throws(APIError) -> Outcome {
+    let clock = ContinuousClock()
+    let start = clock.now
     var retries = 0
     var refreshedAfter401 = false
-    var attempts = 0
+    var attempts: [RequestMetrics.Attempt] = []
     let cacheKey = cacheKey(for: request)
+    let attemptLimit = request.timeout ?? timeout
+    let totalLimit = self.totalLimit(for: request)
+    let deadline = totalLimit.map { start + $0 }
+    var lastRequest: RequestInfo?
+    func report(_ lastFailure: String?) -> APIError {
+      .deadlineExceeded(
+        TimeoutReport(
+          totalLimit: totalLimit ?? attemptLimit, attemptLimit: attemptLimit, attempts: attempts.count,
+          elapsed: clock.now - start, request: lastRequest, lastFailure: lastFailure))
+    }
+    func fail(_ error: APIError) -> APIError {
+      let metrics = RequestMetrics(
+        call: call, attempts: attempts, totalDuration: clock.now - start, fromCache: false)
+      for monitor in monitors { monitor.requestFailed(call, error: error, metrics: metrics) }
+      return error
+    }
+
+    // A fresh stored response answers without the network (RFC 9111 §4.2).
+    if !forceNetwork, let cacheKey, let cache, let stored = cache.lookup(cacheKey),
+      stored.isFresh(heuristicFraction: cache.heuristicFraction),
+      !request.headers.hasToken("no-cache", in: "Cache-Control")
+    {
+      let url = (try? makeURL(path: request.path, query: request.queryItems)) ?? baseURL
+      let info = ResponseInfo(
+        request: RequestInfo(method: request.method, url: url), statusCode: stored.statusCode,
+        headers: stored.headers, body: stored.body)
+      guard request.acceptableStatusCodes.contains(info.statusCode) else {
+        throw fail(.unacceptableStatus(info, application: nil))
+      }
+      return Outcome(
+        info: info, source: .cache, attempts: [], call: call, start: start, clock: clock, bodyFile: nil,
+        bodyByteCount: info.body.count)
+    }
+
     while true {
-      if Task.isCancelled { throw .cancelled }
+      if Task.isCancelled { throw fail(.cancelled) }
+      var clippedByDeadline = false
+      var sentAt = clock.now
+      var requestBodyBytes = 0
+      var sentThisIteration = false
+      var recordedThisIteration = false
       do throws(APIError) {
-        let (built, sentToken) = try await makeTransportRequest(request)
+        let (built, sentToken) = try await makeTransportRequest(
+          request, created: attempts.isEmpty && retries == 0 ? call : nil)
         var outgoing = built
+        for monitor in monitors {
+          monitor.requestAdapted(call, request: outgoing, attempt: attempts.count + 1)
+        }
+        if let deadline {
+          let remaining = deadline - clock.now
+          guard remaining > .zero else { throw report(nil) }
+          if remaining < outgoing.timeout {
+            // Cut short by the overall deadline by more than clock noise (the first attempt under the
+            // default, total = per-attempt, is not).
+            clippedByDeadline = remaining + .milliseconds(1) < outgoing.timeout
+            outgoing.timeout = remaining
+          }
+        }
         let cached = cacheKey.flatMap { cache?.lookup($0) }
         if let cached {
           if let etag = cached.etag, !outgoing.headers.contains("If-None-Match") {
@@ -142,14 +266,42 @@ public struct APIClient: Sendable {
             outgoing.headers.add(name: "If-Modified-Since", value: date)
           }
         }
-        attempts += 1
-        let raw = try await transport.send(outgoing, progress: progress)
+        lastRequest = outgoing.info
+        requestBodyBytes = outgoing.body.count
+        for monitor in monitors { monitor.requestSent(call, request: outgoing, attempt: attempts.count + 1) }
+        let requestTime = Date()
+        sentAt = clock.now
+        sentThisIteration = true
+        let raw = try await transport.send(outgoing, options: options)
+        let wire = clock.now - sentAt
+        var body = raw.body
+        var bodyFile = raw.bodyFile
+        if let file = options.bodyFile, raw.bodyFile == nil {
+          // A transport without file support returned the body in memory: write it out.
+          do {
+            try raw.body.write(to: file, options: .atomic)
+          } catch {
+            throw APIError.invalidRequest("cannot write the download to \(file.path): \(error)")
+          }
+          bodyFile = file
+          body = Data()
+        }
         var info = ResponseInfo(
-          request: outgoing.info, statusCode: raw.statusCode, headers: raw.headers, body: raw.body)
-        var source = APIResponse<R.Response>.Source.network
+          request: outgoing.info, statusCode: raw.statusCode, headers: raw.headers, body: body)
+        attempts.append(
+          RequestMetrics.Attempt(
+            number: attempts.count + 1, startOffset: sentAt - start, duration: wire,
+            requestBodyBytes: requestBodyBytes, responseBodyBytes: raw.bodyByteCount,
+            statusCode: raw.statusCode,
+            failure: nil))
+        recordedThisIteration = true
+        for monitor in monitors {
+          monitor.responseReceived(call, response: info, attempt: attempts.count, duration: wire)
+        }
+        var source = ResponseSource.network
 
         if raw.statusCode == 304, cached != nil, let cacheKey,
-          let updated = cache?.revalidated(cacheKey, with: raw.headers)
+          let updated = cache?.revalidated(cacheKey, with: raw.headers, requestTime: requestTime)
         {
           info = ResponseInfo(
             request: outgoing.info, statusCode: updated.statusCode, headers: updated.headers,
@@ -157,7 +309,7 @@ public struct APIClient: Sendable {
           source = .revalidated
         }
 
-        if info.statusCode == 401, !refreshedAfter401, case .bearer(let authenticator) = authentication,
+        if info.statusCode == 401, !refreshedAfter401, let authenticator = authentication.authenticator,
           authenticator.canRefresh, request.requiresAuthentication, !BearerTokenAuthenticator.isRefreshing
         {
           refreshedAfter401 = true
@@ -170,40 +322,77 @@ public struct APIClient: Sendable {
         }
 
         guard request.acceptableStatusCodes.contains(info.statusCode) else {
+          if let file = bodyFile {
+            // The error body of a download: read it back (up to 1 MiB) for the error, drop the file.
+            if let data = try? Data(contentsOf: file) { info.body = data.prefix(1 << 20) }
+            try? FileManager.default.removeItem(at: file)
+          }
           let failure = (request.envelope ?? envelope).flatMap {
             ResponseDecoding.applicationError(in: info.body, envelope: $0)
           }
           throw APIError.unacceptableStatus(info, application: failure)
         }
 
-        if source == .network, let cacheKey, let cache, request.method == .get {
+        if source == .network, let cacheKey, let cache, request.method == .get, bodyFile == nil {
           if !cache.store(
-            CachedResponse(statusCode: info.statusCode, headers: info.headers, body: info.body), for: cacheKey
-          ) {
+            CachedResponse(
+              statusCode: info.statusCode, headers: info.headers, body: info.body, requestTime: requestTime),
+            for: cacheKey, requestHeaders: outgoing.headers)
+          {
             cache.remove(cacheKey)
           }
         }
-
-        let value = try request.parseResponse(
-          info, decoder: request.decoder ?? decoder, envelope: request.envelope ?? envelope)
-        return APIResponse(
-          value: value, statusCode: info.statusCode, headers: info.headers, body: info.body,
-          duration: ContinuousClock.now - start, attempts: attempts, source: source, request: info.request)
+        return Outcome(
+          info: info, source: source, attempts: attempts, call: call, start: start, clock: clock,
+          bodyFile: bodyFile, bodyByteCount: raw.bodyByteCount)
       } catch {
-        if case .cancelled = error { throw error }
-        if Task.isCancelled { throw .cancelled }
-        guard
-          case .retry(let delay) = retryPolicy.decision(
-            for: error, isIdempotent: request.isIdempotent, retryCount: retries)
-        else { throw error }
+        if case .cancelled = error { throw fail(error) }
+        if Task.isCancelled { throw fail(.cancelled) }
+        if case .deadlineExceeded = error { throw fail(error) }
+        if sentThisIteration, !recordedThisIteration {
+          // A transport failure: record the attempt.
+          attempts.append(
+            RequestMetrics.Attempt(
+              number: attempts.count + 1, startOffset: sentAt - start, duration: clock.now - sentAt,
+              requestBodyBytes: requestBodyBytes, responseBodyBytes: 0, statusCode: nil,
+              failure: error.description))
+        }
+        let timedOut: Bool
+        if case .timedOut = error { timedOut = true } else { timedOut = false }
+        // The attempt ran into the overall deadline, not its own limit.
+        if timedOut, clippedByDeadline { throw fail(report(nil)) }
+        let context = RetryContext(
+          request: lastRequest, isIdempotent: request.isIdempotent, retryCount: retries,
+          elapsed: clock.now - start)
+        guard case .retry(let delay) = await retrier.retry(error, context: context) else {
+          // Retries ran out on a timeout: say how many attempts there were, not only the last limit.
+          if timedOut, attempts.count > 1 { throw fail(report(nil)) }
+          throw fail(error)
+        }
+        if let deadline, clock.now + delay >= deadline {
+          // The wait alone would pass the overall deadline: stop now with what the last attempt got.
+          if timedOut { throw fail(report(nil)) }
+          throw fail(error)
+        }
+        for monitor in monitors {
+          monitor.retryScheduled(call, error: error, delay: delay, attempt: attempts.count)
+        }
         retries += 1
         do {
           try await sleep(delay)
         } catch {
-          throw .cancelled
+          throw fail(.cancelled)
         }
       }
     }
+  }
+
+  /// The overall deadline of `request`: its own ``Request/totalTimeout``, else ``totalTimeout``, else the
+  /// per-attempt timeout when the retry policy retries at all, else none.
+  func totalLimit<R: Request>(for request: R) -> Duration? {
+    if let limit = request.totalTimeout ?? totalTimeout { return limit }
+    let retries = retrier is RetryPolicy ? retryPolicy.maxRetries > 0 : true
+    return retries ? (request.timeout ?? timeout) : nil
   }
 
   // MARK: - Building
@@ -216,7 +405,19 @@ public struct APIClient: Sendable {
   public func makeTransportRequest<R: Request>(_ request: R) async throws(APIError) -> (
     TransportRequest, bearerToken: String?
   ) {
-    let url = try makeURL(path: request.path, query: defaultQueryItems() + request.queryItems)
+    try await makeTransportRequest(request, created: nil)
+  }
+
+  /// As ``makeTransportRequest(_:)``; reports ``EventMonitor/requestCreated(_:request:)`` for `created`.
+  func makeTransportRequest<R: Request>(_ request: R, created: CallID?) async throws(APIError) -> (
+    TransportRequest, bearerToken: String?
+  ) {
+    let url: URL
+    if let absolute = request as? any AbsoluteURLRequest {
+      url = absolute.absoluteURL
+    } else {
+      url = try makeURL(path: request.path, query: defaultQueryItems() + request.queryItems)
+    }
     var headers = defaultHeaders
     for field in request.headers { headers.remove(name: field.name) }
     for field in request.headers { headers.add(name: field.name, value: field.value) }
@@ -230,25 +431,16 @@ public struct APIClient: Sendable {
       }
     }
 
-    var bearerToken: String?
-    if request.requiresAuthentication {
-      switch authentication {
-      case .none:
-        break
-      case .bearer(let authenticator):
-        if let token = authenticator.token {
-          bearerToken = token
-          headers.replaceOrAdd(name: "Authorization", value: "Bearer \(token)")
-        }
-      case .basic(let username, let password):
-        headers.replaceOrAdd(
-          name: "Authorization", value: Authentication.basicValue(username: username, password: password))
-      }
-    }
-
     var built = TransportRequest(
       method: request.method, url: url, headers: headers, body: body,
       timeout: request.timeout ?? timeout, isIdempotent: request.isIdempotent)
+    if let created {
+      for monitor in monitors { monitor.requestCreated(created, request: built) }
+    }
+    var bearerToken: String?
+    if request.requiresAuthentication {
+      bearerToken = authentication.apply(to: &built.headers)
+    }
     for adapter in adapters {
       do {
         built = try await adapter.adapt(built)
@@ -282,6 +474,7 @@ public struct APIClient: Sendable {
   /// The cache key of `request`, or nil when it is not cacheable (no cache, not `GET`, policy off).
   func cacheKey<R: Request>(for request: R) -> String? {
     guard cache != nil, request.method == .get, request.cachePolicy == .useProtocol,
+      !(request is any AbsoluteURLRequest),
       let url = try? makeURL(path: request.path, query: request.queryItems)
     else { return nil }
     return "GET " + url.absoluteString

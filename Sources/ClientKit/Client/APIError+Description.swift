@@ -6,6 +6,12 @@ extension APIError: LocalizedError, CustomStringConvertible {
     switch self {
     case .timedOut(let limit, let q):
       return "The server did not answer within \(Self.format(limit)) (\(q))."
+    case .deadlineExceeded(let report):
+      let target = report.request.map { " (\($0))" } ?? ""
+      return "The server did not answer in time: \(report)\(target)."
+    case .responseTooLarge(let q, let limit):
+      return "The response body is larger than the limit of \(Self.formatBytes(limit)) (\(limit) bytes); "
+        + "download it to a file instead (\(q))."
     case .cannotConnect(let q, let reason):
       return "Could not connect to \(q.url.host ?? q.url.absoluteString): \(reason)."
     case .connectionReset(let q):
@@ -53,6 +59,21 @@ extension APIError: LocalizedError, CustomStringConvertible {
 
   /// Same as ``errorDescription``.
   public var description: String { errorDescription ?? "APIError" }
+
+  /// Seconds with two decimals, e.g. `2.31 s`.
+  static func formatElapsed(_ d: Duration) -> String {
+    let (s, atto) = d.components
+    let hundredths = s * 100 + atto / 10_000_000_000_000_000
+    let fraction = hundredths % 100
+    return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction) s"
+  }
+
+  /// `64 MiB`, `512 KiB` or `100 bytes`.
+  static func formatBytes(_ n: Int) -> String {
+    if n >= 1 << 20, n % (1 << 20) == 0 { return "\(n >> 20) MiB" }
+    if n >= 1 << 10, n % (1 << 10) == 0 { return "\(n >> 10) KiB" }
+    return "\(n) bytes"
+  }
 
   static func format(_ d: Duration) -> String {
     let (s, atto) = d.components

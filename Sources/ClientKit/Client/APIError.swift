@@ -9,6 +9,14 @@ import HTTPCore
 public enum APIError: Error, Sendable {
   /// No complete response arrived within `limit` (connect, send, wait and read together).
   case timedOut(limit: Duration, request: RequestInfo)
+  /// The call's overall deadline (``Request/totalTimeout`` or ``APIClient/totalTimeout``) passed, or
+  /// attempts timed out until retries ran out: the report says how many attempts were made, their
+  /// per-attempt limit, the overall limit and the time spent.
+  case deadlineExceeded(TimeoutReport)
+  /// The response body is larger than the transport accepts in memory (`limit` bytes;
+  /// ``SocketTransport``'s `maxResponseBodyBytes`, 64 MiB by default). Download large bodies to a file with
+  /// ``APIClient/download(_:to:progress:)`` instead. Never retried.
+  case responseTooLarge(RequestInfo, limit: Int)
   /// The connection could not be established (refused, host not found, unreachable). Nothing was sent,
   /// so any request may be retried.
   case cannotConnect(RequestInfo, reason: String)
@@ -62,8 +70,10 @@ public enum APIError: Error, Sendable {
     switch self {
     case .timedOut(_, let q), .cannotConnect(let q, _), .connectionReset(let q), .emptyResponse(let q),
       .connectionLost(let q, _), .truncatedBody(let q, _, _, _), .malformedResponse(let q, _),
-      .tlsFailure(let q, _), .transportFailure(let q, _, _):
+      .tlsFailure(let q, _), .transportFailure(let q, _, _), .responseTooLarge(let q, _):
       return q
+    case .deadlineExceeded(let report):
+      return report.request
     case .invalidRequest, .cancelled:
       return nil
     default:
@@ -109,8 +119,8 @@ public enum APIError: Error, Sendable {
   /// True when the failure happened below HTTP (connect, reset, lost, truncated, timeout, TLS).
   public var isTransportFailure: Bool {
     switch self {
-    case .timedOut, .cannotConnect, .connectionReset, .emptyResponse, .connectionLost, .truncatedBody,
-      .malformedResponse, .tlsFailure, .transportFailure:
+    case .timedOut, .deadlineExceeded, .cannotConnect, .connectionReset, .emptyResponse, .connectionLost,
+      .truncatedBody, .malformedResponse, .tlsFailure, .transportFailure, .responseTooLarge:
       return true
     default:
       return false
@@ -130,7 +140,8 @@ public enum APIError: Error, Sendable {
     case .application(let e, _): return e.presentation
     case .unacceptableStatus(_, let e?): return e.presentation
     case .cancelled: return .none
-    case .timedOut, .cannotConnect, .connectionReset, .emptyResponse, .connectionLost, .truncatedBody:
+    case .timedOut, .deadlineExceeded, .cannotConnect, .connectionReset, .emptyResponse, .connectionLost,
+      .truncatedBody:
       return .toast
     default: return .alert
     }
@@ -139,5 +150,44 @@ public enum APIError: Error, Sendable {
   private var unacceptableCode: Int? {
     if case .unacceptableStatus(let r, _) = self { return r.statusCode }
     return nil
+  }
+}
+
+/// What happened to a call that ran out of time: see ``APIError/deadlineExceeded(_:)``.
+public struct TimeoutReport: Sendable, Hashable, CustomStringConvertible {
+  /// The overall deadline of the call (all attempts and the waits between them).
+  public var totalLimit: Duration
+  /// The deadline of one attempt.
+  public var attemptLimit: Duration
+  /// Attempts sent (1 when the first attempt used up the whole deadline).
+  public var attempts: Int
+  /// Time from the call to the failure.
+  public var elapsed: Duration
+  /// The last attempt's request, when one was built.
+  public var request: RequestInfo?
+  /// The last attempt's failure in words, when there was one other than the deadline itself.
+  public var lastFailure: String?
+
+  /// Creates a report.
+  public init(
+    totalLimit: Duration, attemptLimit: Duration, attempts: Int, elapsed: Duration,
+    request: RequestInfo?, lastFailure: String? = nil
+  ) {
+    self.totalLimit = totalLimit
+    self.attemptLimit = attemptLimit
+    self.attempts = attempts
+    self.elapsed = elapsed
+    self.request = request
+    self.lastFailure = lastFailure
+  }
+
+  /// E.g. `no response after 3 attempts in 2.31 s (limit 2 s overall, 700 ms per attempt)`.
+  public var description: String {
+    let noun = attempts == 1 ? "attempt" : "attempts"
+    var text =
+      "no response after \(attempts) \(noun) in \(APIError.formatElapsed(elapsed)) (limit "
+      + "\(APIError.format(totalLimit)) overall, \(APIError.format(attemptLimit)) per attempt)"
+    if let lastFailure { text += "; last failure: \(lastFailure)" }
+    return text
   }
 }

@@ -8,12 +8,17 @@ import Foundation
 ///    failure envelope raises ``APIError/application(_:response:)``.
 /// 2. An empty body (no bytes or only whitespace: 204, 205, HEAD, `Content-Length: 0`): `nil` for an
 ///    optional `T`, otherwise ``APIError/emptyBody(_:)``.
-/// 3. `Data` gets the raw body, `String` the body as UTF-8.
-/// 4. With an envelope: a failure is ``APIError/application(_:response:)`` (whatever the HTTP status); on
-///    success the payload is decoded; a `null` or missing payload decodes to `nil` for optional `T` and is
-///    a ``APIError/decoding(_:response:)`` naming the field otherwise.
-/// 5. Without one, the body is decoded as `T`. Decoder errors become ``APIError/decoding(_:response:)``
-///    with the coding path.
+/// 3. With an envelope (any but ``NoEnvelope``), **every** `T` goes through it, `String`, `Data`, `Int`,
+///    optionals and arrays included: a failure is ``APIError/application(_:response:)`` (whatever the HTTP
+///    status); on success the payload is decoded as `T` with the JSON decoder (`"result":"hello"` is the
+///    `String` `hello`; `Data` follows the decoder's `dataDecodingStrategy`, base64 by default); a `null`
+///    or missing payload decodes to `nil` for optional `T` and is a ``APIError/decoding(_:response:)``
+///    naming the field otherwise. A body that is not JSON is a ``APIError/decoding(_:response:)``.
+/// 4. Without one, `Data` gets the raw body and `String` the body decoded with the `charset` of
+///    `Content-Type` (RFC 9110 §8.3.2; UTF-8 when none is given, a UTF-8 byte order mark skipped); any
+///    other `T` is decoded from the body as JSON.
+/// 5. Decoder errors become ``APIError/decoding(_:response:)`` with the coding path. A UTF-8 byte order
+///    mark before JSON is skipped.
 public enum ResponseDecoding {
   /// Decodes `response` as `type`; see the type's rules.
   /// - Parameters:
@@ -39,15 +44,26 @@ public enum ResponseDecoding {
       if let nilValue = nilValue(of: T.self) { return nilValue }
       throw .emptyBody(response)
     }
-    if let data = body as? T { return data }
-    if T.self == String.self, let text = String(decoding: body, as: UTF8.self) as? T { return text }
-
-    guard let envelope, !(envelope is NoEnvelope) else {
+    let enveloped = envelope.map { !($0 is NoEnvelope) } ?? false
+    guard enveloped, let envelope else {
+      if let data = body as? T { return data }
+      if T.self == String.self {
+        guard let text = Self.text(of: body, contentType: response.headers.first("Content-Type")) else {
+          throw .decoding(
+            DecodingFailure(
+              codingPath: "",
+              reason:
+                "the body is not valid \(Self.charset(of: response.headers.first("Content-Type")) ?? "UTF-8") text"
+            ),
+            response: response)
+        }
+        if let value = text as? T { return value }
+      }
       return try decodeValue(T.self, from: body, key: nil, response: response, decoder: decoder)
     }
     let json: Any
     do {
-      json = try JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])
+      json = try JSONSerialization.jsonObject(with: withoutBOM(body), options: [.fragmentsAllowed])
     } catch {
       throw .decoding(DecodingFailure(codingPath: "", reason: "the body is not JSON"), response: response)
     }
@@ -85,7 +101,7 @@ public enum ResponseDecoding {
   /// - Returns: the application error, if any.
   public static func applicationError(in body: Data, envelope: any ResponseEnvelope) -> ApplicationError? {
     guard !isBlank(body),
-      let json = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
+      let json = try? JSONSerialization.jsonObject(with: withoutBOM(body), options: [.fragmentsAllowed]),
       case .failure(let failure)? = try? envelope.outcome(of: json)
     else { return nil }
     return failure
@@ -94,6 +110,49 @@ public enum ResponseDecoding {
   /// True when `body` has no bytes or only JSON whitespace.
   static func isBlank(_ body: Data) -> Bool {
     body.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+  }
+
+  /// `body` without a leading UTF-8 byte order mark (EF BB BF), which JSON parsers reject (RFC 8259 §8.1).
+  static func withoutBOM(_ body: Data) -> Data {
+    body.starts(with: [0xEF, 0xBB, 0xBF]) ? body.dropFirst(3) : body
+  }
+
+  /// The `charset` parameter of a `Content-Type` value, lower-cased and unquoted, or nil.
+  static func charset(of contentType: String?) -> String? {
+    guard let contentType else { return nil }
+    for parameter in contentType.split(separator: ";").dropFirst() {
+      let pair = parameter.split(separator: "=", maxSplits: 1)
+      guard pair.count == 2,
+        pair[0].trimmingCharacters(in: .whitespaces).lowercased() == "charset"
+      else { continue }
+      return pair[1].trimmingCharacters(in: CharacterSet(charactersIn: " \t\"")).lowercased()
+    }
+    return nil
+  }
+
+  /// `body` as text in the charset `contentType` names (UTF-8 when none; a UTF-8 BOM skipped), or nil when
+  /// the bytes are not valid in it. Unknown charsets are read as UTF-8.
+  static func text(of body: Data, contentType: String?) -> String? {
+    switch charset(of: contentType) {
+    case "iso-8859-1", "iso8859-1", "latin1", "iso_8859-1", "l1":
+      return String(data: body, encoding: .isoLatin1)
+    case "windows-1252", "cp1252":
+      return String(data: body, encoding: .windowsCP1252)
+    case "us-ascii", "ascii":
+      return String(data: body, encoding: .ascii)
+    case "utf-16":
+      return String(data: body, encoding: .utf16)
+    case "utf-16le":
+      return String(data: body, encoding: .utf16LittleEndian)
+    case "utf-16be":
+      return String(data: body, encoding: .utf16BigEndian)
+    case "shift_jis", "shift-jis", "sjis":
+      return String(data: body, encoding: .shiftJIS)
+    case "euc-jp":
+      return String(data: body, encoding: .japaneseEUC)
+    default:
+      return String(data: withoutBOM(body), encoding: .utf8)
+    }
   }
 
   /// `nil` of `T` when `T` is an `Optional`, else nil.
@@ -106,9 +165,10 @@ public enum ResponseDecoding {
     _ type: T.Type, from body: Data, key: String?, response: ResponseInfo, decoder: JSONDecoder
   ) throws(APIError) -> T {
     do {
-      guard let key else { return try decoder.decode(T.self, from: body) }
+      let json = withoutBOM(body)
+      guard let key else { return try decoder.decode(T.self, from: json) }
       return try PayloadKey.$current.withValue(key) {
-        try decoder.decode(Payload<T>.self, from: body).value
+        try decoder.decode(Payload<T>.self, from: json).value
       }
     } catch {
       throw .decoding(DecodingFailure(error), response: response)

@@ -1,7 +1,10 @@
 import Foundation
-import NativeSupport
 
-/// Message digests and HMACs.
+#if !CLIENTKIT_NATIVE && canImport(CryptoKit)
+  import CryptoKit
+#endif
+
+/// Message digests and HMACs: libcrypto on Linux, CryptoKit on Apple platforms.
 public enum Digest {
   /// A hash function.
   public enum Algorithm: String, Sendable, Hashable, CaseIterable {
@@ -11,14 +14,6 @@ public enum Digest {
     case sha1
     /// SHA-256 (FIPS 180-4), 32 bytes.
     case sha256
-
-    var libcrypto: LibcryptoDigest.Algorithm {
-      switch self {
-      case .md5: return .md5
-      case .sha1: return .sha1
-      case .sha256: return .sha256
-      }
-    }
 
     /// Digest length in bytes.
     public var byteCount: Int {
@@ -33,13 +28,34 @@ public enum Digest {
   /// The digest of `data`.
   /// - Returns: `algorithm.byteCount` bytes.
   public static func hash(_ algorithm: Algorithm, _ data: Data) -> [UInt8] {
-    data.withUnsafeBytes { LibcryptoDigest.hash(algorithm.libcrypto, $0) }
+    #if CLIENTKIT_NATIVE
+      return libcryptoHash(algorithm, data)
+    #elseif canImport(CryptoKit)
+      switch algorithm {
+      case .md5: return Array(Insecure.MD5.hash(data: data))
+      case .sha1: return Array(Insecure.SHA1.hash(data: data))
+      case .sha256: return Array(SHA256.hash(data: data))
+      }
+    #else
+      return unavailable()
+    #endif
   }
 
   /// The HMAC (RFC 2104) of `data` under `key`.
   /// - Returns: `algorithm.byteCount` bytes.
   public static func hmac(_ algorithm: Algorithm, key: Data, _ data: Data) -> [UInt8] {
-    LibcryptoDigest.hmac(algorithm.libcrypto, key: [UInt8](key), [UInt8](data))
+    #if CLIENTKIT_NATIVE
+      return libcryptoHMAC(algorithm, key: key, data)
+    #elseif canImport(CryptoKit)
+      let symmetric = SymmetricKey(data: key)
+      switch algorithm {
+      case .md5: return Array(HMAC<Insecure.MD5>.authenticationCode(for: data, using: symmetric))
+      case .sha1: return Array(HMAC<Insecure.SHA1>.authenticationCode(for: data, using: symmetric))
+      case .sha256: return Array(HMAC<SHA256>.authenticationCode(for: data, using: symmetric))
+      }
+    #else
+      return unavailable()
+    #endif
   }
 
   /// Lower-case hexadecimal spelling of `bytes`.
@@ -53,4 +69,12 @@ public enum Digest {
     }
     return String(decoding: out, as: UTF8.self)
   }
+
+  #if !CLIENTKIT_NATIVE && !canImport(CryptoKit)
+    /// Only in `make check-portable`'s build of the portable core on Linux, which has neither libcrypto
+    /// (left out on purpose) nor CryptoKit (Apple only). Never part of a shipped build.
+    private static func unavailable() -> [UInt8] {
+      fatalError("ClientKit.Digest: no digest implementation on this platform")
+    }
+  #endif
 }

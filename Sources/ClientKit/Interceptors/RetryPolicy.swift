@@ -85,7 +85,7 @@ public struct RetryPolicy: Sendable {
       }
       return .retry(after: backoff(retryCount: retryCount))
     case .application, .emptyBody, .decoding, .refreshFailed, .invalidRequest, .cancelled, .tlsFailure,
-      .malformedResponse:
+      .malformedResponse, .deadlineExceeded, .responseTooLarge:
       return .doNotRetry
     }
   }

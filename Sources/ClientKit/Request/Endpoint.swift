@@ -26,6 +26,8 @@ public struct Endpoint<Response: Decodable & Sendable>: Request {
   public var body: RequestBody?
   /// Deadline of one attempt, nil for the client's default.
   public var timeout: Duration?
+  /// Overall deadline of the call (retries included), nil for the client's default.
+  public var totalTimeout: Duration?
   /// Status codes treated as success.
   public var acceptableStatusCodes: Set<Int>
   /// Envelope override; nil for the client's default.
@@ -45,6 +47,7 @@ public struct Endpoint<Response: Decodable & Sendable>: Request {
   ///   - headers: header fields.
   ///   - body: content, or nil.
   ///   - timeout: deadline for one attempt, or nil for the client's default.
+  ///   - totalTimeout: overall deadline including retries, or nil for the client's default.
   ///   - acceptableStatusCodes: success codes (default 200-299).
   ///   - envelope: envelope override, or nil for the client's default.
   ///   - isIdempotent: retry eligibility; default `method.isIdempotent`.
@@ -52,7 +55,8 @@ public struct Endpoint<Response: Decodable & Sendable>: Request {
   ///   - cachePolicy: response-cache behaviour.
   public init(
     _ method: HTTPMethod = .get, _ path: String, query: [URLQueryItem] = [], headers: HTTPHeaders = [:],
-    body: RequestBody? = nil, timeout: Duration? = nil, acceptableStatusCodes: Set<Int> = Set(200..<300),
+    body: RequestBody? = nil, timeout: Duration? = nil, totalTimeout: Duration? = nil,
+    acceptableStatusCodes: Set<Int> = Set(200..<300),
     envelope: (any ResponseEnvelope)? = nil, isIdempotent: Bool? = nil, requiresAuthentication: Bool = true,
     cachePolicy: CachePolicy = .useProtocol
   ) {
@@ -62,6 +66,7 @@ public struct Endpoint<Response: Decodable & Sendable>: Request {
     self.headers = headers
     self.body = body
     self.timeout = timeout
+    self.totalTimeout = totalTimeout
     self.acceptableStatusCodes = acceptableStatusCodes
     self.envelope = envelope
     self.isIdempotent = isIdempotent ?? method.isIdempotent

@@ -35,6 +35,10 @@ public protocol Request: Sendable {
   /// The total deadline for one attempt (connect, send, wait, read), or nil for the client's default
   /// (20 seconds unless configured). Default: nil.
   var timeout: Duration? { get }
+  /// The overall deadline of the call: every attempt, and the waits between retries, or nil for the
+  /// client's ``APIClient/totalTimeout`` (by default the per-attempt ``timeout`` when retries are on).
+  /// When it passes, the call fails with ``APIError/deadlineExceeded(_:)``. Default: nil.
+  var totalTimeout: Duration? { get }
   /// Status codes treated as success; others become ``APIError/unacceptableStatus(_:application:)``.
   /// Default: `200..<300`.
   var acceptableStatusCodes: Set<Int> { get }
@@ -79,6 +83,8 @@ extension Request {
   public var body: RequestBody? { nil }
   /// The client's default timeout.
   public var timeout: Duration? { nil }
+  /// The client's overall deadline.
+  public var totalTimeout: Duration? { nil }
   /// `200..<300`.
   public var acceptableStatusCodes: Set<Int> { Set(200..<300) }
   /// The client's decoder.

@@ -9,6 +9,8 @@ public enum RequestBody: Sendable {
   case form([URLQueryItem])
   /// Raw bytes sent as they are, with the given `Content-Type` (nil: no `Content-Type` is added).
   case data(Data, contentType: String?)
+  /// A `multipart/form-data` form (RFC 7578) of fields and files; see ``MultipartFormData``.
+  case multipart(MultipartFormData)
 
   /// The encoded bytes and the `Content-Type` to send with them.
   /// - Parameter encoder: the encoder for ``json(_:)``.
@@ -29,6 +31,23 @@ public enum RequestBody: Sendable {
       return (Data(text.utf8), "application/x-www-form-urlencoded")
     case .data(let data, let contentType):
       return (data, contentType)
+    case .multipart(var form):
+      if !form.boundaryIsUnique {
+        // Practically never (a random 24-hex-digit boundary); a fresh one is drawn until it is unique.
+        repeat {
+          let fresh = MultipartFormData()
+          var copy = MultipartFormData(boundary: fresh.boundary)
+          for part in form.parts {
+            if let filename = part.filename {
+              copy.append(part.data, name: part.name, filename: filename, contentType: part.contentType ?? "")
+            } else {
+              copy.append(String(decoding: part.data, as: UTF8.self), name: part.name)
+            }
+          }
+          form = copy
+        } while !form.boundaryIsUnique
+      }
+      return (form.encoded(), form.contentType)
     }
   }
 }

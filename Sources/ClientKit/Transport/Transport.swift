@@ -20,4 +20,43 @@ public protocol Transport: Sendable {
   /// - Throws: an ``APIError`` transport case, or ``APIError/cancelled``.
   func send(_ request: TransportRequest, progress: ProgressHandler?) async throws(APIError)
     -> TransportResponse
+
+  /// Sends `request` with upload and download progress and, when ``TransferOptions/bodyFile`` is set,
+  /// writes the body to that file. Has a default implementation (see the extension).
+  /// - Returns: the response; its ``TransportResponse/bodyFile`` is set when the body went to a file.
+  /// - Throws: as ``send(_:progress:)``.
+  func send(_ request: TransportRequest, options: TransferOptions) async throws(APIError) -> TransportResponse
+}
+
+/// What a transport is asked to do besides sending: report progress both ways and, for downloads, write
+/// the response body to a file instead of memory.
+public struct TransferOptions: Sendable {
+  /// Receives download progress, or nil.
+  public var downloadProgress: ProgressHandler?
+  /// Receives upload progress (request body bytes written), or nil.
+  public var uploadProgress: ProgressHandler?
+  /// When set, the body is written to this file (created or replaced) as it arrives and
+  /// ``TransportResponse/bodyFile`` is set; no body size limit then applies.
+  public var bodyFile: URL?
+
+  /// Creates options.
+  public init(
+    downloadProgress: ProgressHandler? = nil, uploadProgress: ProgressHandler? = nil, bodyFile: URL? = nil
+  ) {
+    self.downloadProgress = downloadProgress
+    self.uploadProgress = uploadProgress
+    self.bodyFile = bodyFile
+  }
+}
+
+extension Transport {
+  /// Sends with ``TransferOptions``. The default implementation calls ``send(_:progress:)`` with the
+  /// download progress only and keeps the body in memory (the client then writes the file itself);
+  /// ``SocketTransport`` and ``URLSessionTransport`` stream to the file and report upload progress.
+  /// - Throws: whatever ``send(_:progress:)`` throws.
+  public func send(_ request: TransportRequest, options: TransferOptions) async throws(APIError)
+    -> TransportResponse
+  {
+    try await send(request, progress: options.downloadProgress)
+  }
 }

@@ -66,6 +66,16 @@ public final class URLSessionTransport: Transport {
   public func send(_ request: TransportRequest, progress: ProgressHandler?) async throws(APIError)
     -> TransportResponse
   {
+    try await send(request, options: TransferOptions(downloadProgress: progress))
+  }
+
+  /// As ``send(_:progress:)``, with upload progress (`didSendBodyData`) and, with
+  /// ``TransferOptions/bodyFile``, the body written to that file as it arrives.
+  /// - Throws: as ``send(_:progress:)``; ``APIError/invalidRequest(_:)`` when the file cannot be created.
+  public func send(_ request: TransportRequest, options: TransferOptions) async throws(APIError)
+    -> TransportResponse
+  {
+    let progress = options.downloadProgress
     if Task.isCancelled { throw .cancelled }
     #if !canImport(Security)
       if let trust, trust != .system, request.url.scheme?.lowercased() == "https" {
@@ -86,7 +96,16 @@ public final class URLSessionTransport: Transport {
     urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
 
     let task = session.dataTask(with: urlRequest)
-    let exchange = Exchange(request: request, progress: progress)
+    var file: FileHandle?
+    if let url = options.bodyFile {
+      guard FileManager.default.createFile(atPath: url.path, contents: nil),
+        let handle = try? FileHandle(forWritingTo: url)
+      else { throw .invalidRequest("cannot write the download to \(url.path)") }
+      file = handle
+    }
+    let exchange = Exchange(
+      request: request, progress: progress, uploadProgress: options.uploadProgress, file: file,
+      fileURL: options.bodyFile)
     delegate.register(exchange, for: task.taskIdentifier)
     let limit = request.timeout
     let result = await withTaskCancellationHandler {
@@ -113,6 +132,7 @@ final class Exchange: Sendable {
     var continuation: CheckedContinuation<Result<TransportResponse, APIError>, Never>?
     var response: HTTPURLResponse?
     var body = Data()
+    var receivedBytes = 0
     var timedOut = false
     var declinedChallenge = false
     var trustFailure: TLSTrustFailure?
@@ -122,11 +142,26 @@ final class Exchange: Sendable {
 
   let request: TransportRequest
   let progress: ProgressHandler?
+  let uploadProgress: ProgressHandler?
+  /// Where the body goes when downloading to a file (written under ``state``'s lock), and its URL.
+  let file: FileHandle?
+  let fileURL: URL?
   let state = Mutex(State())
 
-  init(request: TransportRequest, progress: ProgressHandler?) {
+  init(
+    request: TransportRequest, progress: ProgressHandler?, uploadProgress: ProgressHandler? = nil,
+    file: FileHandle? = nil, fileURL: URL? = nil
+  ) {
     self.request = request
     self.progress = progress
+    self.uploadProgress = uploadProgress
+    self.file = file
+    self.fileURL = fileURL
+  }
+
+  /// Reports request body bytes written.
+  func sent(_ total: Int64, of expected: Int64) {
+    uploadProgress?(DownloadProgress(receivedBytes: total, expectedBytes: expected >= 0 ? expected : nil))
   }
 
   func start(_ continuation: CheckedContinuation<Result<TransportResponse, APIError>, Never>) {
@@ -167,9 +202,10 @@ final class Exchange: Sendable {
 
   func received(_ data: Data) {
     let (count, expected) = state.withLock { s -> (Int, Int64?) in
-      s.body.append(data)
+      if let file { file.write(data) } else { s.body.append(data) }
+      s.receivedBytes += data.count
       let length = s.response?.expectedContentLength ?? -1
-      return (s.body.count, length >= 0 ? length : nil)
+      return (s.receivedBytes, length >= 0 ? length : nil)
     }
     progress?(DownloadProgress(receivedBytes: Int64(count), expectedBytes: expected))
   }
@@ -181,15 +217,16 @@ final class Exchange: Sendable {
         Task<Void, Never>?
       ) in
       s.finished = true
+      try? file?.close()
       let c = s.continuation
       s.continuation = nil
-      return (c, Self.outcome(of: s, error: error, request: request), s.timer)
+      return (c, outcome(of: s, error: error, request: request), s.timer)
     }
     timer?.cancel()
     continuation?.resume(returning: result)
   }
 
-  private static func outcome(of s: State, error: (any Error)?, request: TransportRequest) -> Result<
+  private func outcome(of s: State, error: (any Error)?, request: TransportRequest) -> Result<
     TransportResponse, APIError
   > {
     let info = request.info
@@ -209,18 +246,22 @@ final class Exchange: Sendable {
     if let error, s.declinedChallenge, let response = s.response,
       (error as NSError).code == NSURLErrorCancelled
     {
-      return .success(TransportResponse(statusCode: response.statusCode, headers: headers, body: s.body))
+      return .success(
+        TransportResponse(
+          statusCode: response.statusCode, headers: headers, body: s.body, bodyFile: fileURL,
+          bodyByteCount: s.receivedBytes))
     }
     if let error {
       let code = (error as NSError).code
       if let response = s.response, code != NSURLErrorCancelled, code != NSURLErrorTimedOut {
-        if let expected, s.body.count < expected || code == NSURLErrorNetworkConnectionLost {
+        if let expected, s.receivedBytes < expected || code == NSURLErrorNetworkConnectionLost {
           return .failure(
-            .truncatedBody(info, statusCode: response.statusCode, expected: expected, received: s.body.count))
+            .truncatedBody(
+              info, statusCode: response.statusCode, expected: expected, received: s.receivedBytes))
         }
         if code == NSURLErrorNetworkConnectionLost || code == NSURLErrorUnknown {
           return .failure(
-            .truncatedBody(info, statusCode: response.statusCode, expected: nil, received: s.body.count))
+            .truncatedBody(info, statusCode: response.statusCode, expected: nil, received: s.receivedBytes))
         }
       }
       if code == NSURLErrorUnsupportedURL, ["http", "https"].contains(request.url.scheme?.lowercased() ?? "")
@@ -229,14 +270,17 @@ final class Exchange: Sendable {
         // HTTP/0.9 when not allowed"), so the request was fine and the response is malformed (BR-20).
         return .failure(.malformedResponse(info, detail: (error as NSError).localizedDescription))
       }
-      return .failure(map(code: code, error: error, info: info, limit: request.timeout))
+      return .failure(Self.map(code: code, error: error, info: info, limit: request.timeout))
     }
     guard let response = s.response else { return .failure(.emptyResponse(info)) }
-    if let expected, s.body.count < expected {
+    if let expected, s.receivedBytes < expected {
       return .failure(
-        .truncatedBody(info, statusCode: response.statusCode, expected: expected, received: s.body.count))
+        .truncatedBody(info, statusCode: response.statusCode, expected: expected, received: s.receivedBytes))
     }
-    return .success(TransportResponse(statusCode: response.statusCode, headers: headers, body: s.body))
+    return .success(
+      TransportResponse(
+        statusCode: response.statusCode, headers: headers, body: s.body, bodyFile: fileURL,
+        bodyByteCount: s.receivedBytes))
   }
 
   private static func map(code: Int, error: any Error, info: RequestInfo, limit: Duration) -> APIError {
@@ -255,10 +299,10 @@ final class Exchange: Sendable {
     // Apple reports both an unknown issuer and a wrong host as "untrusted"; libcurl's text (below) is
     // more precise when there is one.
     case NSURLErrorServerCertificateUntrusted:
-      return .tlsFailure(info, trustFailure(describedBy: text) ?? .untrustedRoot)
+      return .tlsFailure(info, Self.trustFailure(describedBy: text) ?? .untrustedRoot)
     case NSURLErrorSecureConnectionFailed, NSURLErrorClientCertificateRejected,
       NSURLErrorClientCertificateRequired:
-      return .tlsFailure(info, trustFailure(describedBy: text) ?? .handshakeFailed(text))
+      return .tlsFailure(info, Self.trustFailure(describedBy: text) ?? .handshakeFailed(text))
     case NSURLErrorCannotDecodeContentData, NSURLErrorCannotDecodeRawData, NSURLErrorCannotParseResponse:
       return .malformedResponse(info, detail: text)
     case NSURLErrorBadURL, NSURLErrorUnsupportedURL: return .invalidRequest(text)
@@ -335,6 +379,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
       completionHandler(.cancelAuthenticationChallenge, nil)
     }
   #endif
+
+  func urlSession(
+    _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+    totalBytesExpectedToSend: Int64
+  ) {
+    exchange(task)?.sent(totalBytesSent, of: totalBytesExpectedToSend)
+  }
 
   func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
     exchange(dataTask)?.received(data)

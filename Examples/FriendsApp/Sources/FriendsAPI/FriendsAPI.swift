@@ -14,11 +14,15 @@ public enum FriendsAPI {
   ///   - transport: nil for ClientKit's platform default.
   ///   - retryPolicy: when failed calls are sent again (default: twice for idempotent calls).
   ///   - timeout: the deadline of one attempt.
+  ///   - totalTimeout: the deadline of a call with its retries (nil: `timeout`, ClientKit's default).
+  ///   - logger: logs every request as a curl command (Authorization redacted) and every outcome with
+  ///     its metrics; nil for silence. Default: ``CurlLogger`` printing to standard output.
   /// - Returns: the client.
   public static func makeClient(
     baseURL: URL, token: String?, refresh: BearerTokenAuthenticator.Refresh? = nil,
     appVersion: String = "1.0", build: String = "1", transport: (any Transport)? = nil,
-    retryPolicy: RetryPolicy = .default, timeout: Duration = .seconds(20)
+    retryPolicy: RetryPolicy = .default, timeout: Duration = .seconds(20), totalTimeout: Duration? = nil,
+    logger: CurlLogger? = CurlLogger()
   ) -> APIClient {
     APIClient(
       baseURL: baseURL,
@@ -29,8 +33,10 @@ public enum FriendsAPI {
       envelope: StatusResultEnvelope(),
       authentication: .bearer(BearerTokenAuthenticator(token: token, refresh: refresh)),
       retryPolicy: retryPolicy,
+      monitors: logger.map { [$0] } ?? [],
       transport: transport,
-      timeout: timeout)
+      timeout: timeout,
+      totalTimeout: totalTimeout)
   }
 
   /// The text to show for a failed call: the backend's own message when it sent one (NG envelope),
@@ -44,6 +50,7 @@ public enum FriendsAPI {
     if error.isRateLimited { return "Too many requests. Try again in a moment." }
     if error.isServerError { return "The service is unavailable. Try again later." }
     if case .timedOut = error { return "The server is taking too long to answer." }
+    if case .deadlineExceeded = error { return "The server is taking too long to answer." }
     if error.isTransportFailure { return "Check your connection and try again." }
     return "Something went wrong."
   }

@@ -23,4 +23,21 @@ public enum FriendsEndpoint {
   public static func sendFriendRequest(to userID: Int) -> Endpoint<FriendRequestReceipt> {
     Endpoint(.post, "/api/v1/friends/requests", body: .json(FriendRequestBody(userId: userID)))
   }
+
+  /// `POST /api/v1/me/avatar`: uploads the signed-in user's picture as `multipart/form-data` (RFC 7578)
+  /// with a `caption` field and an `avatar` file part. Pass `uploadProgress` to
+  /// `client.response(_:uploadProgress:)` to show a progress bar.
+  /// - Parameters:
+  ///   - image: the image bytes.
+  ///   - filename: the file name sent (default `avatar.png`).
+  ///   - contentType: the image type (default `image/png`).
+  ///   - caption: a text field sent with it.
+  public static func uploadAvatar(
+    _ image: Data, filename: String = "avatar.png", contentType: String = "image/png", caption: String = ""
+  ) -> Endpoint<AvatarReceipt> {
+    var form = MultipartFormData()
+    form.append(caption, name: "caption")
+    form.append(image, name: "avatar", filename: filename, contentType: contentType)
+    return Endpoint(.post, "/api/v1/me/avatar", body: .multipart(form))
+  }
 }

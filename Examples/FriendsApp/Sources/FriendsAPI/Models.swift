@@ -36,3 +36,9 @@ public struct FriendRequestReceipt: Codable, Sendable, Hashable {
 struct FriendRequestBody: Encodable, Sendable {
   var userId: Int
 }
+
+/// The answer to ``FriendsEndpoint/uploadAvatar(_:filename:contentType:caption:)``.
+public struct AvatarReceipt: Codable, Sendable, Hashable {
+  /// Where the uploaded picture is served.
+  public var url: String
+}

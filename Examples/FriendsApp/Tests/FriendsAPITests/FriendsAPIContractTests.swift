@@ -2,6 +2,7 @@ import ClientKit
 import Foundation
 import FriendsAPI
 import MockServerTesting
+import Synchronization
 import Testing
 
 /// This example's fixtures (`Examples/FriendsApp/Fixtures`): copy the folder next to your tests.
@@ -19,9 +20,30 @@ struct FriendsAPIContractTests {
     server = try TestMockServer.start(fixtures: friendsFixtures)
   }
 
-  func client(token: String? = "t0ken", timeout: Duration = .seconds(5)) -> APIClient {
+  func client(
+    token: String? = "t0ken", timeout: Duration = .seconds(5), totalTimeout: Duration? = nil,
+    logger: CurlLogger? = nil
+  ) -> APIClient {
     FriendsAPI.makeClient(
-      baseURL: server.baseURL, token: token, appVersion: "2.4.1", build: "311", timeout: timeout)
+      baseURL: server.baseURL, token: token, appVersion: "2.4.1", build: "311", timeout: timeout,
+      totalTimeout: totalTimeout, logger: logger)
+  }
+
+  @Test func avatarUploadIsMultipartAndLogged() async throws {
+    defer { server.stop() }
+    let lines = Lines()
+    let image = Data((0..<50_000).map { UInt8(truncatingIfNeeded: $0) })
+    let receipt = try await client(logger: CurlLogger { lines.append($0) })
+      .send(FriendsEndpoint.uploadAvatar(image, caption: "me"))
+    #expect(receipt.url.hasSuffix("/avatars/me.png"))
+    let logged = try #require(server.requests.last?.request)
+    let body = Data(logged.body)
+    #expect(body.range(of: Data(#"name="avatar"; filename="avatar.png""#.utf8)) != nil)
+    #expect(body.range(of: image) != nil)
+    let curl = try #require(lines.all.first)
+    #expect(curl.contains("curl -X POST"))
+    #expect(curl.contains("'Authorization: <redacted>'"))
+    #expect(!curl.contains("t0ken"))
   }
 
   @Test func listFriendsDecodesTheEnvelopePayload() async throws {
@@ -120,17 +142,20 @@ struct FriendsAPIContractTests {
     try server.stub(
       .get("/api/v1/friends").willReturn(json: #"{"status":"OK","result":[]}"#, delayMilliseconds: 5000))
     do {
-      _ = try await client(timeout: .milliseconds(500)).send(FriendsEndpoint.listFriends())
+      _ = try await client(timeout: .milliseconds(500), totalTimeout: .seconds(10)).send(
+        FriendsEndpoint.listFriends())
       Issue.record("expected a timeout")
     } catch {
-      guard case .timedOut(let limit, _) = error else {
-        Issue.record("expected .timedOut, got \(error)")
+      guard case .deadlineExceeded(let report) = error else {
+        Issue.record("expected .deadlineExceeded, got \(error)")
         return
       }
-      #expect(limit == .milliseconds(500))
+      #expect(report.attemptLimit == .milliseconds(500))
+      #expect(report.attempts == 3)
       #expect(FriendsAPI.message(for: error) == "The server is taking too long to answer.")
     }
-    // The default retry policy sent the GET twice more, each attempt with its own 0.5 s deadline.
+    // The default retry policy sent the GET twice more, each attempt with its own 0.5 s deadline, inside
+    // the 10 s overall deadline (by default the overall deadline is the 0.5 s itself: one attempt).
     try server.verify(count: 3, .get("/api/v1/friends"))
   }
 
@@ -151,4 +176,11 @@ struct FriendsAPIContractTests {
     // Not retried: the server saw one POST.
     try server.verify(count: 1, .post("/api/v1/friends/requests"))
   }
+}
+
+/// A thread-safe list of log lines.
+final class Lines: Sendable {
+  private let lines = Mutex<[String]>([])
+  var all: [String] { lines.withLock { $0 } }
+  func append(_ line: String) { lines.withLock { $0.append(line) } }
 }
