@@ -10,11 +10,15 @@ FIXTURES ?= Fixtures
 all: build
 
 # System headers for the COpenSSL, CZlib and CYAML targets (Debian packages), installed only when missing.
+# libcurl4-openssl-dev: the release build links the Swift runtime statically, and FoundationNetworking (used by
+# ClientKit, which `mockserver verify` drives) then needs libcurl's development link.
 deps:
-	@if [ ! -f /usr/include/openssl/ssl.h ] || [ ! -f /usr/include/zlib.h ] || [ ! -f /usr/include/yaml.h ]; then \
-	  echo "make: installing libssl-dev zlib1g-dev libyaml-dev"; \
+	@if [ ! -f /usr/include/openssl/ssl.h ] || [ ! -f /usr/include/zlib.h ] || [ ! -f /usr/include/yaml.h ] \
+	  || ! ls /usr/lib/*/libcurl.so >/dev/null 2>&1; then \
+	  echo "make: installing libssl-dev zlib1g-dev libyaml-dev libcurl4-openssl-dev"; \
 	  $(SUDO) apt-get update -qq >/dev/null 2>&1 || true; \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libssl-dev zlib1g-dev libyaml-dev >/dev/null; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libssl-dev zlib1g-dev libyaml-dev \
+	    libcurl4-openssl-dev >/dev/null; \
 	fi
 
 build: deps
