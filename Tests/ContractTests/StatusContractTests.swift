@@ -92,11 +92,13 @@ struct StatusContractTests {
     let server = try startWithBundledFixtures()
     defer { server.stop() }
     let sleeps = SleepRecorder()
-    // The default policy honours Retry-After up to 60 s; the fixture says 30, so one retry after 30 s.
+    // The default policy honours Retry-After up to 60 s; the fixture says 30, so one retry after 30 s
+    // (the overall deadline leaves room for that wait; the recorder does not really sleep).
     let client = makeClient(
       server.baseURL, kind.make(), envelope: StatusResultEnvelope(),
       authentication: .bearer(BearerTokenAuthenticator(token: "demo-token")),
-      retryPolicy: RetryPolicy(maxRetries: 1, maxRetryAfter: .seconds(60)), sleeps: sleeps)
+      retryPolicy: RetryPolicy(maxRetries: 1, maxRetryAfter: .seconds(60)), totalTimeout: .seconds(120),
+      sleeps: sleeps)
     let error = await apiError { () async throws(APIError) in
       try await client.send(Endpoint<[Friend]>(.get, "/api/v1/friends/suggestions"))
     }
