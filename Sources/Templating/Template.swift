@@ -1,3 +1,4 @@
+import HTTPCore
 import MockJSON
 
 /// A Handlebars template in WireMock's dialect, compiled once and rendered per request.
@@ -388,33 +389,12 @@ struct HelperCall {
   }
 }
 
-/// SplitMix64: seedable, so `--seed` makes random helpers reproducible.
-struct TemplateRandom {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-  /// Uniform in [0, 1).
-  mutating func nextDouble() -> Double { Double(next() >> 11) / Double(UInt64(1) << 53) }
+/// The template helpers' generator: HTTPCore's SplitMix64, seeded so `--seed` makes them reproducible.
+typealias TemplateRandom = SplitMix64
+
+extension SplitMix64 {
   /// Uniform in `0..<n` (n > 0).
   mutating func below(_ n: UInt64) -> UInt64 { n == 0 ? 0 : next() % n }
   /// A version-4 UUID, lower case.
-  mutating func uuid() -> String {
-    let a = (next() & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000
-    let b = (next() & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
-    func hex(_ v: UInt64, _ digits: Int) -> String {
-      let s = String(v, radix: 16)
-      return String(repeating: "0", count: max(0, digits - s.count)) + s
-    }
-    let h = hex(a, 16) + hex(b, 16)
-    let c = Array(h)
-    return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20])
-      + "-"
-      + String(c[20..<32])
-  }
+  mutating func uuid() -> String { SplitMix64.uuidString(next(), next()) }
 }
