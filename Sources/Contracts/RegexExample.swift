@@ -1,3 +1,4 @@
+import RegularExpressions
 import Mappings
 
 /// Builds one string a regular expression matches, for concrete requests made from stub patterns

@@ -1,3 +1,4 @@
+import RegularExpressions
 import MockJSON
 
 /// A WireMock string value matcher (`equalTo`, `contains`, `matches`, `equalToJson`, …).

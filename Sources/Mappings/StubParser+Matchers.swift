@@ -1,3 +1,4 @@
+import RegularExpressions
 import MockJSON
 
 /// String value matchers (`equalTo`, `matches`, `equalToJson`, …): one parse function per operator in

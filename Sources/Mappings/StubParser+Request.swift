@@ -1,3 +1,4 @@
+import RegularExpressions
 import HTTPCore
 import MockJSON
 

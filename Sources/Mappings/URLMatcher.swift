@@ -1,3 +1,4 @@
+import RegularExpressions
 import MockJSON
 
 /// Which part of the URL a request pattern compares, and how (WireMock's five URL fields).
