@@ -166,7 +166,8 @@ enum TemplateHelpers {
         return c.error("Nothing matched \(pattern)")
       }
       if c.params.count > 2 {
-        let groups = m.count > 1 ? m.dropFirst().map { TemplateValue.string($0 ?? "") } : [.string(m[0] ?? "")]
+        let groups =
+          m.count > 1 ? m.dropFirst().map { TemplateValue.string($0 ?? "") } : [.string(m[0] ?? "")]
         c.state.variables[c.params[2].rendered] = .list(groups)
         return .null
       }

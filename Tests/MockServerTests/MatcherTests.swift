@@ -1,12 +1,12 @@
 import Foundation
 import HTTPCore
+import RegularExpressions
 import Synchronization
 import Testing
 
 @testable import Mappings
 @testable import MockJSON
 @testable import MockServer
-import RegularExpressions
 
 /// Parses one matcher object from JSON text (test helper).
 func matcher(_ json: String) throws -> StringValuePattern {
@@ -138,7 +138,8 @@ struct CompiledRegexTests {
     #expect(id.matches("order-42") && !id.matches("my order-42"))
     #expect(id.containsMatch(in: "my order-42 and order-7"))
     #expect(id.firstMatch(in: "my order-42 and order-7") == ["order-42", "42", nil])
-    #expect(id.allMatches(in: "order-1-x, order-22") == [["order-1-x", "1", "-x"], ["order-22", "22", nil]])
+    #expect(
+      id.allMatches(in: "order-1-x, order-22") == [["order-1-x", "1", "-x"], ["order-22", "22", nil]])
     #expect(id.allMatches(in: "order-1 order-2 order-3", limit: 2).count == 2)
     #expect(id.firstMatch(in: "none") == nil)
     // Offsets are UTF-16 units inside the engine; text outside the BMP comes back whole.
