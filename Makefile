@@ -9,15 +9,16 @@ FIXTURES ?= Fixtures
 
 all: build
 
-# System headers for the COpenSSL, CZlib and CYAML targets (Debian packages), installed only when missing.
+# System headers for the COpenSSL, CZlib, CYAML and CLibXML2 targets (Debian packages), installed only when missing.
 # libcurl4-openssl-dev: the release build links the Swift runtime statically, and FoundationNetworking (used by
 # ClientKit, which `mockserver verify` drives) then needs libcurl's development link.
 deps:
 	@if [ ! -f /usr/include/openssl/ssl.h ] || [ ! -f /usr/include/zlib.h ] || [ ! -f /usr/include/yaml.h ] \
+	  || [ ! -f /usr/include/libxml2/libxml/parser.h ] \
 	  || ! ls /usr/lib/*/libcurl.so >/dev/null 2>&1; then \
-	  echo "make: installing libssl-dev zlib1g-dev libyaml-dev libcurl4-openssl-dev"; \
+	  echo "make: installing libssl-dev zlib1g-dev libyaml-dev libxml2-dev libcurl4-openssl-dev"; \
 	  $(SUDO) apt-get update -qq >/dev/null 2>&1 || true; \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libssl-dev zlib1g-dev libyaml-dev \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libssl-dev zlib1g-dev libyaml-dev libxml2-dev \
 	    libcurl4-openssl-dev >/dev/null; \
 	fi
 
