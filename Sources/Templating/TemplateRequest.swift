@@ -77,7 +77,9 @@ public enum TemplateRequest {
     let hostName = host ?? request.headers.first("Host").map { hostWithoutPort($0) } ?? "localhost"
     let defaultPort = scheme == "https" ? 443 : 80
     let baseUrl = "\(scheme)://\(hostName)" + (port == defaultPort ? "" : ":\(port)")
-    let body = everything || needs("body") ? String(decoding: request.body, as: UTF8.self) : ""
+    let body =
+      everything || needs("body")
+      ? TextCharset.decode(request.body, contentType: request.headers.first("Content-Type")) : ""
     let base64 = everything || needs("bodyAsBase64") ? Base64.encode(request.body) : ""
     var entries: [(key: String, value: TemplateValue)] = [
       ("id", .string(id)), ("url", .string(url)), ("path", path), ("pathSegments", segmentsValue),
