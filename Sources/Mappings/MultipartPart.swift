@@ -215,7 +215,9 @@ public struct MultipartPattern: Sendable, Hashable, CustomStringConvertible {
     let each = parts.map(partDistance)
     switch matchingType {
     case .any: return each.min() ?? 1
-    case .all: return each.allSatisfy { $0 == 0 } ? 0 : max(MatchResult.minimumMiss, each.reduce(0, +) / Double(each.count))
+    case .all:
+      return each.allSatisfy { $0 == 0 }
+        ? 0 : max(MatchResult.minimumMiss, each.reduce(0, +) / Double(each.count))
     }
   }
 

@@ -185,7 +185,8 @@ public struct RequestPattern: Sendable, Hashable {
       guard
         r.record(
           "form parameter \(f.name)", weight: MatchResult.partWeight, matched: f.pattern.match(values),
-          expected: f.pattern.description, actual: NearMiss.show(values), distance: f.pattern.distance(values))
+          expected: f.pattern.description, actual: NearMiss.show(values), distance: f.pattern.distance(values)
+        )
       else { return false }
     }
     for (k, m) in multipartPatterns.enumerated() {
@@ -195,7 +196,8 @@ public struct RequestPattern: Sendable, Hashable {
           "multipart pattern \(k)", weight: MatchResult.partWeight, matched: distance == 0,
           expected: m.description,
           actual: request.parts.isEmpty
-            ? "(not a multipart body)" : "parts " + NearMiss.show(request.parts.map { $0.name ?? "(no name)" }),
+            ? "(not a multipart body)"
+            : "parts " + NearMiss.show(request.parts.map { $0.name ?? "(no name)" }),
           distance: distance)
       else { return false }
     }
@@ -206,7 +208,8 @@ public struct RequestPattern: Sendable, Hashable {
   public static func == (a: RequestPattern, b: RequestPattern) -> Bool {
     a.method == b.method && a.url == b.url && a.pathParameters == b.pathParameters
       && a.queryParameters == b.queryParameters && a.headers == b.headers && a.cookies == b.cookies
-      && a.basicAuth == b.basicAuth && a.bodyPatterns == b.bodyPatterns && a.formParameters == b.formParameters
+      && a.basicAuth == b.basicAuth && a.bodyPatterns == b.bodyPatterns
+      && a.formParameters == b.formParameters
       && a.multipartPatterns == b.multipartPatterns
   }
 

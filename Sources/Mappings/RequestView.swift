@@ -57,7 +57,7 @@ public struct RequestView: Sendable {
           try PercentDecoding.canonicalQuery(rawQuery),
           try PercentDecoding.queryParameters(rawQuery).map { (name: $0.0, value: $0.1) }
         )
-      } catch where error.isNotUTF8 {
+      } catch  where error.isNotUTF8 {
         // Only the matchers that read the query care (RequestPattern.evaluate).
         undecodable = true
       }

@@ -1,6 +1,6 @@
-import RegularExpressions
 import HTTPCore
 import MockJSON
+import RegularExpressions
 
 /// The `request` part of a stub mapping: method, URL, named matchers, credentials and body patterns.
 extension StubParser {

@@ -20,7 +20,8 @@ extension StubParser {
     do {
       root = try XMLSupport.parse(text)
     } catch {
-      d.error(m.operandPath, expected: "an XML document", found: "\(JSONValue.quoted(text)) (\(error.message))")
+      d.error(
+        m.operandPath, expected: "an XML document", found: "\(JSONValue.quoted(text)) (\(error.message))")
       return nil
     }
     var settings = XMLValuePattern.EqualToXml(
@@ -69,7 +70,8 @@ extension StubParser {
         guard let name = item.stringValue, XMLValuePattern.comparisonTypes.contains(name) else {
           d.error(
             JSONPathText.index(p, k),
-            expected: "an XMLUnit comparison type (\(XMLValuePattern.comparisonTypes.sorted().joined(separator: ", ")))",
+            expected:
+              "an XMLUnit comparison type (\(XMLValuePattern.comparisonTypes.sorted().joined(separator: ", ")))",
             found: item)
           return nil
         }
@@ -131,7 +133,9 @@ extension StubParser {
         found: "\(JSONValue.quoted(expression)) (\(problem))")
       return nil
     }
-    return .xml(XMLValuePattern(.matchesXPath(.init(expression: expression, namespaces: namespaces, valuePattern: sub))))
+    return .xml(
+      XMLValuePattern(.matchesXPath(.init(expression: expression, namespaces: namespaces, valuePattern: sub)))
+    )
   }
 
   /// XML modifiers next to an operator that does not take them.

@@ -128,7 +128,8 @@ public struct XMLValuePattern: Sendable, Hashable, CustomStringConvertible {
         pairs.append(
           (
             "xPathNamespaces",
-            .object(JSONObject(pairs: x.namespaces.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))
+            .object(
+              JSONObject(pairs: x.namespaces.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))
           ))
       }
       return .object(JSONObject(pairs: pairs))
@@ -195,7 +196,8 @@ struct XMLComparison {
     }
     if awareness == .none {
       for d in element.namespaceDeclarations {
-        list.append(Attribute(key: d.prefix.map { "xmlns:\($0)" } ?? "xmlns", namespaceURI: nil, value: d.uri))
+        list.append(
+          Attribute(key: d.prefix.map { "xmlns:\($0)" } ?? "xmlns", namespaceURI: nil, value: d.uri))
       }
     }
     return list

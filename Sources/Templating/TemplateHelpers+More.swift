@@ -87,10 +87,13 @@ extension TemplateHelpers {
         guard let path = compiledPath(expression) else {
           return c.error("\(expression) is not a valid JSONPath expression")
         }
-        guard let edited = replace(path, in: document, with: { node in
-          guard case .array(let a) = node else { return node }
-          return .array(add(a))
-        })
+        guard
+          let edited = replace(
+            path, in: document,
+            with: { node in
+              guard case .array(let a) = node else { return node }
+              return .array(add(a))
+            })
         else { return c.error("The JSON document is too large for jsonArrayAdd") }
         return .string(JacksonPrinter.pretty(edited))
       }
@@ -223,7 +226,8 @@ extension TemplateHelpers {
   private static func get(_ v: JSONValue, _ at: ArraySlice<Step>) -> JSONValue? {
     guard let step = at.first else { return v }
     switch (step, v) {
-    case (.key(let k), .object(let o)): return o.members.first(where: { $0.key == k }).flatMap { get($0.value, at.dropFirst()) }
+    case (.key(let k), .object(let o)):
+      return o.members.first(where: { $0.key == k }).flatMap { get($0.value, at.dropFirst()) }
     case (.index(let i), .array(let a)) where a.indices.contains(i): return get(a[i], at.dropFirst())
     default: return nil
     }

@@ -138,7 +138,8 @@ package enum XMLSupport {
       }
       attributes.append(
         XMLAttributeNode(
-          prefix: string(attr.pointee.ns?.pointee.prefix), namespaceURI: string(attr.pointee.ns?.pointee.href),
+          prefix: string(attr.pointee.ns?.pointee.prefix),
+          namespaceURI: string(attr.pointee.ns?.pointee.href),
           localName: string(attr.pointee.name) ?? "", value: value))
       a = attr.pointee.next
     }
@@ -270,7 +271,7 @@ package enum XMLSupport {
 
 extension String {
   fileprivate func replacingFirstLinePrefix() -> String {
-    guard hasPrefix("line ") , let colon = firstIndex(of: ":") else { return self }
+    guard hasPrefix("line "), let colon = firstIndex(of: ":") else { return self }
     return String(self[index(after: colon)...]).trimmingCharacters()
   }
 

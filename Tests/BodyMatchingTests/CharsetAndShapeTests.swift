@@ -19,7 +19,9 @@ struct CharsetAndShapeTests {
       ),
       (
         "utf8-response.json",
-        stubJSON(["method": "GET", "url": "/utf8"], ["status": 200, "body": "café", "headers": ["Content-Type": "text/plain"]])
+        stubJSON(
+          ["method": "GET", "url": "/utf8"],
+          ["status": 200, "body": "café", "headers": ["Content-Type": "text/plain"]])
       ),
       (
         "templated.json",
@@ -37,10 +39,14 @@ struct CharsetAndShapeTests {
     let p = server.port
     let latin1: [UInt8] = [0x63, 0x61, 0x66, 0xE9]
     #expect(
-      try request(p, "POST", "/latin1", headers: [("Content-Type", "text/plain; charset=ISO-8859-1")], body: latin1)
-        .status == 200)
+      try request(
+        p, "POST", "/latin1", headers: [("Content-Type", "text/plain; charset=ISO-8859-1")], body: latin1
+      )
+      .status == 200)
     // Without a charset the bytes are UTF-8: 0xE9 alone is not "é".
-    #expect(try request(p, "POST", "/latin1", headers: [("Content-Type", "text/plain")], body: latin1).status == 404)
+    #expect(
+      try request(p, "POST", "/latin1", headers: [("Content-Type", "text/plain")], body: latin1).status == 404
+    )
     #expect(try request(p, "POST", "/latin1", body: Array("café".utf8)).status == 200)
 
     #expect(try request(p, "GET", "/latin1").body == latin1)
@@ -121,7 +127,9 @@ struct CharsetAndShapeTests {
     address.sin_port = 0
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     _ = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
     }
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     _ = withUnsafeMutablePointer(to: &address) {

@@ -31,7 +31,9 @@ struct FormMultipartTests {
     let server = try launch(fixtures)
     defer { server.stop() }
     let p = server.port
-    func post(_ path: String, _ body: String, type: (String, String) = FormMultipartTests.form) throws -> Reply {
+    func post(_ path: String, _ body: String, type: (String, String) = FormMultipartTests.form) throws
+      -> Reply
+    {
       try request(p, "POST", path, headers: [type], text: body)
     }
     #expect(try post("/form", "tool=Wire+Mock&city=caf%C3%A9+%26+co&tag=b&tag=a").status == 200)
@@ -41,8 +43,10 @@ struct FormMultipartTests {
     #expect(try post("/form", "tool=WireMock&city=caf%C3%A9+%26+co&tag=a&tag=b").status == 404)
     // Not a form body: no fields.
     #expect(
-      try post("/form", "tool=Wire+Mock&city=caf%C3%A9+%26+co&tag=a&tag=b", type: ("Content-Type", "text/plain"))
-        .status == 404)
+      try post(
+        "/form", "tool=Wire+Mock&city=caf%C3%A9+%26+co&tag=a&tag=b", type: ("Content-Type", "text/plain")
+      )
+      .status == 404)
     #expect(try post("/form/includes", "tag=a&tag=b").status == 200)
     #expect(try post("/form/includes", "tag=a&gone=1").status == 404)
     // The near miss names the form parameter.
@@ -92,8 +96,13 @@ struct FormMultipartTests {
     let p = server.port
     let type = ("Content-Type", "multipart/form-data; boundary=\"XyZ-boundary\"")
     let good = FormMultipartTests.multipart([
-      (["Content-Disposition: form-data; name=\"file\"; filename=\"a.txt\"", "Content-Type: text/plain"], "hello"),
-      (["Content-Disposition: form-data; name=\"info\"", "Content-Type: application/json"], #"{ "id" : 1 }"#),
+      (
+        ["Content-Disposition: form-data; name=\"file\"; filename=\"a.txt\"", "Content-Type: text/plain"],
+        "hello"
+      ),
+      (
+        ["Content-Disposition: form-data; name=\"info\"", "Content-Type: application/json"], #"{ "id" : 1 }"#
+      ),
     ])
     #expect(try request(p, "POST", "/upload", headers: [type], body: good).status == 200)
     let wrongBody = FormMultipartTests.multipart([
@@ -104,7 +113,8 @@ struct FormMultipartTests {
       (["Content-Disposition: form-data; name=\"other\""], #"{"id":1}"#)
     ])
     #expect(try request(p, "POST", "/upload", headers: [type], body: wrongName).status == 404)
-    #expect(try request(p, "POST", "/upload", headers: [("Content-Type", "text/plain")], body: good).status == 404)
+    #expect(
+      try request(p, "POST", "/upload", headers: [("Content-Type", "text/plain")], body: good).status == 404)
 
     #expect(try request(p, "POST", "/upload/all", headers: [type], body: good).status == 200)
     let mixed = FormMultipartTests.multipart([

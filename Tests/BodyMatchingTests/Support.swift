@@ -136,7 +136,10 @@ func eventually(timeout: Double = 20, _ condition: () -> Bool) -> Bool {
 }
 
 /// A stub from Swift values (serialized with JSONSerialization, so XML and regexes need no escaping).
-func stubJSON(_ request: [String: Any], _ response: [String: Any] = ["status": 200, "body": "matched"]) -> String {
-  let data = (try? JSONSerialization.data(withJSONObject: ["request": request, "response": response])) ?? Data()
+func stubJSON(_ request: [String: Any], _ response: [String: Any] = ["status": 200, "body": "matched"])
+  -> String
+{
+  let data =
+    (try? JSONSerialization.data(withJSONObject: ["request": request, "response": response])) ?? Data()
   return String(decoding: data, as: UTF8.self)
 }

@@ -22,7 +22,8 @@ struct TemplateHelperTests {
       template: "{{xPath request.body '/outer/inner/text()'}}", body: "<outer><inner>Stuff</inner></outer>",
       expected: "Stuff"),
     Case(
-      template: "{{xPath request.body '/outer/inner/@id'}}", body: "<outer><inner id=\"42\">x</inner></outer>",
+      template: "{{xPath request.body '/outer/inner/@id'}}",
+      body: "<outer><inner id=\"42\">x</inner></outer>",
       expected: "42"),
     Case(
       template: "{{xPath request.body '/outer/inner'}}", body: "<outer><inner><a>1</a></inner></outer>",

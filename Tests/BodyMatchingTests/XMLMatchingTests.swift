@@ -152,7 +152,8 @@ struct XMLMatchingTests {
     #expect(
       try post(
         p, "/xml/placeholders",
-        "<message><id>1</id><count>1</count><code>ABC</code><when>yesterday</when><v attr=\"a\">x</v></message>")
+        "<message><id>1</id><count>1</count><code>ABC</code><when>yesterday</when><v attr=\"a\">x</v></message>"
+      )
         == 404)
     #expect(try post(p, "/xml/delimiters", "<message><id>99</id><content>Hello</content></message>") == 200)
     #expect(try post(p, "/xml/delimiters", "<message><id>99</id><content>Bye</content></message>") == 404)
@@ -169,7 +170,8 @@ struct XMLMatchingTests {
     #expect(try post(p, "/xml/none", "<b:root xmlns:b=\"urn:one\"><b:v>1</b:v></b:root>") == 404)
 
     // matchesXPath.
-    let three = "<todo-list><todo-item>wash car</todo-item><todo-item>b</todo-item><todo-item>c</todo-item></todo-list>"
+    let three =
+      "<todo-list><todo-item>wash car</todo-item><todo-item>b</todo-item><todo-item>c</todo-item></todo-list>"
     #expect(try post(p, "/xpath/count", three) == 200)
     #expect(try post(p, "/xpath/count", "<todo-list><todo-item>a</todo-item></todo-list>") == 404)
     #expect(try post(p, "/xpath/sub", three) == 200)
@@ -242,6 +244,7 @@ struct XMLMatchingTests {
     #expect(process.terminationStatus != 0)
     #expect(text.contains("mappings/bad-xpath.json: $.request.bodyPatterns[0].matchesXPath"), "\(text)")
     #expect(text.contains("mappings/bad-xml.json: $.request.bodyPatterns[0].equalToXml"), "\(text)")
-    #expect(text.contains("mappings/bad-exempt.json: $.request.bodyPatterns[0].exemptedComparisons[0]"), "\(text)")
+    #expect(
+      text.contains("mappings/bad-exempt.json: $.request.bodyPatterns[0].exemptedComparisons[0]"), "\(text)")
   }
 }
