@@ -42,6 +42,12 @@ struct TemplateHelperTests {
     Case(
       template: "{{formData request.body 'form' urlDecode=true}}{{form.multi.[1]}}", body: "multi=a&multi=b",
       expected: "b"),
+    Case(
+      template: "{{request.parts.info.body}} {{request.parts.info.headers.content-type}} {{request.parts.file.name}}",
+      body:
+        "--b1\r\nContent-Disposition: form-data; name=\"info\"\r\nContent-Type: application/json\r\n\r\n{\"id\":1}\r\n"
+        + "--b1\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nhello\r\n--b1--\r\n",
+      contentType: "multipart/form-data; boundary=b1", expected: "{\"id\":1} application/json file"),
     Case(template: "{{numberFormat 123.4567 '###.00'}}", expected: "123.46"),
     Case(template: "{{numberFormat 1234567 'integer'}}", expected: "1,234,567"),
     Case(template: "{{numberFormat 0.25 'percent'}}", expected: "25%"),
