@@ -43,7 +43,8 @@ struct TemplateHelperTests {
       template: "{{formData request.body 'form' urlDecode=true}}{{form.multi.[1]}}", body: "multi=a&multi=b",
       expected: "b"),
     Case(
-      template: "{{request.parts.info.body}} {{request.parts.info.headers.content-type}} {{request.parts.file.name}}",
+      template:
+        "{{request.parts.info.body}} {{request.parts.info.headers.content-type}} {{request.parts.file.name}}",
       body:
         "--b1\r\nContent-Disposition: form-data; name=\"info\"\r\nContent-Type: application/json\r\n\r\n{\"id\":1}\r\n"
         + "--b1\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nhello\r\n--b1--\r\n",
