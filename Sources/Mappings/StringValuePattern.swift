@@ -1,5 +1,5 @@
-import RegularExpressions
 import MockJSON
+import RegularExpressions
 
 /// A WireMock string value matcher (`equalTo`, `contains`, `matches`, `equalToJson`, …).
 ///
