@@ -124,7 +124,8 @@ extension TemplateHelpers {
       case .string(let s): return .string(s)
       }
     } catch {
-      return c.error("\(document) is not valid XML (\(error.message))")
+      let excerpt = document.count > 200 ? document.prefix(200) + "…" : document
+      return c.error("\(excerpt) is not valid XML (\(error.message))")
     }
   }
 

@@ -219,6 +219,19 @@ struct XMLMatchingTests {
     #expect(reply.status == 200)
     #expect(!reply.text.contains("root:"))
     #expect(try request(server.port, "POST", "/xxe-match", text: evil).status == 404)
+    // Entity expansion ("billion laughs") is refused by the parser: no match, an error text, the server
+    // stays up and small.
+    var entities = #"<!ENTITY lol "lol">"#
+    for level in 1...9 {
+      let inner = level == 1 ? "&lol;" : "&lol\(level - 1);"
+      entities += "<!ENTITY lol\(level) \"\(String(repeating: inner, count: 10))\">"
+    }
+    let laughs = "<?xml version=\"1.0\"?><!DOCTYPE r [\(entities)]><r>&lol9;</r>"
+    let expanded = try request(server.port, "POST", "/xxe", text: laughs)
+    #expect(expanded.status == 200)
+    #expect(expanded.body.count < 4096)
+    #expect(try request(server.port, "POST", "/xxe-match", text: laughs).status == 404)
+    #expect(server.isRunning)
   }
 
   /// Lint reports a bad XPath and a bad equalToXml with file, JSON path and reason.
