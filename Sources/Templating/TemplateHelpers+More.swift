@@ -9,6 +9,20 @@ extension TemplateHelpers {
     // MARK: XML
     t["xPath"] = { c in xPath(&c, prefix: "") }
     t["soapXPath"] = { c in xPath(&c, prefix: "/Envelope/Body") }
+    t["formatXml"] = { c in
+      let usage = "formatXml should take a block of XML to format or a single parameter of type String"
+      let source = c.block != nil ? c.fn() : (c.params.first.map(\.rendered) ?? "")
+      guard !source.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return c.error(usage) }
+      let format = c.string("format") ?? "pretty"
+      guard format == "pretty" || format == "compact" else {
+        return c.error("formatXml: format [\(format)] should be one of [pretty, compact]")
+      }
+      do {
+        return .string(try XMLSupport.format(source, pretty: format == "pretty"))
+      } catch {
+        return c.error("Input is not valid XML")
+      }
+    }
     // MARK: Forms
     t["formData"] = { c in
       guard let source = c.params.first?.rendered else { return c.error("formData needs the form body") }

@@ -79,7 +79,9 @@ package enum XMLSupport {
       | XML_PARSE_NOCDATA.rawValue)
 
   /// Parses `bytes` and hands the document to `body`; the document is freed afterwards.
-  private static func withDocument<T>(_ bytes: [UInt8], _ body: (xmlDocPtr) -> T) throws(XMLError) -> T {
+  private static func withDocument<T>(
+    _ bytes: [UInt8], dropBlanks: Bool = false, _ body: (xmlDocPtr) -> T
+  ) throws(XMLError) -> T {
     _ = setUp
     guard bytes.count <= maximumInputBytes else {
       throw XMLError(message: "document larger than \(maximumInputBytes) bytes")
@@ -89,7 +91,8 @@ package enum XMLSupport {
     let doc: xmlDocPtr? = bytes.withUnsafeBufferPointer { buffer in
       buffer.baseAddress.flatMap { base in
         base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
-          xmlReadMemory($0, Int32(buffer.count), nil, nil, options)
+          xmlReadMemory(
+            $0, Int32(buffer.count), nil, nil, options | (dropBlanks ? Int32(XML_PARSE_NOBLANKS.rawValue) : 0))
         }
       }
     }
@@ -119,6 +122,20 @@ package enum XMLSupport {
   /// Parses `text` as an XML document (see ``parse(_:)-([UInt8])``).
   package static func parse(_ text: String) throws(XMLError) -> XMLElementNode {
     try parse(Array(text.utf8))
+  }
+
+  /// The document re-serialized without whitespace between elements: indented by two spaces per level
+  /// (`pretty`) or on one line. The XML declaration is left out.
+  /// - Throws: ``XMLError`` when it is not well-formed.
+  package static func format(_ text: String, pretty: Bool) throws(XMLError) -> String {
+    let out: String? = try withDocument(Array(text.utf8), dropBlanks: true) { doc in
+      guard let root = xmlDocGetRootElement(doc), let buffer = xmlBufferCreate() else { return nil }
+      defer { xmlBufferFree(buffer) }
+      _ = xmlNodeDump(buffer, doc, root, 0, pretty ? 1 : 0)
+      return string(xmlBufferContent(buffer))
+    }
+    guard let out else { throw XMLError(message: "no root element") }
+    return out
   }
 
   private static func string(_ p: UnsafePointer<xmlChar>?) -> String? {

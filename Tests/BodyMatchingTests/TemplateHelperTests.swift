@@ -49,6 +49,12 @@ struct TemplateHelperTests {
         "--b1\r\nContent-Disposition: form-data; name=\"info\"\r\nContent-Type: application/json\r\n\r\n{\"id\":1}\r\n"
         + "--b1\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n\r\nhello\r\n--b1--\r\n",
       contentType: "multipart/form-data; boundary=b1", expected: "{\"id\":1} application/json file"),
+    Case(
+      template: "{{formatXml request.body}}", body: "<a>\n <b x=\"1\">t</b>   <c/></a>",
+      expected: "<a>\n  <b x=\"1\">t</b>\n  <c/>\n</a>"),
+    Case(
+      template: "{{formatXml request.body format='compact'}}", body: "<a>\n <b>t</b>\n</a>",
+      expected: "<a><b>t</b></a>"),
     Case(template: "{{numberFormat 123.4567 '###.00'}}", expected: "123.46"),
     Case(template: "{{numberFormat 1234567 'integer'}}", expected: "1,234,567"),
     Case(template: "{{numberFormat 0.25 'percent'}}", expected: "25%"),
