@@ -92,7 +92,8 @@ package enum XMLSupport {
       buffer.baseAddress.flatMap { base in
         base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
           xmlReadMemory(
-            $0, Int32(buffer.count), nil, nil, options | (dropBlanks ? Int32(XML_PARSE_NOBLANKS.rawValue) : 0))
+            $0, Int32(buffer.count), nil, nil, options | (dropBlanks ? Int32(XML_PARSE_NOBLANKS.rawValue) : 0)
+          )
         }
       }
     }
