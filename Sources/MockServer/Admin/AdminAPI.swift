@@ -18,6 +18,8 @@ struct AdminAPI: Sendable {
   let createdAt: UInt64
   /// The host's hook for `POST /__admin/shutdown`, if any.
   let shutdownHandler: @Sendable () -> (@Sendable () -> Void)?
+  /// Upstream exchanges and the recorder (`/__admin/recordings`), or nil.
+  var forwarder: ProxyForwarder? = nil
 
   /// One decoded admin request: method, path segments after `/__admin`, query parameters, body.
   struct Call {
@@ -130,6 +132,7 @@ struct AdminAPI: Sendable {
     case ("GET", "health") where s.count == 1: return health()
     case ("GET", "version") where s.count == 1: return version()
     case ("POST", "shutdown") where s.count == 1: return shutdown()
+    case (_, "recordings"): return recordings(call, Array(s.dropFirst()))
     default: return notFound(call)
     }
   }

@@ -389,6 +389,12 @@ final class Connection: EventHandler {
           loop.execute { target.connection?.resumeDeferred(with: plan) }
         }
         return
+      case .awaiting(let start):
+        updateExecution { $0.waitingForWork = true }
+        let target = LoopBound(self)
+        let loop = self.loop
+        start { plan in loop.execute { target.connection?.resumeDeferred(with: plan) } }
+        return
       case .close:
         finishPlan(served: true)
         beginClosing(requestFullyRead: e.requestFullyRead)

@@ -17,6 +17,8 @@ public final class MockResponder: Sendable {
   let requestCheck: (@Sendable (HTTPRequest) -> (response: HTTPResponse, note: String)?)?
   /// Response templating settings (`--global-response-templating`, …).
   let templating: TemplatingConfiguration
+  /// Upstream exchanges: proxy stubs, `--proxy-all`, recording.
+  let forwarder: ProxyForwarder
   private let random: Mutex<SplitMix64>
 
   init(
@@ -31,6 +33,7 @@ public final class MockResponder: Sendable {
     builder = ResponsePlanBuilder(maxHoldMilliseconds: configuration.maxHoldMilliseconds)
     requestCheck = configuration.requestCheck
     templating = configuration.templating
+    forwarder = ProxyForwarder(configuration: configuration.proxy)
     random = Mutex(SplitMix64(seed: configuration.seed ?? UInt64.random(in: .min ... .max)))
   }
 
@@ -74,6 +77,10 @@ public final class MockResponder: Sendable {
         responseHead: response.head, responseBody: response.body)
       return .respond(status: response.status, headers: response.head.headers, body: response.body)
     }
+    if let target = forwarder.recorder.recordingTarget {
+      // A recording session with a target proxies every request there (WireMock's recorder).
+      return serveProxy(ProxyDefinition(baseURL: target), stub: nil, request: request, context: context)
+    }
     let table = store.table
     let scenarios = scenarioBook.states
     let scenarioState = { (name: String) in scenarios[name] ?? StubMapping.scenarioStarted }
@@ -97,6 +104,9 @@ public final class MockResponder: Sendable {
     case .matched(let stub, let parameters):
       return serve(stub, table: table, request: request, context: context, pathParameters: parameters)
     case .unmatched(let report):
+      if let base = forwarder.configuration.proxyAllBaseURL {
+        return serveProxy(ProxyDefinition(baseURL: base), stub: nil, request: request, context: context)
+      }
       let entry = makeEntry(request, context: context, stubID: nil, nearMisses: report.nearMisses)
       var entryWithStatus = entry
       entryWithStatus.responseStatus = 404
@@ -128,6 +138,12 @@ public final class MockResponder: Sendable {
     let serveCount = stub.responseSequence == nil ? 0 : scenarioBook.serveCount(stubID: stub.id)
     let globalDelay = settings.globalDelayMilliseconds
     var definition = stub.response(serveCount: serveCount)
+    if let proxy = definition.proxy {
+      let delay = random.withLock { rng in definition.sampleDelayMilliseconds { rng.nextDouble() } }
+      return serveProxy(
+        proxy, stub: stub, request: request, context: context,
+        delayMilliseconds: MockResponder.totalDelay(sampled: delay, global: globalDelay))
+    }
     // A templated response is rendered per request; every other stub keeps its prepared response.
     let templated = templating.applies(to: definition)
     var prepared = templated ? nil : store.prepared(stubID: stub.id, table: table)
@@ -212,7 +228,7 @@ public final class MockResponder: Sendable {
     return plan
   }
 
-  private func makeEntry(
+  func makeEntry(
     _ request: HTTPRequest, context: RequestContext, stubID: String?, nearMisses: [NearMiss],
     idWords: (UInt64, UInt64)? = nil
   ) -> JournalEntry {

@@ -45,6 +45,9 @@ public struct MockServiceConfiguration: Sendable {
   public var requestCheck: (@Sendable (HTTPRequest) -> (response: HTTPResponse, note: String)?)?
   /// Response templating (`--global-response-templating`, `--template-escaping`, `--fixed-time`, …).
   public var templating = TemplatingConfiguration()
+  /// Upstream settings: `--proxy-timeout-ms`, `--proxy-ca`, `--proxy-insecure`, `--proxy-all`,
+  /// `--record-mappings`.
+  public var proxy = ProxyConfiguration()
   /// Creates the defaults.
   public init() {}
 }
@@ -94,7 +97,7 @@ public final class MockService: HTTPResponder, Sendable {
       configuration: configuration, store: store, scenarioBook: scenarioBook, journal: journal,
       logger: logger,
       settings: settings, createdAt: SocketOps.monotonicNanos(),
-      shutdownHandler: { shutdown.handler })
+      shutdownHandler: { shutdown.handler }, forwarder: responder.forwarder)
   }
 
   /// Called (once, off the event loop) after `POST /__admin/shutdown` was answered; nil when the host

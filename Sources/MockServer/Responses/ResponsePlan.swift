@@ -30,6 +30,10 @@ public struct ResponsePlan: Sendable {
     /// the loop's other connections are not kept waiting; the plan it returns runs next. Dropped if the
     /// client goes away meanwhile.
     case deferred(@Sendable () -> ResponsePlan)
+    /// Starts work that finishes elsewhere (an upstream exchange on its own thread) and hands the plan
+    /// that runs next to the given callback, exactly once, from any thread; the connection takes it back
+    /// on its loop. Dropped if the client goes away meanwhile.
+    case awaiting(@Sendable (_ resume: @escaping @Sendable (ResponsePlan) -> Void) -> Void)
   }
 
   /// The steps in order.
