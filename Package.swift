@@ -4,8 +4,8 @@ import PackageDescription
 // Modules and their arrows (docs/architecture.md):
 //   HTTPCore ← MockJSON ← Templating ← Mappings ← MockServer ← MockServerCLI ← mockserver
 //   NativeSupport (zlib, OpenSSL) ← MockServer, ClientKit;  MockServerTesting → MockServer, Mappings
-//   MockJSON ← JSONSchema ← Contracts (+ Mappings, CYAML) ← MockServerCLI (which also uses ClientKit's
-//   transport for `verify`; MockServer itself never imports ClientKit)
+//   MockJSON ← JSONSchema ← Contracts (+ Mappings, CYAML) ← MockServerCLI (`verify` sends its requests with
+//   MockServer's own upstream client, the one proxy stubs use; neither imports ClientKit)
 // MockServer and ClientKit never import each other.
 let package = Package(
   name: "MockServer",
@@ -57,7 +57,7 @@ let package = Package(
     .target(
       name: "MockServerCLI",
       dependencies: [
-        "MockServer", "Mappings", "MockJSON", "HTTPCore", "Templating", "Contracts", "ClientKit",
+        "MockServer", "Mappings", "MockJSON", "HTTPCore", "Templating", "Contracts",
       ]),
     .executableTarget(name: "mockserver", dependencies: ["MockServerCLI"]),
     // ClientKit: a portable core (requests, client, decoding, cache, interceptors, URLSession transport;

@@ -16,6 +16,9 @@ public struct CommandLineOptions: Sendable, Equatable {
     case version
     /// Write a local CA and server/client certificates (`mockserver cert [--out DIR]`) and exit.
     case cert
+    /// A recording proxy to `--upstream` until SIGINT/SIGTERM, then fixtures written to `--out`
+    /// (`mockserver record`).
+    case record
   }
 
   /// The command to run (default `serve`).
@@ -97,6 +100,10 @@ public struct CommandLineOptions: Sendable, Equatable {
   /// an `x-contract-violation` header.
   public var validateResponses = false
 
+  /// Proxying and recording: `--proxy-timeout-ms`, `--proxy-ca`, `--proxy-insecure`, `--proxy-all`,
+  /// `--record-mappings`, and `record`'s `--upstream`, `--out`, `--match-headers`, `--redact`.
+  public var proxy = ProxyOptions()
+
   /// Defaults.
   public init() {}
 
@@ -118,7 +125,8 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "help": options.command = .help
       case "version": options.command = .version
       case "cert": options.command = .cert
-      default: throw UsageError(description: "unknown command '\(first)' (expected serve, lint, cert)")
+      case "record": options.command = .record
+      default: throw UsageError(description: "unknown command '\(first)' (expected serve, lint, cert, record)")
       }
       rest = rest.dropFirst()
     }
@@ -218,6 +226,9 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "--validate-responses": options.validateResponses = true
       case "--out" where options.command == .cert: options.certOutputDirectory = try value(name)
       default:
+        if try options.parseProxyOption(name, value: value, integer: integer) {
+          continue
+        }
         if options.command == .lint, !argument.hasPrefix("-"), !lintDirectoryGiven {
           lintDirectoryGiven = true
           options.fixturesDirectory = argument
@@ -229,6 +240,7 @@ public struct CommandLineOptions: Sendable, Equatable {
       }
     }
     try options.validateTLS()
+    try options.validateProxy()
     if options.validateRequests || options.validateResponses, options.openAPISpec == nil {
       throw UsageError(description: "--validate-requests and --validate-responses need --openapi SPEC")
     }
@@ -265,6 +277,9 @@ public struct CommandLineOptions: Sendable, Equatable {
       mockserver export pact --consumer C --provider P [--fixtures DIR] [--from-journal URL] [--out FILE]
       mockserver verify --upstream URL [--fixtures DIR] [--only NAME]... [--junit FILE] [--header 'K: V']
                                        compare the fixtures with the running provider (docs/contracts.md)
+      mockserver record --upstream URL [--out DIR] [--port N] [--match-headers H,...] [--redact NAME,...]
+                                       a recording proxy until Ctrl-C, then DIR/mappings/ and DIR/__files/
+                                       (default DIR: Fixtures; docs/recording.md)
       mockserver cert [--out DIR]      write ca.pem, ca-key.pem, server.pem, server-key.pem, client.pem,
                                        client-key.pem into DIR (default certs; an existing CA is kept)
 
@@ -310,6 +325,14 @@ public struct CommandLineOptions: Sendable, Equatable {
       --tls-fault KIND         serve an expired, wrong-host or untrusted certificate instead
       --tls-ca FILE            with --tls-cert and --tls-fault: the CA (and --tls-ca-key FILE its key)
                                that signs the expired and wrong-host certificates
+      --proxy-all URL          forward requests no stub matches to URL (proxy stubs: docs/recording.md)
+      --record-mappings        record what is proxied; on exit write it to the fixtures folder
+      --proxy-timeout-ms N     502/504 when an upstream makes no progress for N ms (default 30000)
+      --proxy-ca FILE          also trust these CA certificates (PEM) for upstream HTTPS
+      --proxy-insecure         accept any upstream certificate
+      --match-headers H,...    (recording) request headers the recorded stubs match on
+      --redact NAME,...        (recording) headers and JSON fields written as REDACTED, besides
+                               Authorization, Cookie, Set-Cookie and Proxy-Authorization
       -h, --help               this help
       -V, --version            print the version
 

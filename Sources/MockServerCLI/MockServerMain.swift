@@ -32,7 +32,7 @@ public enum MockServerMain {
       return 0
     case .lint:
       return lint(options)
-    case .serve:
+    case .serve, .record:
       return serve(options)
     case .cert:
       return writeCertificates(options)
@@ -67,7 +67,9 @@ public enum MockServerMain {
     configuration.eventLoops = options.eventLoops
     configuration.limits.maxHeaderSectionBytes = options.maxHeaderSectionBytes
     configuration.limits.maxBodyBytes = options.maxBodyBytes
-    var fixtures = FixtureLoader.load(directory: options.fixturesDirectory)
+    // `record` starts with no stubs: everything goes to the upstream.
+    var fixtures =
+      options.command == .record ? FixtureSet() : FixtureLoader.load(directory: options.fixturesDirectory)
     var requestValidator: OpenAPIRequestValidator?
     if let spec = options.openAPISpec {
       // --openapi: the document's stubs, then the fixtures folder's (when there is one).
@@ -119,6 +121,13 @@ public enum MockServerMain {
     configuration.maxHoldMilliseconds = options.maxHoldMilliseconds
     configuration.shutdownGraceMilliseconds = options.shutdownGraceMilliseconds
     serviceConfiguration.requestCheck = requestValidator.map(RequestValidation.check)
+    switch RecordingSession.configuration(options) {
+    case .success(let proxy): serviceConfiguration.proxy = proxy
+    case .failure(let message):
+      printError("mockserver: \(message)")
+      return 2
+    }
+    if options.command == .record { serviceConfiguration.fixturesDirectory = nil }
     let service = MockService(configuration: serviceConfiguration, fixtures: fixtures)
     let server = HTTPServer(configuration: configuration, responder: service)
     var tls: TLSSetup.Prepared?
@@ -148,7 +157,8 @@ public enum MockServerMain {
       )
     }
     let watcher = FixtureWatcher(directory: options.fixturesDirectory, service: service)
-    if options.watch, options.openAPISpec == nil { watcher.start() }
+    if options.watch, options.openAPISpec == nil, options.command != .record { watcher.start() }
+    RecordingSession.startProgress(service, options)
     service.onShutdownRequested = { done.signal() }
     print("listening on \(server.baseURL)")
     if let tls, !startHTTPS(server, tls, port: options.httpsPort ?? 0) {
@@ -167,7 +177,7 @@ public enum MockServerMain {
     }
     service.logger.flush()
     if let tls, tls.isGenerated { try? FileManager.default.removeItem(atPath: tls.trustPath) }
-    return 0
+    return RecordingSession.finish(service, options)
   }
 
   /// Makes SIGINT and SIGTERM signal `done` (also `POST /__admin/shutdown` does). Keep the sources

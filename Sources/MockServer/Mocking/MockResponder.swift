@@ -18,7 +18,7 @@ public final class MockResponder: Sendable {
   /// Response templating settings (`--global-response-templating`, …).
   let templating: TemplatingConfiguration
   /// Upstream exchanges: proxy stubs, `--proxy-all`, recording.
-  let forwarder: ProxyForwarder
+  package let forwarder: ProxyForwarder
   private let random: Mutex<SplitMix64>
 
   init(

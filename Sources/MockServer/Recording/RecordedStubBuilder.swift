@@ -164,9 +164,8 @@ package enum RecordedStubBuilder {
     var body = response.body
     var headers = response.headers
     // Content stored decoded (served back, the server compresses again when the client asks).
-    if let coding = headers.first("Content-Encoding")?.trimmingOWS().lowercasedASCII(), !body.isEmpty,
-      let decoder = ContentCoding(rawValue: coding == "x-gzip" ? "gzip" : coding), decoder != .identity,
-      let decoded = try? decoder.decode(body)
+    if !body.isEmpty, let coding = headers.first("Content-Encoding").flatMap(ContentCoding.init(fieldValue:)),
+      coding != .identity, let decoded = try? coding.decode(body)
     {
       body = decoded
       headers.remove(name: "Content-Encoding")
