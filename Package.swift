@@ -87,6 +87,12 @@ let package = Package(
     .testTarget(
       name: "HardeningTests",
       dependencies: ["MockServer", "MockServerTesting", "Mappings", "MockJSON", "HTTPCore"]),
+    // Proxy stubs and recording (issue 15) against the real binary, a Python http.server upstream and a
+    // second mockserver.
+    .testTarget(
+      name: "ProxyTests",
+      dependencies: ["MockServer", "MockServerTesting", "Mappings", "MockJSON", "HTTPCore"],
+      exclude: ["upstream.py"]),
     .testTarget(
       name: "ContractsTests",
       dependencies: [

@@ -127,8 +127,9 @@ package enum RecordedStubBuilder {
     switch spec.bodyPattern {
     case .auto(let order, let extra, let ci):
       if var json {
-        if !spec.redactedFields.isEmpty, removeFields(&json, spec.redactedFields) {
-          note(&redactions, "JSON fields \(spec.redactedFields.sorted().joined(separator: ", ")) of \(request.method.rawValue) \(request.head.rawPath) request body (left out of equalToJson)")
+        let found = spec.redactedFields.isEmpty ? [] : redactFields(&json, spec.redactedFields, remove: true)
+        if !found.isEmpty {
+          note(&redactions, "\(fieldsText(found)) of \(request.method.rawValue) \(request.head.rawPath) request body (left out of equalToJson)")
           return JSONObject(pairs: [("equalToJson", json), ("ignoreArrayOrder", .bool(order)), ("ignoreExtraElements", .bool(true))])
         }
         return JSONObject(pairs: [("equalToJson", json), ("ignoreArrayOrder", .bool(order)), ("ignoreExtraElements", .bool(extra))])
@@ -146,7 +147,7 @@ package enum RecordedStubBuilder {
       return JSONObject(pairs: pairs)
     case .equalToJson(let order, let extra):
       if var json {
-        let removed = !spec.redactedFields.isEmpty && removeFields(&json, spec.redactedFields)
+        let removed = !spec.redactedFields.isEmpty && !redactFields(&json, spec.redactedFields, remove: true).isEmpty
         return JSONObject(pairs: [("equalToJson", json), ("ignoreArrayOrder", .bool(order)), ("ignoreExtraElements", .bool(extra || removed))])
       }
       guard let text else { return JSONObject(pairs: [("binaryEqualTo", .string(Base64.encode(bytes)))]) }
@@ -212,9 +213,10 @@ package enum RecordedStubBuilder {
       || body.first == UInt8(ascii: "["), var json = try? JSONValue.parse(bytes: body)
     {
       var redacted = false
-      if !spec.redactedFields.isEmpty, redactFields(&json, spec.redactedFields) {
+      let found = spec.redactedFields.isEmpty ? [] : redactFields(&json, spec.redactedFields)
+      if !found.isEmpty {
         redacted = true
-        note(&redactions, "JSON fields \(spec.redactedFields.sorted().joined(separator: ", ")) of \(what) body")
+        note(&redactions, "\(fieldsText(found)) of \(what) body")
       }
       let compact = json.serializedBytes()
       if redacted || compact == body {
@@ -243,49 +245,34 @@ package enum RecordedStubBuilder {
     !s.unicodeScalars.contains { ($0.value < 32 && $0.value != 9 && $0.value != 10 && $0.value != 13) || $0.value == 127 }
   }
 
-  /// Replaces the values of members named in `names` (at any depth) by the placeholder; true if any was.
-  static func redactFields(_ value: inout JSONValue, _ names: Set<String>) -> Bool {
+  /// Replaces the values of members named in `names` (at any depth) by the placeholder (or, with
+  /// `remove`, removes the members); returns the names found.
+  static func redactFields(_ value: inout JSONValue, _ names: Set<String>, remove: Bool = false) -> Set<String> {
+    var found: Set<String> = []
     switch value {
     case .object(var o):
-      var changed = false
       for i in o.members.indices {
         if names.contains(o.members[i].key) {
+          found.insert(o.members[i].key)
           o.members[i].value = .string(RecordingSpec.placeholder)
-          changed = true
-        } else if redactFields(&o.members[i].value, names) {
-          changed = true
+        } else {
+          found.formUnion(redactFields(&o.members[i].value, names, remove: remove))
         }
       }
+      if remove { o.members.removeAll { names.contains($0.key) } }
       value = .object(o)
-      return changed
     case .array(var a):
-      var changed = false
-      for i in a.indices where redactFields(&a[i], names) { changed = true }
+      for i in a.indices { found.formUnion(redactFields(&a[i], names, remove: remove)) }
       value = .array(a)
-      return changed
     default:
-      return false
+      break
     }
+    return found
   }
 
-  /// Removes members named in `names` (at any depth); true if any was.
-  static func removeFields(_ value: inout JSONValue, _ names: Set<String>) -> Bool {
-    switch value {
-    case .object(var o):
-      let before = o.members.count
-      o.members.removeAll { names.contains($0.key) }
-      var changed = o.members.count != before
-      for i in o.members.indices where removeFields(&o.members[i].value, names) { changed = true }
-      value = .object(o)
-      return changed
-    case .array(var a):
-      var changed = false
-      for i in a.indices where removeFields(&a[i], names) { changed = true }
-      value = .array(a)
-      return changed
-    default:
-      return false
-    }
+  /// `JSON field token` or `JSON fields a, b`.
+  static func fieldsText(_ names: Set<String>) -> String {
+    (names.count == 1 ? "JSON field " : "JSON fields ") + names.sorted().joined(separator: ", ")
   }
 
   static func note(_ redactions: inout [String], _ line: String) {
