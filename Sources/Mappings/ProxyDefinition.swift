@@ -39,7 +39,9 @@ public struct ProxyDefinition: Sendable, Hashable {
     }
     let authority = rest.prefix { $0 != "/" }
     if authority.isEmpty { return "it has no host" }
-    if authority.contains("@") { return "it has user information (put credentials in additionalProxyRequestHeaders)" }
+    if authority.contains("@") {
+      return "it has user information (put credentials in additionalProxyRequestHeaders)"
+    }
     if rest.contains("?") || rest.contains("#") { return "it has a query or fragment" }
     if rest.unicodeScalars.contains(where: { $0.value <= 32 || $0.value == 127 }) {
       return "it has spaces or control characters"

@@ -11,7 +11,8 @@ extension StubParser {
 
   /// Parses the proxy fields of response object `o` at `path`; nil when it has no `proxyBaseUrl` (the
   /// other proxy fields without it are reported).
-  package static func parseProxy(_ o: JSONObject, _ path: String, _ d: inout Diagnostics) -> ProxyDefinition? {
+  package static func parseProxy(_ o: JSONObject, _ path: String, _ d: inout Diagnostics) -> ProxyDefinition?
+  {
     guard let base = o["proxyBaseUrl"] else {
       for key in proxyFields where o[key] != nil {
         d.error(JSONPathText.child(path, key), expected: "proxyBaseUrl beside it", found: "\(key) alone")
@@ -24,7 +25,8 @@ extension StubParser {
       return nil
     }
     if let problem = ProxyDefinition.problem(baseURL: url) {
-      d.error(bp, expected: "an absolute http:// or https:// URL", found: "\(JSONValue.quoted(url)): \(problem)")
+      d.error(
+        bp, expected: "an absolute http:// or https:// URL", found: "\(JSONValue.quoted(url)): \(problem)")
       return nil
     }
     var proxy = ProxyDefinition(baseURL: url.hasSuffix("/") ? String(url.dropLast()) : url)
@@ -50,7 +52,8 @@ extension StubParser {
       proxy.urlPrefixToRemove = string(o, "proxyUrlPrefixToRemove", path, &d)
     }
     for key in ["body", "jsonBody", "base64Body", "bodyFileName", "x-envelope", "fault"] where o[key] != nil {
-      d.warning(JSONPathText.child(path, key), "a proxy response relays the upstream's answer, so \(key) is ignored")
+      d.warning(
+        JSONPathText.child(path, key), "a proxy response relays the upstream's answer, so \(key) is ignored")
     }
     return proxy
   }

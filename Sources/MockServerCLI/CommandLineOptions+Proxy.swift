@@ -42,14 +42,16 @@ extension CommandLineOptions {
     case "--proxy-all":
       let url = try value(name)
       if let problem = ProxyDefinition.problem(baseURL: url) {
-        throw UsageError(description: "--proxy-all expects an http:// or https:// base URL, got '\(url)': \(problem)")
+        throw UsageError(
+          description: "--proxy-all expects an http:// or https:// base URL, got '\(url)': \(problem)")
       }
       proxy.proxyAll = url
     case "--record-mappings": proxy.recordMappings = true
     case "--upstream" where command == .record:
       let url = try value(name)
       if let problem = ProxyDefinition.problem(baseURL: url) {
-        throw UsageError(description: "--upstream expects an http:// or https:// base URL, got '\(url)': \(problem)")
+        throw UsageError(
+          description: "--upstream expects an http:// or https:// base URL, got '\(url)': \(problem)")
       }
       proxy.upstream = url
     case "--out" where command == .record:

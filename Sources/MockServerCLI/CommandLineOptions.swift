@@ -126,7 +126,8 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "version": options.command = .version
       case "cert": options.command = .cert
       case "record": options.command = .record
-      default: throw UsageError(description: "unknown command '\(first)' (expected serve, lint, cert, record)")
+      default:
+        throw UsageError(description: "unknown command '\(first)' (expected serve, lint, cert, record)")
       }
       rest = rest.dropFirst()
     }

@@ -52,7 +52,8 @@ enum RecordingSession {
     var spec = RecordingSpec()
     spec.persist = false
     spec.captureHeaders = options.proxy.matchHeaders.map { ($0, false) }
-    spec.redactedHeaders = RecordingSpec.defaultRedactedHeaders.union(options.proxy.redact.map { $0.lowercased() })
+    spec.redactedHeaders = RecordingSpec.defaultRedactedHeaders.union(
+      options.proxy.redact.map { $0.lowercased() })
     spec.redactedFields = Set(options.proxy.redact)
     return spec
   }
@@ -75,7 +76,9 @@ enum RecordingSession {
       print("recorded \(exchanges.count) request(s) as \(stubs.count) stub(s) in \(directory):")
       for path in written { print("  wrote \(directory)/\(path)") }
       if redactions.isEmpty {
-        print("redacted: nothing (no Authorization, Cookie, Set-Cookie, Proxy-Authorization or --redact names seen)")
+        print(
+          "redacted: nothing (no Authorization, Cookie, Set-Cookie, Proxy-Authorization or --redact names seen)"
+        )
       } else {
         print("redacted (written as \(RecordingSpec.placeholder)):")
         for line in redactions { print("  \(line)") }

@@ -57,7 +57,9 @@ func exchange(
   for (name, value) in headers { fields.add(name: name, value: value) }
   let request = HTTPRequest(
     head: HTTPRequestHead(method: HTTPMethod(rawValue: method), target: target, headers: fields), body: body)
-  switch UpstreamHTTPClient(timeoutMilliseconds: 60_000, maxBodyBytes: 64 << 20, tls: nil).send(request, to: url) {
+  switch UpstreamHTTPClient(timeoutMilliseconds: 60_000, maxBodyBytes: 64 << 20, tls: nil).send(
+    request, to: url)
+  {
   case .success(let response): return response
   case .failure(let error): throw ProxyTestError("\(method) \(target) on port \(port): \(error)")
   }
@@ -135,7 +137,8 @@ final class RecordingRun: @unchecked Sendable {
     }
     guard let found else {
       process.terminate()
-      throw ProxyTestError("no listening line: \(String(decoding: output.bytes.withLock { $0 }, as: UTF8.self))")
+      throw ProxyTestError(
+        "no listening line: \(String(decoding: output.bytes.withLock { $0 }, as: UTF8.self))")
     }
     port = found
   }
@@ -169,11 +172,14 @@ func rawExchange(_ port: Int, _ request: String) throws -> String {
   address.sin_port = in_port_t(UInt16(port).bigEndian)
   address.sin_addr.s_addr = inet_addr("127.0.0.1")
   let rc = withUnsafePointer(to: &address) {
-    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+    }
   }
   guard rc == 0 else { throw ProxyTestError("connect: errno \(errno)") }
   let bytes = Array(request.utf8)
-  guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else {
+  guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count
+  else {
     throw ProxyTestError("send failed")
   }
   var data: [UInt8] = []

@@ -48,7 +48,9 @@ struct ProxyTests {
   @Test func relaysTenMegabytesAndChunkedResponsesWhole() throws {
     let upstream = try PythonUpstream.launch()
     defer { upstream.stop() }
-    let folder = try TemporaryFolder(files: [("proxy.json", proxyStub(".*", to: "http://127.0.0.1:\(upstream.port)"))])
+    let folder = try TemporaryFolder(files: [
+      ("proxy.json", proxyStub(".*", to: "http://127.0.0.1:\(upstream.port)"))
+    ])
     defer { folder.remove() }
     let server = try MockServerProcess.launch(arguments: ["--fixtures", folder.path, "--no-watch", "--quiet"])
     defer { server.stop() }
@@ -67,14 +69,17 @@ struct ProxyTests {
     #expect(chunked.headers.first("Transfer-Encoding") == nil)
     // A 10 MB request body goes upstream whole too (POST /echo sends it back).
     let upload = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-    let echoed = try exchange(server.port, "POST", "/echo", headers: [("Content-Type", "application/octet-stream")], body: upload)
+    let echoed = try exchange(
+      server.port, "POST", "/echo", headers: [("Content-Type", "application/octet-stream")], body: upload)
     #expect(echoed.status.code == 201)
     #expect(echoed.body == upload)
   }
 
   @Test func upstreamDownGives502NamingTheUpstreamAndTheReasonAndIsJournaled() throws {
     let port = closedPort()
-    let folder = try TemporaryFolder(files: [("proxy.json", proxyStub("/down.*", to: "http://127.0.0.1:\(port)"))])
+    let folder = try TemporaryFolder(files: [
+      ("proxy.json", proxyStub("/down.*", to: "http://127.0.0.1:\(port)"))
+    ])
     defer { folder.remove() }
     let server = try MockServerProcess.launch(arguments: ["--fixtures", folder.path, "--no-watch", "--quiet"])
     defer { server.stop() }
@@ -124,15 +129,26 @@ struct ProxyTests {
 
   @Test func lowPriorityCatchAllProxyToASecondMockserver() throws {
     let upstreamFolder = try TemporaryFolder(files: [
-      ("users.json", #"{"request":{"method":"GET","url":"/api/users"},"response":{"status":200,"jsonBody":[{"id":1}],"headers":{"X-From":"upstream"}}}"#),
-      ("local.json", #"{"request":{"method":"GET","url":"/api/local"},"response":{"status":200,"body":"upstream copy"}}"#),
+      (
+        "users.json",
+        #"{"request":{"method":"GET","url":"/api/users"},"response":{"status":200,"jsonBody":[{"id":1}],"headers":{"X-From":"upstream"}}}"#
+      ),
+      (
+        "local.json",
+        #"{"request":{"method":"GET","url":"/api/local"},"response":{"status":200,"body":"upstream copy"}}"#
+      ),
     ])
     defer { upstreamFolder.remove() }
-    let upstream = try MockServerProcess.launch(arguments: ["--fixtures", upstreamFolder.path, "--no-watch", "--quiet"])
+    let upstream = try MockServerProcess.launch(arguments: [
+      "--fixtures", upstreamFolder.path, "--no-watch", "--quiet",
+    ])
     defer { upstream.stop() }
     let folder = try TemporaryFolder(files: [
       ("catch-all.json", proxyStub(".*", to: "http://127.0.0.1:\(upstream.port)", priority: 10)),
-      ("local.json", #"{"priority":1,"request":{"method":"GET","url":"/api/local"},"response":{"status":200,"body":"local"}}"#),
+      (
+        "local.json",
+        #"{"priority":1,"request":{"method":"GET","url":"/api/local"},"response":{"status":200,"body":"local"}}"#
+      ),
     ])
     defer { folder.remove() }
     let server = try MockServerProcess.launch(arguments: ["--fixtures", folder.path, "--no-watch", "--quiet"])
@@ -162,7 +178,10 @@ struct ProxyTests {
       (#"{"proxyBaseUrl":"ftp://x"}"#, "$.response.proxyBaseUrl"),
       (#"{"proxyBaseUrl":"http://x?q=1"}"#, "$.response.proxyBaseUrl"),
       (#"{"proxyBaseUrl":"http://x:99999"}"#, "$.response.proxyBaseUrl"),
-      (#"{"proxyBaseUrl":"http://x","removeProxyRequestHeaders":"Cookie"}"#, "$.response.removeProxyRequestHeaders"),
+      (
+        #"{"proxyBaseUrl":"http://x","removeProxyRequestHeaders":"Cookie"}"#,
+        "$.response.removeProxyRequestHeaders"
+      ),
       (#"{"additionalProxyRequestHeaders":{"X":"1"}}"#, "$.response.additionalProxyRequestHeaders"),
     ] {
       let json = try JSONValue.parse(#"{"request":{"url":"/"},"response":\#(bad)}"#)

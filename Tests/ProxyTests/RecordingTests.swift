@@ -100,7 +100,8 @@ struct RecordingTests {
     ])
     let secrets = [
       ("Authorization", "Bearer SECRET-AUTH"), ("Cookie", "sid=SECRET-REQUEST-COOKIE"),
-      ("X-Api-Key", "SECRET-API-KEY"), ("Proxy-Authorization", "Basic SECRET-PROXY"), ("Accept", "application/json"),
+      ("X-Api-Key", "SECRET-API-KEY"), ("Proxy-Authorization", "Basic SECRET-PROXY"),
+      ("Accept", "application/json"),
     ]
     let secret = try exchange(recorder.port, "GET", "/secret", headers: secrets)
     #expect(String(decoding: secret.body, as: UTF8.self).contains("SECRET-TOKEN-VALUE"))
@@ -113,9 +114,10 @@ struct RecordingTests {
       let text = try String(contentsOfFile: out.path + "/" + file, encoding: .utf8)
       #expect(!text.contains("SECRET"), "\(file) keeps a secret: \(text)")
     }
-    for said in ["Set-Cookie header of GET /secret response", "Authorization header of GET /secret request",
-      "X-Api-Key header", "token of GET /secret response body"]
-    {
+    for said in [
+      "Set-Cookie header of GET /secret response", "Authorization header of GET /secret request",
+      "X-Api-Key header", "token of GET /secret response body",
+    ] {
       #expect(output.contains(said), "output does not say \(said): \(output)")
     }
     #expect(try runMockserver(["lint", out.path]).0 == 0)
@@ -132,11 +134,19 @@ struct RecordingTests {
 
   @Test func adminRecordingAPIStartStopStatusAndSnapshot() throws {
     let upstreamFolder = try TemporaryFolder(files: [
-      ("users.json", #"{"request":{"method":"GET","url":"/api/users"},"response":{"status":200,"jsonBody":[{"id":1}]}}"#),
-      ("other.json", #"{"request":{"method":"GET","urlPath":"/api/other"},"response":{"status":202,"body":"other"}}"#),
+      (
+        "users.json",
+        #"{"request":{"method":"GET","url":"/api/users"},"response":{"status":200,"jsonBody":[{"id":1}]}}"#
+      ),
+      (
+        "other.json",
+        #"{"request":{"method":"GET","urlPath":"/api/other"},"response":{"status":202,"body":"other"}}"#
+      ),
     ])
     defer { upstreamFolder.remove() }
-    let upstream = try MockServerProcess.launch(arguments: ["--fixtures", upstreamFolder.path, "--no-watch", "--quiet"])
+    let upstream = try MockServerProcess.launch(arguments: [
+      "--fixtures", upstreamFolder.path, "--no-watch", "--quiet",
+    ])
     let empty = try TemporaryFolder()
     defer { empty.remove() }
     let server = try MockServerProcess.launch(arguments: ["--fixtures", empty.path, "--no-watch", "--quiet"])
@@ -155,8 +165,12 @@ struct RecordingTests {
     )
     #expect(start.0 == 200, "\(start.1)")
     #expect(try admin("GET", "/__admin/recordings/status").1["status"]?.stringValue == "Recording")
-    #expect(try exchange(server.port, "GET", "/api/users", headers: [("Accept", "application/json")]).status.code == 200)
-    #expect(try exchange(server.port, "GET", "/api/users", headers: [("Accept", "application/json")]).status.code == 200)
+    #expect(
+      try exchange(server.port, "GET", "/api/users", headers: [("Accept", "application/json")]).status.code
+        == 200)
+    #expect(
+      try exchange(server.port, "GET", "/api/users", headers: [("Accept", "application/json")]).status.code
+        == 200)
     #expect(try exchange(server.port, "GET", "/api/other?x=1").status.code == 202)
     let (stopStatus, stopped) = try admin("POST", "/__admin/recordings/stop")
     #expect(stopStatus == 200)
@@ -180,7 +194,9 @@ struct RecordingTests {
   @Test func snapshotTurnsProxiedJournalEntriesIntoStubs() throws {
     let upstream = try PythonUpstream.launch()
     defer { upstream.stop() }
-    let folder = try TemporaryFolder(files: [("proxy.json", proxyStub(".*", to: "http://127.0.0.1:\(upstream.port)"))])
+    let folder = try TemporaryFolder(files: [
+      ("proxy.json", proxyStub(".*", to: "http://127.0.0.1:\(upstream.port)"))
+    ])
     defer { folder.remove() }
     let server = try MockServerProcess.launch(arguments: ["--fixtures", folder.path, "--no-watch", "--quiet"])
     defer { server.stop() }

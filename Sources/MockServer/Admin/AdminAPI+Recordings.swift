@@ -24,14 +24,16 @@ extension AdminAPI {
       case .success(let spec):
         guard recorder.start(spec) else {
           return AdminAPI.error(
-            HTTPStatus(code: 409), title: "Already recording", detail: "a recording is running: stop it first")
+            HTTPStatus(code: 409), title: "Already recording", detail: "a recording is running: stop it first"
+          )
         }
         return AdminAPI.empty
       }
     case ("POST", "stop"):
       guard let (spec, exchanges, _) = recorder.stop() else {
         return AdminAPI.error(
-          .badRequest, title: "Not recording", detail: "no recording is running (POST /__admin/recordings/start)")
+          .badRequest, title: "Not recording",
+          detail: "no recording is running (POST /__admin/recordings/start)")
       }
       return recorded(exchanges, spec: spec)
     case ("POST", "snapshot"):
@@ -42,12 +44,14 @@ extension AdminAPI {
         if let v {
           guard let o = v.objectValue else {
             return AdminAPI.error(
-              .badRequest, title: "Invalid record spec", detail: "$: expected an object, found \(v.kindDescription)",
+              .badRequest, title: "Invalid record spec",
+              detail: "$: expected an object, found \(v.kindDescription)",
               pointer: "/")
           }
           switch RecordingSpec.parse(o, requireTarget: false) {
           case .failure(let p):
-            return AdminAPI.error(.badRequest, title: "Invalid record spec", detail: p.detail, pointer: p.pointer)
+            return AdminAPI.error(
+              .badRequest, title: "Invalid record spec", detail: p.detail, pointer: p.pointer)
           case .success(let s): spec = s
           }
         }

@@ -124,14 +124,16 @@ package final class ProxyForwarder: Sendable {
     switch sent {
     case .failure(let failure):
       return Outcome(
-        response: Self.gatewayError(status: failure.status, upstream: url.description, reason: failure.description),
+        response: Self.gatewayError(
+          status: failure.status, upstream: url.description, reason: failure.description),
         failure: failure)
     case .success(var response):
       let announced = response.headers.first("Content-Length").flatMap { Int($0.trimmingOWS()) }
       response.head.headers = Self.endToEnd(response.headers)
       response.head.headers.remove(name: "Content-Length")
       recorder.observe(
-        RecordedExchange(journalID: journalID, request: request, response: response, upstream: url.description))
+        RecordedExchange(
+          journalID: journalID, request: request, response: response, upstream: url.description))
       return Outcome(response: response, failure: nil, announcedLength: announced)
     }
   }
@@ -152,7 +154,8 @@ package final class ProxyForwarder: Sendable {
 
   /// The plan that relays `response` to a request with `method`: HEAD keeps the upstream's
   /// `Content-Length` announcement without content.
-  static func plan(relaying response: HTTPResponse, method: HTTPMethod, announcedLength: Int?) -> ResponsePlan {
+  static func plan(relaying response: HTTPResponse, method: HTTPMethod, announcedLength: Int?) -> ResponsePlan
+  {
     if method == .head, let announcedLength {
       return ResponsePlan(steps: [.responseHead(response.head, contentLength: announcedLength)])
     }

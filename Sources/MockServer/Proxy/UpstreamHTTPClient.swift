@@ -211,10 +211,13 @@ package struct UpstreamHTTPClient: Sendable {
     }
   }
 
-  private func readResponse(from stream: any ByteStream, method: HTTPMethod) -> Result<HTTPResponse, UpstreamError> {
+  private func readResponse(from stream: any ByteStream, method: HTTPMethod) -> Result<
+    HTTPResponse, UpstreamError
+  > {
     var parser = HTTPParser(
       mode: .response,
-      limits: ParserLimits(maxHeaderSectionBytes: 256 << 10, maxHeaderCount: 1000, maxBodyBytes: maxBodyBytes))
+      limits: ParserLimits(maxHeaderSectionBytes: 256 << 10, maxHeaderCount: 1000, maxBodyBytes: maxBodyBytes)
+    )
     parser.expectResponse(to: method)
     var head: HTTPResponseHead?
     var body: [UInt8] = []

@@ -34,7 +34,9 @@ package struct UpstreamURL: Sendable, Hashable, CustomStringConvertible {
       host = String(authority[authority.index(after: authority.startIndex)..<close])
       let after = authority[authority.index(after: close)...]
       if !after.isEmpty {
-        guard after.hasPrefix(":"), let n = Int(after.dropFirst()), (1...65535).contains(n) else { return nil }
+        guard after.hasPrefix(":"), let n = Int(after.dropFirst()), (1...65535).contains(n) else {
+          return nil
+        }
         port = n
       }
     } else if let colon = authority.firstIndex(of: ":") {

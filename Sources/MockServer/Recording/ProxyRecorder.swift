@@ -14,7 +14,9 @@ package struct RecordedExchange: Sendable {
   package var upstream: String
 
   /// Bytes held, for the bounds.
-  var approximateBytes: Int { 512 + request.body.count + response.body.count + request.head.target.utf8.count }
+  var approximateBytes: Int {
+    512 + request.body.count + response.body.count + request.head.target.utf8.count
+  }
 }
 
 /// The recording state of WireMock's recording API: `NeverStarted`, `Recording` (with its spec), `Stopped`;

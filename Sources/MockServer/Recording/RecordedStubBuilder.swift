@@ -102,7 +102,9 @@ package enum RecordedStubBuilder {
     for (name, caseInsensitive) in spec.captureHeaders {
       guard let value = request.headers.first(name) else { continue }
       if spec.redactedHeaders.contains(name.lowercasedASCII()) {
-        note(&redactions, "\(name) header of \(request.method.rawValue) \(request.head.rawPath) request (matched as present)")
+        note(
+          &redactions,
+          "\(name) header of \(request.method.rawValue) \(request.head.rawPath) request (matched as present)")
         headers.append((name, .object(JSONObject(pairs: [("matches", .string(".*"))]))))
       } else {
         var matcher: [(String, JSONValue)] = [("equalTo", .string(value))]
@@ -117,11 +119,15 @@ package enum RecordedStubBuilder {
     return JSONObject(pairs: members)
   }
 
-  static func bodyPattern(_ request: HTTPRequest, spec: RecordingSpec, redactions: inout [String]) -> JSONObject? {
+  static func bodyPattern(_ request: HTTPRequest, spec: RecordingSpec, redactions: inout [String])
+    -> JSONObject?
+  {
     let bytes = request.body
     let text = String(validating: bytes, as: UTF8.self).flatMap { isText($0) ? $0 : nil }
     var json: JSONValue?
-    if text != nil, let value = try? JSONValue.parse(bytes: bytes), value.objectValue != nil || value.arrayValue != nil {
+    if text != nil, let value = try? JSONValue.parse(bytes: bytes),
+      value.objectValue != nil || value.arrayValue != nil
+    {
       json = value
     }
     switch spec.bodyPattern {
@@ -129,10 +135,17 @@ package enum RecordedStubBuilder {
       if var json {
         let found = spec.redactedFields.isEmpty ? [] : redactFields(&json, spec.redactedFields, remove: true)
         if !found.isEmpty {
-          note(&redactions, "\(fieldsText(found)) of \(request.method.rawValue) \(request.head.rawPath) request body (left out of equalToJson)")
-          return JSONObject(pairs: [("equalToJson", json), ("ignoreArrayOrder", .bool(order)), ("ignoreExtraElements", .bool(true))])
+          note(
+            &redactions,
+            "\(fieldsText(found)) of \(request.method.rawValue) \(request.head.rawPath) request body (left out of equalToJson)"
+          )
+          return JSONObject(pairs: [
+            ("equalToJson", json), ("ignoreArrayOrder", .bool(order)), ("ignoreExtraElements", .bool(true)),
+          ])
         }
-        return JSONObject(pairs: [("equalToJson", json), ("ignoreArrayOrder", .bool(order)), ("ignoreExtraElements", .bool(extra))])
+        return JSONObject(pairs: [
+          ("equalToJson", json), ("ignoreArrayOrder", .bool(order)), ("ignoreExtraElements", .bool(extra)),
+        ])
       }
       if let text {
         var pairs: [(String, JSONValue)] = [("equalTo", .string(text))]
@@ -147,8 +160,12 @@ package enum RecordedStubBuilder {
       return JSONObject(pairs: pairs)
     case .equalToJson(let order, let extra):
       if var json {
-        let removed = !spec.redactedFields.isEmpty && !redactFields(&json, spec.redactedFields, remove: true).isEmpty
-        return JSONObject(pairs: [("equalToJson", json), ("ignoreArrayOrder", .bool(order)), ("ignoreExtraElements", .bool(extra || removed))])
+        let removed =
+          !spec.redactedFields.isEmpty && !redactFields(&json, spec.redactedFields, remove: true).isEmpty
+        return JSONObject(pairs: [
+          ("equalToJson", json), ("ignoreArrayOrder", .bool(order)),
+          ("ignoreExtraElements", .bool(extra || removed)),
+        ])
       }
       guard let text else { return JSONObject(pairs: [("binaryEqualTo", .string(Base64.encode(bytes)))]) }
       return JSONObject(pairs: [("equalTo", .string(text))])
@@ -157,7 +174,9 @@ package enum RecordedStubBuilder {
 
   // MARK: Responses
 
-  static func responseDefinition(_ exchange: RecordedExchange, spec: RecordingSpec, redactions: inout [String])
+  static func responseDefinition(
+    _ exchange: RecordedExchange, spec: RecordingSpec, redactions: inout [String]
+  )
     -> Response
   {
     let response = exchange.response
@@ -179,7 +198,9 @@ package enum RecordedStubBuilder {
     var headerMembers: [(String, [String])] = []
     for field in headers.fields {
       let lower = field.name.lowercasedASCII()
-      if ["date", "content-length", "transfer-encoding"].contains(lower) || ProxyForwarder.hopByHop.contains(lower) {
+      if ["date", "content-length", "transfer-encoding"].contains(lower)
+        || ProxyForwarder.hopByHop.contains(lower)
+      {
         continue
       }
       var value = field.value
@@ -209,8 +230,9 @@ package enum RecordedStubBuilder {
     }
     let contentType = headers.first("Content-Type")?.lowercasedASCII() ?? ""
     let text = String(validating: body, as: UTF8.self).flatMap { isText($0) ? $0 : nil }
-    if text != nil, contentType.contains("json") || contentType.isEmpty || body.first == UInt8(ascii: "{")
-      || body.first == UInt8(ascii: "["), var json = try? JSONValue.parse(bytes: body)
+    if text != nil,
+      contentType.contains("json") || contentType.isEmpty || body.first == UInt8(ascii: "{")
+        || body.first == UInt8(ascii: "["), var json = try? JSONValue.parse(bytes: body)
     {
       var redacted = false
       let found = spec.redactedFields.isEmpty ? [] : redactFields(&json, spec.redactedFields)
@@ -221,20 +243,27 @@ package enum RecordedStubBuilder {
       let compact = json.serializedBytes()
       if redacted || compact == body {
         members.append(("jsonBody", json))
-        return Response(json: JSONObject(pairs: members), body: compact, isBinary: false, fileExtension: "json")
+        return Response(
+          json: JSONObject(pairs: members), body: compact, isBinary: false, fileExtension: "json")
       }
     }
     if let text {
       members.append(("body", .string(text)))
       let ext =
-        contentType.contains("json") ? "json" : contentType.contains("html") ? "html"
-        : contentType.contains("xml") ? "xml" : "txt"
+        contentType.contains("json")
+        ? "json"
+        : contentType.contains("html")
+          ? "html"
+          : contentType.contains("xml") ? "xml" : "txt"
       return Response(json: JSONObject(pairs: members), body: body, isBinary: false, fileExtension: ext)
     }
     members.append(("base64Body", .string(Base64.encode(body))))
     let ext =
-      contentType.contains("png") ? "png" : contentType.contains("jpeg") ? "jpg"
-      : contentType.contains("gif") ? "gif" : contentType.contains("pdf") ? "pdf" : "bin"
+      contentType.contains("png")
+      ? "png"
+      : contentType.contains("jpeg")
+        ? "jpg"
+        : contentType.contains("gif") ? "gif" : contentType.contains("pdf") ? "pdf" : "bin"
     return Response(json: JSONObject(pairs: members), body: body, isBinary: true, fileExtension: ext)
   }
 
@@ -242,12 +271,16 @@ package enum RecordedStubBuilder {
 
   /// UTF-8 text without control characters other than tab, CR and LF.
   static func isText(_ s: String) -> Bool {
-    !s.unicodeScalars.contains { ($0.value < 32 && $0.value != 9 && $0.value != 10 && $0.value != 13) || $0.value == 127 }
+    !s.unicodeScalars.contains {
+      ($0.value < 32 && $0.value != 9 && $0.value != 10 && $0.value != 13) || $0.value == 127
+    }
   }
 
   /// Replaces the values of members named in `names` (at any depth) by the placeholder (or, with
   /// `remove`, removes the members); returns the names found.
-  static func redactFields(_ value: inout JSONValue, _ names: Set<String>, remove: Bool = false) -> Set<String> {
+  static func redactFields(_ value: inout JSONValue, _ names: Set<String>, remove: Bool = false) -> Set<
+    String
+  > {
     var found: Set<String> = []
     switch value {
     case .object(var o):

@@ -26,7 +26,8 @@ package struct RecordingSpec: Sendable {
   /// `captureHeaders`: request fields matched with `equalTo` (name, caseInsensitive).
   package var captureHeaders: [(name: String, caseInsensitive: Bool)] = []
   /// `requestBodyPattern`.
-  package var bodyPattern = BodyPattern.auto(ignoreArrayOrder: true, ignoreExtraElements: true, caseInsensitive: false)
+  package var bodyPattern = BodyPattern.auto(
+    ignoreArrayOrder: true, ignoreExtraElements: true, caseInsensitive: false)
   /// `extractBodyCriteria.textSizeThreshold` in bytes: larger text bodies go to `__files/` when writing files.
   package var textSizeThreshold: Int?
   /// `extractBodyCriteria.binarySizeThreshold` in bytes.
@@ -70,23 +71,38 @@ package struct RecordingSpec: Sendable {
     for key in o.keys where !known.contains(key) {
       return .failure(
         Problem(
-          pointer: "/\(key)", detail: "$.\(key): expected a record spec field (\(known.sorted().joined(separator: ", "))), found unknown field"))
+          pointer: "/\(key)",
+          detail:
+            "$.\(key): expected a record spec field (\(known.sorted().joined(separator: ", "))), found unknown field"
+        ))
     }
     if let t = o["targetBaseUrl"] {
       guard let url = t.stringValue, ProxyDefinition.problem(baseURL: url) == nil else {
-        return .failure(Problem(pointer: "/targetBaseUrl", detail: "$.targetBaseUrl: expected an absolute http:// or https:// URL, found \(t)"))
+        return .failure(
+          Problem(
+            pointer: "/targetBaseUrl",
+            detail: "$.targetBaseUrl: expected an absolute http:// or https:// URL, found \(t)"))
       }
       spec.targetBaseURL = url.hasSuffix("/") ? String(url.dropLast()) : url
     } else if requireTarget {
-      return .failure(Problem(pointer: "/targetBaseUrl", detail: "$.targetBaseUrl: expected the upstream's base URL, found nothing"))
+      return .failure(
+        Problem(
+          pointer: "/targetBaseUrl",
+          detail: "$.targetBaseUrl: expected the upstream's base URL, found nothing"))
     }
     if let f = o["filters"] {
       guard var fo = f.objectValue else {
-        return .failure(Problem(pointer: "/filters", detail: "$.filters: expected a request pattern object, found \(f.kindDescription)"))
+        return .failure(
+          Problem(
+            pointer: "/filters",
+            detail: "$.filters: expected a request pattern object, found \(f.kindDescription)"))
       }
       if let ids = fo["ids"] {
         guard let list = ids.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else {
-          return .failure(Problem(pointer: "/filters/ids", detail: "$.filters.ids: expected an array of journal ids, found \(ids.kindDescription)"))
+          return .failure(
+            Problem(
+              pointer: "/filters/ids",
+              detail: "$.filters.ids: expected an array of journal ids, found \(ids.kindDescription)"))
         }
         spec.ids = Set(list.compactMap(\.stringValue))
       }
@@ -102,7 +118,12 @@ package struct RecordingSpec: Sendable {
     }
     if let c = o["captureHeaders"] {
       guard let co = c.objectValue else {
-        return .failure(Problem(pointer: "/captureHeaders", detail: "$.captureHeaders: expected an object of header name → {\"caseInsensitive\": bool}, found \(c.kindDescription)"))
+        return .failure(
+          Problem(
+            pointer: "/captureHeaders",
+            detail:
+              "$.captureHeaders: expected an object of header name → {\"caseInsensitive\": bool}, found \(c.kindDescription)"
+          ))
       }
       for m in co {
         spec.captureHeaders.append((m.key, m.value["caseInsensitive"]?.boolValue ?? false))
@@ -110,45 +131,76 @@ package struct RecordingSpec: Sendable {
     }
     if let b = o["requestBodyPattern"] {
       guard let bo = b.objectValue else {
-        return .failure(Problem(pointer: "/requestBodyPattern", detail: "$.requestBodyPattern: expected an object {\"matcher\": \"auto\" | \"equalTo\" | \"equalToJson\"}, found \(b.kindDescription)"))
+        return .failure(
+          Problem(
+            pointer: "/requestBodyPattern",
+            detail:
+              "$.requestBodyPattern: expected an object {\"matcher\": \"auto\" | \"equalTo\" | \"equalToJson\"}, found \(b.kindDescription)"
+          ))
       }
       let order = bo["ignoreArrayOrder"]?.boolValue ?? true
       let extra = bo["ignoreExtraElements"]?.boolValue ?? true
       let ci = bo["caseInsensitive"]?.boolValue ?? false
       switch bo["matcher"]?.stringValue ?? "auto" {
-      case "auto": spec.bodyPattern = .auto(ignoreArrayOrder: order, ignoreExtraElements: extra, caseInsensitive: ci)
+      case "auto":
+        spec.bodyPattern = .auto(ignoreArrayOrder: order, ignoreExtraElements: extra, caseInsensitive: ci)
       case "equalTo": spec.bodyPattern = .equalTo(caseInsensitive: ci)
       case "equalToJson": spec.bodyPattern = .equalToJson(ignoreArrayOrder: order, ignoreExtraElements: extra)
       default:
-        return .failure(Problem(pointer: "/requestBodyPattern/matcher", detail: "$.requestBodyPattern.matcher: expected auto, equalTo or equalToJson, found \(bo["matcher"] ?? .null)"))
+        return .failure(
+          Problem(
+            pointer: "/requestBodyPattern/matcher",
+            detail:
+              "$.requestBodyPattern.matcher: expected auto, equalTo or equalToJson, found \(bo["matcher"] ?? .null)"
+          ))
       }
     }
     if let e = o["extractBodyCriteria"] {
       guard let eo = e.objectValue else {
-        return .failure(Problem(pointer: "/extractBodyCriteria", detail: "$.extractBodyCriteria: expected an object, found \(e.kindDescription)"))
+        return .failure(
+          Problem(
+            pointer: "/extractBodyCriteria",
+            detail: "$.extractBodyCriteria: expected an object, found \(e.kindDescription)"))
       }
-      for (key, keyPath) in [("textSizeThreshold", \RecordingSpec.textSizeThreshold), ("binarySizeThreshold", \RecordingSpec.binarySizeThreshold)] {
+      for (key, keyPath) in [
+        ("textSizeThreshold", \RecordingSpec.textSizeThreshold),
+        ("binarySizeThreshold", \RecordingSpec.binarySizeThreshold),
+      ] {
         guard let v = eo[key] else { continue }
         guard let n = byteSize(v) else {
-          return .failure(Problem(pointer: "/extractBodyCriteria/\(key)", detail: "$.extractBodyCriteria.\(key): expected a size such as \"2 kb\" or 2048, found \(v)"))
+          return .failure(
+            Problem(
+              pointer: "/extractBodyCriteria/\(key)",
+              detail: "$.extractBodyCriteria.\(key): expected a size such as \"2 kb\" or 2048, found \(v)"))
         }
         spec[keyPath: keyPath] = n
       }
     }
-    for (key, keyPath) in [("persist", \RecordingSpec.persist), ("repeatsAsScenarios", \RecordingSpec.repeatsAsScenarios)] {
+    for (key, keyPath) in [
+      ("persist", \RecordingSpec.persist), ("repeatsAsScenarios", \RecordingSpec.repeatsAsScenarios),
+    ] {
       guard let v = o[key] else { continue }
       guard let flag = v.boolValue else {
-        return .failure(Problem(pointer: "/\(key)", detail: "$.\(key): expected true or false, found \(v.kindDescription)"))
+        return .failure(
+          Problem(pointer: "/\(key)", detail: "$.\(key): expected true or false, found \(v.kindDescription)"))
       }
       spec[keyPath: keyPath] = flag
     }
     if let t = o["transformers"] {
       guard let list = t.arrayValue, list.allSatisfy({ $0.stringValue != nil }) else {
-        return .failure(Problem(pointer: "/transformers", detail: "$.transformers: expected an array of transformer names, found \(t.kindDescription)"))
+        return .failure(
+          Problem(
+            pointer: "/transformers",
+            detail: "$.transformers: expected an array of transformer names, found \(t.kindDescription)"))
       }
       spec.transformers = list.compactMap(\.stringValue)
       if let name = spec.transformers.first {
-        return .failure(Problem(pointer: "/transformers/0", detail: "$.transformers[0]: expected a registered recording transformer (this server has none), found \(JSONValue.quoted(name))"))
+        return .failure(
+          Problem(
+            pointer: "/transformers/0",
+            detail:
+              "$.transformers[0]: expected a registered recording transformer (this server has none), found \(JSONValue.quoted(name))"
+          ))
       }
     }
     if let f = o["outputFormat"] {
@@ -156,7 +208,8 @@ package struct RecordingSpec: Sendable {
       case "FULL": spec.outputIDsOnly = false
       case "IDS": spec.outputIDsOnly = true
       default:
-        return .failure(Problem(pointer: "/outputFormat", detail: "$.outputFormat: expected FULL or IDS, found \(f)"))
+        return .failure(
+          Problem(pointer: "/outputFormat", detail: "$.outputFormat: expected FULL or IDS, found \(f)"))
       }
     }
     return .success(spec)
@@ -166,7 +219,9 @@ package struct RecordingSpec: Sendable {
   static func byteSize(_ v: JSONValue) -> Int? {
     if let n = v.numberValue?.intValue { return (0...(1 << 30)).contains(n) ? n : nil }
     guard let s = v.stringValue?.lowercased().replacingOccurrences(of: " ", with: "") else { return nil }
-    let units: [(String, Double)] = [("gb", 1_073_741_824), ("mb", 1_048_576), ("kb", 1024), ("b", 1), ("", 1)]
+    let units: [(String, Double)] = [
+      ("gb", 1_073_741_824), ("mb", 1_048_576), ("kb", 1024), ("b", 1), ("", 1),
+    ]
     for (suffix, scale) in units where s.hasSuffix(suffix) {
       guard let number = Double(s.dropLast(suffix.count)), number.isFinite, number >= 0 else { return nil }
       let bytes = number * scale

@@ -12,7 +12,8 @@ package enum RecordingWriter {
   /// Writes `stubs` under `directory` and returns the paths written, relative to it.
   /// - Throws: file-system errors (the folder cannot be created or written).
   package static func write(
-    _ stubs: [RecordedStub], to directory: String, textSizeThreshold: Int? = nil, binarySizeThreshold: Int? = nil
+    _ stubs: [RecordedStub], to directory: String, textSizeThreshold: Int? = nil,
+    binarySizeThreshold: Int? = nil
   ) throws -> [String] {
     let root = URL(fileURLWithPath: directory, isDirectory: true)
     let mappings = root.appendingPathComponent("mappings", isDirectory: true)
@@ -45,7 +46,8 @@ package enum RecordingWriter {
       let document: JSONValue =
         jsons.count == 1 ? jsons[0] : .object(JSONObject(pairs: [("mappings", .array(jsons))]))
       let fileName = unusedName(first.name, ext: "json", in: mappings)
-      try Data(document.serializedBytes(pretty: true) + [10]).write(to: mappings.appendingPathComponent(fileName))
+      try Data(document.serializedBytes(pretty: true) + [10]).write(
+        to: mappings.appendingPathComponent(fileName))
       written.append("mappings/\(fileName)")
     }
     return written
