@@ -10,8 +10,8 @@ FIXTURES ?= Fixtures
 all: build
 
 # System headers for the COpenSSL, CZlib and CYAML targets (Debian packages), installed only when missing.
-# libcurl4-openssl-dev: the release build links the Swift runtime statically, and FoundationNetworking (used by
-# ClientKit, which `mockserver verify` drives) then needs libcurl's development link.
+# libcurl4-openssl-dev: FoundationNetworking (used by ClientKit and its tests) links libcurl; the mockserver
+# binary itself no longer does (`verify` uses the server's own upstream client).
 deps:
 	@if [ ! -f /usr/include/openssl/ssl.h ] || [ ! -f /usr/include/zlib.h ] || [ ! -f /usr/include/yaml.h ] \
 	  || ! ls /usr/lib/*/libcurl.so >/dev/null 2>&1; then \

@@ -527,6 +527,40 @@ def fmt_summary(s, unit):
     return f"{fmt_value(s['median'], unit)} ({fmt_value(s['min'], unit)}–{fmt_value(s['max'], unit)})"
 
 
+def measure_proxy(binary, fixtures, tmp):
+    """req/s and server CPU through a catch-all proxy stub (`proxyBaseUrl`) to a local upstream (ours, one
+    stub, pinned to the same CPU), against that upstream alone: the proxy's overhead (issue 15)."""
+    up = Ours("proxy-upstream", binary, fixtures, os.path.join(tmp, "proxy-upstream")).start()
+    root = os.path.join(tmp, "fixtures-proxy")
+    os.makedirs(os.path.join(root, "mappings"), exist_ok=True)
+    write_stub(os.path.join(root, "mappings"), "proxy.json",
+               {"request": {"urlPattern": ".*"}, "response": {"proxyBaseUrl": f"http://{HOST}:{up.port}"}})
+    px = Ours("proxy", binary, root, os.path.join(tmp, "proxy")).start()
+    for s in (up, px):
+        if http_get_status(s.port, BENCH_PATH) != 200:
+            die(f"{s.label} does not answer GET {BENCH_PATH} with 200")
+        wrk(s, 32, 1)
+    runs = {"direct": [], "proxied": []}
+    for _ in range(ROUNDS):
+        runs["direct"].append(wrk(up, 32, DURATION))
+        runs["proxied"].append(wrk(px, 32, DURATION))
+    up.stop()
+    px.stop()
+    return runs
+
+
+def proxy_rows(runs):
+    """The proxy rows of the table: (label, summary, unit)."""
+    direct = summary([x["rps"] for x in runs["direct"]])
+    proxied = summary([x["rps"] for x in runs["proxied"]])
+    return [
+        ("req/s, upstream alone (c32)", direct, "req/s"),
+        ("req/s, through a proxy stub (c32)", proxied, "req/s"),
+        ("  proxy server CPU µs/req", summary([x["cpu_us_per_req"] for x in runs["proxied"]]), "µs"),
+        ("  proxied p99", summary([x["p99_ms"] for x in runs["proxied"]]), "ms"),
+    ], ratio(median_of(proxied), median_of(direct)), sum(x["non2xx"] for g in runs.values() for x in g)
+
+
 def median_of(s):
     return s["median"] if s else None
 
@@ -559,6 +593,13 @@ def main():
     tmp = tempfile.mkdtemp(prefix="mockserver-bench-")
     atexit.register(shutil.rmtree, tmp, True)
     single = make_single_stub_fixtures(os.path.join(tmp, "fixtures-1"))
+    if os.environ.get("BENCH_ONLY") == "proxy":
+        # Only the proxy rows (to check them quickly); nothing is written.
+        rows, r, non2xx = proxy_rows(measure_proxy(binary, single, tmp))
+        for label, value, unit in rows:
+            print(f"{label:36} {fmt_summary(value, unit):>26}")
+        print(f"proxied / alone: {r:.2f}" + (f"; {non2xx} non-2xx responses" if non2xx else ""))
+        return
     many = make_many_stub_fixtures(os.path.join(tmp, "fixtures-10k"))
     bundled, bundled_note = make_bundled_fixtures(os.path.join(tmp, "fixtures-bundled"), repo)
     log(f"fixtures in {tmp}; rounds={ROUNDS}, wrk {DURATION} s, ab -n {AB_REQUESTS}"
@@ -644,6 +685,9 @@ def main():
             tpl_runs[name].append(wrk(tpl, 32, DURATION, path=f"/bench/{name}/7", script=tpl_script))
     tpl.stop()
 
+    log("proxy overhead: through a proxy stub against the upstream alone")
+    proxy_runs = measure_proxy(binary, single, tmp)
+
     log(f"startup, median of {STARTUP_RUNS}")
     startup = {"ours": [], "nginx": [], "ours_10k": []}
     startup_status = {}
@@ -707,6 +751,10 @@ def main():
     o["template_cpu_us_per_req"] = summary([x["cpu_us_per_req"] for x in tpl_runs["templated"]])
     o["template_prepared_cpu_us_per_req"] = summary([x["cpu_us_per_req"] for x in tpl_runs["prepared"]])
     o["match_non2xx"] += sum(x["non2xx"] for g in tpl_runs.values() for x in g)
+    p_rows, p_ratio, p_non2xx = proxy_rows(proxy_runs)
+    o["proxy_direct_rps"], o["proxy_rps"], o["proxy_cpu_us_per_req"], o["proxy_p99_ms"] = (
+        v for _, v, _ in p_rows)
+    o["match_non2xx"] += p_non2xx
     match_cost = 1 - median_of(o["match_10k_rps"]) / median_of(o["match_1_rps"])
     match_cost_t = 1 - median_of(o["match_10k_template_rps"]) / median_of(o["match_1_rps"])
     o["match_cost_pct"] = 100 * match_cost
@@ -724,6 +772,7 @@ def main():
         "startup": ratio(median_of(o["startup_ms"]), median_of(n["startup_ms"])),
         "templated_vs_prepared": ratio(median_of(o["template_rendered_rps"]),
                                        median_of(o["template_prepared_rps"])),
+        "proxied_vs_direct": p_ratio,
     }
 
     # Rows: label, key, unit, target text, target check (on ratio or our value).
@@ -758,6 +807,10 @@ def main():
          "≥ 0.5×", lambda r, v: r >= 0.5),
         ("  server CPU µs/req, prepared", "template_prepared_cpu_us_per_req", "µs", None, "", None),
         ("  server CPU µs/req, templated", "template_cpu_us_per_req", "µs", None, "", None),
+        ("req/s, upstream alone (proxy base)", "proxy_direct_rps", "req/s", None, "", None),
+        ("req/s, through a proxy stub", "proxy_rps", "req/s", "proxied_vs_direct", "", None),
+        ("  proxy server CPU µs/req", "proxy_cpu_us_per_req", "µs", None, "", None),
+        ("  proxied p99", "proxy_p99_ms", "ms", None, "", None),
         ("RSS idle MiB", "rss_idle_mib", "MiB", None, "≤ 16 MiB", lambda r, v: v <= 16),
         ("RSS idle MiB, 10,000 stubs", "rss_idle_10k_mib", "MiB", None, "", None),
         ("RSS under load (max) MiB", "rss_load_mib", "MiB", None, "flat", None),

@@ -143,6 +143,9 @@ final class RecordingRun: @unchecked Sendable {
     port = found
   }
 
+  /// Everything printed so far.
+  var outputText: String { String(decoding: output.bytes.withLock { $0 }, as: UTF8.self) }
+
   /// SIGINT (Ctrl-C), then waits for the exit: its status and everything printed.
   func interrupt() -> (Int32, String) {
     kill(process.processIdentifier, SIGINT)

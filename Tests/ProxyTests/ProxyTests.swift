@@ -162,6 +162,40 @@ struct ProxyTests {
     #expect(try exchange(server.port, "GET", "/api/nothing").status.code == 404)
   }
 
+  @Test func httpsUpstreamIsVerifiedAgainstProxyCAOrRefusedOrAcceptedWhenInsecure() throws {
+    let certs = try TemporaryFolder()
+    defer { certs.remove() }
+    #expect(try runMockserver(["cert", "--out", certs.path]).0 == 0)
+    let upstreamFolder = try TemporaryFolder(files: [
+      ("hello.json", #"{"request":{"url":"/hello"},"response":{"status":200,"body":"over TLS"}}"#)
+    ])
+    defer { upstreamFolder.remove() }
+    let upstream = try RecordingRun([
+      "--fixtures", upstreamFolder.path, "--no-watch", "--quiet", "--https-port", "0", "--tls-cert",
+      certs.path + "/server.pem", "--tls-key", certs.path + "/server-key.pem",
+    ])
+    defer { _ = upstream.interrupt() }
+    let line = try #require(
+      upstream.outputText.split(separator: "\n").first { $0.hasPrefix("listening on https://") })
+    let httpsPort = try #require(line.split(separator: ":").last.flatMap { Int($0) })
+    let folder = try TemporaryFolder(files: [("proxy.json", proxyStub(".*", to: "https://localhost:\(httpsPort)"))])
+    defer { folder.remove() }
+    for (extra, expected) in [
+      (["--proxy-ca", certs.path + "/ca.pem"], 200), ([], 502), (["--proxy-insecure"], 200),
+    ] {
+      let server = try MockServerProcess.launch(arguments: ["--fixtures", folder.path, "--no-watch", "--quiet"] + extra)
+      defer { server.stop() }
+      let response = try exchange(server.port, "GET", "/hello")
+      #expect(response.status.code == expected, "\(extra): \(String(decoding: response.body, as: UTF8.self))")
+      if expected == 200 {
+        #expect(String(decoding: response.body, as: UTF8.self) == "over TLS")
+      } else {
+        let reason = try JSONValue.parse(bytes: response.body)["reason"]?.stringValue ?? ""
+        #expect(reason.contains("certificate"), "\(reason)")
+      }
+    }
+  }
+
   @Test func proxyFieldsAreParsedAndCheckedByLint() throws {
     let context = StubParsingContext(makeID: { UUID().uuidString })
     let good = try JSONValue.parse(
