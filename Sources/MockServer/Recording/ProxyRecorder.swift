@@ -49,6 +49,8 @@ package final class ProxyRecorder: Sendable {
   package static let maxRecentBytes = 64 << 20
 
   private let state: Mutex<State>
+  /// True while a session with a `targetBaseUrl` runs: read on every request, so without the lock.
+  private let hasTarget = Atomic(false)
   private let listener = Mutex<(@Sendable (Int, RecordedExchange) -> Void)?>(nil)
 
   /// Creates a recorder, recording from the start when `recording` (`--record-mappings`).
@@ -63,7 +65,8 @@ package final class ProxyRecorder: Sendable {
 
   /// The upstream a recording session started with `targetBaseUrl` proxies every request to, or nil.
   package var recordingTarget: String? {
-    state.withLock { $0.status == .recording ? $0.spec.targetBaseURL : nil }
+    guard hasTarget.load(ordering: .relaxed) else { return nil }
+    return state.withLock { $0.status == .recording ? $0.spec.targetBaseURL : nil }
   }
 
   /// Called (on the exchange's thread) with the count so far and each exchange captured while recording:
@@ -104,6 +107,7 @@ package final class ProxyRecorder: Sendable {
       s.captured = []
       s.capturedBytes = 0
       s.dropped = 0
+      hasTarget.store(spec.targetBaseURL != nil, ordering: .relaxed)
       return true
     }
   }
@@ -114,6 +118,7 @@ package final class ProxyRecorder: Sendable {
     state.withLock { s in
       guard s.status == .recording else { return nil }
       s.status = .stopped
+      hasTarget.store(false, ordering: .relaxed)
       let result = (s.spec, s.captured, s.dropped)
       s.captured = []
       s.capturedBytes = 0
