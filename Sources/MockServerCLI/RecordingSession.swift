@@ -18,8 +18,10 @@ enum RecordingSession {
     proxy.maxBodyBytes = options.maxBodyBytes
     proxy.proxyAllBaseURL = options.command == .record ? options.proxy.upstream : options.proxy.proxyAll
     proxy.recordFromStart = records(options)
+    // An unreadable --proxy-ca is a usage error now rather than a 502 later (the system trust store
+    // itself is only loaded on the first HTTPS exchange).
     do {
-      _ = try UpstreamTLSContext(caFile: proxy.caFile, insecure: proxy.insecure)
+      if let caFile = proxy.caFile { _ = try UpstreamTLSContext(caFile: caFile, insecure: proxy.insecure) }
     } catch {
       return .failure(UpstreamFailure(message: "cannot use --proxy-ca: \(error)"))
     }

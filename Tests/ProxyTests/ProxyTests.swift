@@ -104,7 +104,7 @@ struct ProxyTests {
     ])
     defer { folder.remove() }
     let server = try MockServerProcess.launch(arguments: [
-      "--fixtures", folder.path, "--no-watch", "--quiet", "--proxy-timeout-ms", "1500",
+      "--fixtures", folder.path, "--no-watch", "--quiet", "--proxy-timeout-ms", "4000",
     ])
     defer { server.stop() }
     let slowDone = Mutex(false)
@@ -124,7 +124,7 @@ struct ProxyTests {
     let slow = try #require(slowResult.withLock { $0 })
     #expect(slow.status.code == 504)
     let reason = try JSONValue.parse(bytes: slow.body)["reason"]?.stringValue ?? ""
-    #expect(reason.contains("timed out after 1500 ms"), "\(reason)")
+    #expect(reason.contains("timed out after 4000 ms"), "\(reason)")
   }
 
   @Test func lowPriorityCatchAllProxyToASecondMockserver() throws {
@@ -178,12 +178,15 @@ struct ProxyTests {
     let line = try #require(
       upstream.outputText.split(separator: "\n").first { $0.hasPrefix("listening on https://") })
     let httpsPort = try #require(line.split(separator: ":").last.flatMap { Int($0) })
-    let folder = try TemporaryFolder(files: [("proxy.json", proxyStub(".*", to: "https://localhost:\(httpsPort)"))])
+    let folder = try TemporaryFolder(files: [
+      ("proxy.json", proxyStub(".*", to: "https://localhost:\(httpsPort)"))
+    ])
     defer { folder.remove() }
     for (extra, expected) in [
       (["--proxy-ca", certs.path + "/ca.pem"], 200), ([], 502), (["--proxy-insecure"], 200),
     ] {
-      let server = try MockServerProcess.launch(arguments: ["--fixtures", folder.path, "--no-watch", "--quiet"] + extra)
+      let server = try MockServerProcess.launch(
+        arguments: ["--fixtures", folder.path, "--no-watch", "--quiet"] + extra)
       defer { server.stop() }
       let response = try exchange(server.port, "GET", "/hello")
       #expect(response.status.code == expected, "\(extra): \(String(decoding: response.body, as: UTF8.self))")

@@ -17,21 +17,37 @@ package final class ProxyForwarder: Sendable {
   /// The recording state (sessions of the admin API, `--record-mappings`) and recent exchanges.
   package let recorder: ProxyRecorder
   let configuration: ProxyConfiguration
-  private let client: Result<UpstreamHTTPClient, TLSError>
+  /// The TLS context, made on the first `https` exchange (loading the system trust store costs time and
+  /// memory a server that never proxies to HTTPS should not pay).
+  private let tls = Mutex<Result<UpstreamTLSContext, TLSError>?>(nil)
   private let inFlight = Atomic<Int>(0)
 
   init(configuration: ProxyConfiguration) {
     self.configuration = configuration
     recorder = ProxyRecorder(recording: configuration.recordFromStart)
-    do {
-      let tls = try UpstreamTLSContext(caFile: configuration.caFile, insecure: configuration.insecure)
-      client = .success(
-        UpstreamHTTPClient(
-          timeoutMilliseconds: configuration.timeoutMilliseconds, maxBodyBytes: configuration.maxBodyBytes,
-          tls: tls))
-    } catch {
-      client = .failure(error)
+  }
+
+  /// A client for `url`: with the (shared, lazily made) TLS context for `https`.
+  private func client(for url: UpstreamURL) -> Result<UpstreamHTTPClient, TLSError> {
+    var context: UpstreamTLSContext?
+    if url.isTLS {
+      let made = tls.withLock { stored in
+        if let stored { return stored }
+        let result = Result { () throws(TLSError) in
+          try UpstreamTLSContext(caFile: configuration.caFile, insecure: configuration.insecure)
+        }
+        stored = result
+        return result
+      }
+      switch made {
+      case .failure(let e): return .failure(e)
+      case .success(let c): context = c
+      }
     }
+    return .success(
+      UpstreamHTTPClient(
+        timeoutMilliseconds: configuration.timeoutMilliseconds, maxBodyBytes: configuration.maxBodyBytes,
+        tls: context))
   }
 
   /// Hop-by-hop fields, lowercased (RFC 9110 §7.6.1, and the proxy authentication fields of §11.7).
@@ -117,7 +133,7 @@ package final class ProxyForwarder: Sendable {
         failure: failure)
     }
     let sent: Result<HTTPResponse, UpstreamError>
-    switch client {
+    switch client(for: url) {
     case .failure(let e): sent = .failure(.tls("cannot set up TLS: \(e)"))
     case .success(let c): sent = c.send(upstreamRequest, to: url)
     }

@@ -1,3 +1,4 @@
+import CLinuxShims
 import COpenSSL
 import HTTPCore
 import NativeSupport
