@@ -18,6 +18,8 @@ struct AdminAPI: Sendable {
   let createdAt: UInt64
   /// The host's hook for `POST /__admin/shutdown`, if any.
   let shutdownHandler: @Sendable () -> (@Sendable () -> Void)?
+  /// The dashboard's live feed and last reload result (`AdminAPI+Dashboard.swift`).
+  let dashboard: DashboardState
 
   /// One decoded admin request: method, path segments after `/__admin`, query parameters, body.
   struct Call {
@@ -130,6 +132,7 @@ struct AdminAPI: Sendable {
     case ("GET", "health") where s.count == 1: return health()
     case ("GET", "version") where s.count == 1: return version()
     case ("POST", "shutdown") where s.count == 1: return shutdown()
+    case (_, "dashboard"), (_, "events"): return dashboardRoute(call)
     default: return notFound(call)
     }
   }
