@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 FIXTURES ?= Fixtures
 
-.PHONY: all run test build build-release deps lint format bench fuzz soak clean check-portable
+.PHONY: all run test test-browser build build-release deps lint format bench fuzz soak clean check-portable
 
 all: build
 
@@ -48,6 +48,16 @@ test: deps
 	$(SWIFT) test --skip-build --skip 'ContractTests|FriendsAPITests|ClientKitTests'
 	$(SWIFT) test --skip-build --filter 'ClientKitTests'
 	$(SWIFT) test --skip-build --filter 'ContractTests|FriendsAPITests' --no-parallel
+	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then \
+	  python3 Tests/Browser/dashboard_test.py "$$($(SWIFT) build --show-bin-path)/mockserver"; \
+	else echo "make: dashboard browser test skipped: chromium or chromedriver missing (Tests/setup.sh installs them)"; fi
+
+# The dashboard (docs/dashboard.md) in headless Chromium through chromedriver: live log, near-miss diff, no
+# console error, no outside request; screenshots to .build/dashboard.png and .build/dashboard-dark.png.
+test-browser: deps
+	@sh Tests/setup.sh
+	$(SWIFT) build --product mockserver
+	python3 Tests/Browser/dashboard_test.py "$$($(SWIFT) build --show-bin-path)/mockserver"
 
 # Compiles ClientKit's portable core (what iOS/macOS apps get) on Linux without Sources/ClientKit/Linux,
 # and fails when it imports a Linux-only module or calls a C library function itself (docs/clientkit.md).

@@ -283,6 +283,58 @@ http {{
 # Load generators
 
 
+class Viewers:
+    """Dashboard viewers: `count` connections to GET /__admin/events, each read by a thread until closed
+    (what an open dashboard page costs the server: every request is framed and written to each)."""
+
+    def __init__(self, port, count):
+        import threading
+        self.sockets = []
+        self.bytes = [0] * count
+        self.threads = []
+        for i in range(count):
+            s = socket.create_connection((HOST, port))
+            s.sendall(b"GET /__admin/events HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n")
+            self.sockets.append(s)
+            t = threading.Thread(target=self._drain, args=(i, s), daemon=True)
+            t.start()
+            self.threads.append(t)
+
+    def _drain(self, i, s):
+        try:
+            while True:
+                data = s.recv(65536)
+                if not data:
+                    return
+                self.bytes[i] += len(data)
+        except OSError:
+            return
+
+    def close(self):
+        for s in self.sockets:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+        for t in self.threads:
+            t.join(timeout=5)
+        return sum(self.bytes)
+
+
+def measure_viewers(binary, fixtures, workdir, count=10):
+    """Serving with `count` dashboard viewers connected and reading (wrk c32), on a fresh server; returns
+    the wrk runs and the event-stream bytes the viewers read."""
+    s = Ours("ours-viewers", binary, fixtures, workdir).start()
+    viewers = Viewers(s.port, count)
+    time.sleep(0.2)
+    wrk(s, 32, 1)
+    runs = [wrk(s, 32, DURATION) for _ in range(ROUNDS)]
+    read = viewers.close()
+    s.stop()
+    return runs, read
+
+
 def _units_to_ms(value, unit):
     v = float(value)
     return {"us": v / 1000, "ms": v, "s": v * 1000, "m": v * 60000}[unit]
@@ -644,6 +696,9 @@ def main():
             tpl_runs[name].append(wrk(tpl, 32, DURATION, path=f"/bench/{name}/7", script=tpl_script))
     tpl.stop()
 
+    log("serving with ten dashboard viewers (GET /__admin/events)")
+    viewer_runs, viewer_bytes = measure_viewers(binary, single, os.path.join(tmp, "ours-viewers"))
+
     log(f"startup, median of {STARTUP_RUNS}")
     startup = {"ours": [], "nginx": [], "ours_10k": []}
     startup_status = {}
@@ -707,6 +762,12 @@ def main():
     o["template_cpu_us_per_req"] = summary([x["cpu_us_per_req"] for x in tpl_runs["templated"]])
     o["template_prepared_cpu_us_per_req"] = summary([x["cpu_us_per_req"] for x in tpl_runs["prepared"]])
     o["match_non2xx"] += sum(x["non2xx"] for g in tpl_runs.values() for x in g)
+    o["viewers10_rps"] = summary([x["rps"] for x in viewer_runs])
+    o["viewers10_p50_ms"] = summary([x["p50_ms"] for x in viewer_runs])
+    o["viewers10_p99_ms"] = summary([x["p99_ms"] for x in viewer_runs])
+    o["match_1_p99_ms"] = summary([x["p99_ms"] for x in match_runs["1"]])
+    o["viewers10_event_bytes"] = viewer_bytes
+    o["match_non2xx"] += sum(x["non2xx"] for x in viewer_runs)
     match_cost = 1 - median_of(o["match_10k_rps"]) / median_of(o["match_1_rps"])
     match_cost_t = 1 - median_of(o["match_10k_template_rps"]) / median_of(o["match_1_rps"])
     o["match_cost_pct"] = 100 * match_cost
@@ -724,6 +785,8 @@ def main():
         "startup": ratio(median_of(o["startup_ms"]), median_of(n["startup_ms"])),
         "templated_vs_prepared": ratio(median_of(o["template_rendered_rps"]),
                                        median_of(o["template_prepared_rps"])),
+        "viewers10_rps": ratio(median_of(o["viewers10_rps"]), median_of(o["match_1_rps"])),
+        "viewers10_p99": ratio(median_of(o["viewers10_p99_ms"]), median_of(o["match_1_p99_ms"])),
     }
 
     # Rows: label, key, unit, target text, target check (on ratio or our value).
@@ -758,6 +821,9 @@ def main():
          "≥ 0.5×", lambda r, v: r >= 0.5),
         ("  server CPU µs/req, prepared", "template_prepared_cpu_us_per_req", "µs", None, "", None),
         ("  server CPU µs/req, templated", "template_cpu_us_per_req", "µs", None, "", None),
+        ("serving latency with ten viewers p99", "viewers10_p99_ms", "ms", "viewers10_p99",
+         "vs 1 stub", None),
+        ("  req/s with ten viewers (vs 1 stub)", "viewers10_rps", "req/s", "viewers10_rps", "", None),
         ("RSS idle MiB", "rss_idle_mib", "MiB", None, "≤ 16 MiB", lambda r, v: v <= 16),
         ("RSS idle MiB, 10,000 stubs", "rss_idle_10k_mib", "MiB", None, "", None),
         ("RSS under load (max) MiB", "rss_load_mib", "MiB", None, "flat", None),
