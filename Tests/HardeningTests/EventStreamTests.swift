@@ -29,7 +29,8 @@ struct EventStreamTests {
     Socket, String, [UInt8]
   ) {
     let socket = try Socket(port: port)
-    var text = "GET /__admin/events\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n"
+    var text =
+      "GET /__admin/events\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n"
     if let lastEventID { text += "Last-Event-ID: \(lastEventID)\r\n" }
     socket.send(text + "\r\n")
     let (bytes, _) = socket.read(timeout: 10) { bytes in
@@ -97,10 +98,15 @@ struct EventStreamTests {
 
   @Test func framingHeadAndHeartbeat() throws {
     let fixtures = try TemporaryFixtures([
-      ("hello.json", #"{"name":"say hello","request":{"method":"GET","url":"/hello"},"response":{"status":200,"body":"hi","fixedDelayMilliseconds":20}}"#)
+      (
+        "hello.json",
+        #"{"name":"say hello","request":{"method":"GET","url":"/hello"},"response":{"status":200,"body":"hi","fixedDelayMilliseconds":20}}"#
+      )
     ])
     defer { fixtures.remove() }
-    let server = try MockServerProcess.launch(arguments: ["--fixtures", fixtures.fixtures, "--no-watch", "--quiet"])
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
+    ])
     defer { server.stop() }
     let (socket, head, rest) = try EventStreamTests.openStream(server.port, query: "?heartbeat=200")
     let lower = head.lowercased()
@@ -145,7 +151,9 @@ struct EventStreamTests {
   @Test func reconnectionReplaysAfterLastEventID() throws {
     let fixtures = try TemporaryFixtures([("a.json", EventStreamTests.stubA)])
     defer { fixtures.remove() }
-    let server = try MockServerProcess.launch(arguments: ["--fixtures", fixtures.fixtures, "--no-watch", "--quiet"])
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
+    ])
     defer { server.stop() }
     let port = server.port
     var (socket, _, rest) = try EventStreamTests.openStream(port)
@@ -166,7 +174,9 @@ struct EventStreamTests {
     // A new viewer (no Last-Event-ID) starts with the recent events kept.
     let (fresh, _, freshRest) = try EventStreamTests.openStream(port)
     let all = EventStreamTests.requestEvents(
-      EventStreamTests.readFrames(fresh, start: freshRest, timeout: 5) { EventStreamTests.requestEvents($0).count >= 6 })
+      EventStreamTests.readFrames(fresh, start: freshRest, timeout: 5) {
+        EventStreamTests.requestEvents($0).count >= 6
+      })
     #expect(all.count == 6)
   }
 
@@ -227,7 +237,9 @@ struct EventStreamTests {
   @Test func tenViewersDoNotStopServing() throws {
     let fixtures = try TemporaryFixtures([("a.json", EventStreamTests.stubA)])
     defer { fixtures.remove() }
-    let server = try MockServerProcess.launch(arguments: ["--fixtures", fixtures.fixtures, "--no-watch", "--quiet"])
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
+    ])
     defer { server.stop() }
     let port = server.port
     var viewers: [(Socket, [UInt8])] = []
@@ -243,11 +255,15 @@ struct EventStreamTests {
       if status(client.readResponse()) == 200 { ok += 1 }
     }
     let perRequest = Date().timeIntervalSince(started) / 300 * 1000
-    print("serving with ten viewers: \(String(format: "%.3f", perRequest)) ms per request (sequential, debug build)")
+    print(
+      "serving with ten viewers: \(String(format: "%.3f", perRequest)) ms per request (sequential, debug build)"
+    )
     #expect(ok == 300)
     for (socket, rest) in viewers {
       let events = EventStreamTests.requestEvents(
-        EventStreamTests.readFrames(socket, start: rest, timeout: 20) { EventStreamTests.requestEvents($0).count >= 300 })
+        EventStreamTests.readFrames(socket, start: rest, timeout: 20) {
+          EventStreamTests.requestEvents($0).count >= 300
+        })
       #expect(events.count == 300)
     }
   }
@@ -256,7 +272,9 @@ struct EventStreamTests {
   @Test func pageHeadersAndCrossSiteRefusals() throws {
     let fixtures = try TemporaryFixtures([("a.json", EventStreamTests.stubA)])
     defer { fixtures.remove() }
-    let server = try MockServerProcess.launch(arguments: ["--fixtures", fixtures.fixtures, "--no-watch", "--quiet"])
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
+    ])
     defer { server.stop() }
     let port = server.port
     let page = get(port, "/__admin/dashboard")
@@ -274,12 +292,17 @@ struct EventStreamTests {
       return socket.readResponse()
     }
     // An <img> or <script> of another site sends no Origin, but the browser marks it.
-    #expect(status(try send(["Host: localhost", "Sec-Fetch-Site: cross-site"], path: "/__admin/events")) == 403)
-    #expect(status(try send(["Host: localhost", "Sec-Fetch-Site: same-site"], path: "/__admin/dashboard/state")) == 403)
+    #expect(
+      status(try send(["Host: localhost", "Sec-Fetch-Site: cross-site"], path: "/__admin/events")) == 403)
+    #expect(
+      status(try send(["Host: localhost", "Sec-Fetch-Site: same-site"], path: "/__admin/dashboard/state"))
+        == 403)
     // EventSource from another origin sends Origin; a rebinding page another Host.
-    #expect(status(try send(["Host: localhost", "Origin: http://evil.example"], path: "/__admin/events")) == 403)
+    #expect(
+      status(try send(["Host: localhost", "Origin: http://evil.example"], path: "/__admin/events")) == 403)
     #expect(status(try send(["Host: evil.example"], path: "/__admin/dashboard")) == 403)
-    let state = try send(["Host: localhost", "Sec-Fetch-Site: same-origin"], path: "/__admin/dashboard/state")
+    let state = try send(
+      ["Host: localhost", "Sec-Fetch-Site: same-origin"], path: "/__admin/dashboard/state")
     #expect(status(state) == 200)
     #expect(state.contains(#""stubs""#) && state.contains(#""hits""#))
   }

@@ -229,8 +229,27 @@ enum DashboardPageSource {
       while (p < a.length && p < b.length && a[p] === b[p]) p++;
       let s = 0;
       while (s < a.length - p && s < b.length - p && a[a.length - 1 - s] === b[b.length - 1 - s]) s++;
+      if (p + s < 3) { p = 0; s = 0; }  // little in common (GET / POST): mark the whole values
       const mk = (t) => [t.slice(0, p), el("mark", { text: t.slice(p, t.length - s) }), t.slice(t.length - s)];
       return [mk(a), mk(b)];
+    }
+    // The stub's request pattern, pretty-printed, with the lines of the parts that failed marked.
+    function patternView(pattern, mismatches) {
+      const keys = [];
+      for (const m of mismatches) {
+        const [kind, ...rest] = String(m.part).split(" ");
+        const name = rest.join(" ");
+        if (name) keys.push('"' + name + '"');
+        else if (kind === "method") keys.push('"method"');
+        else if (kind === "url" || kind === "path") keys.push('"url', '"urlPath');
+        else if (kind === "body") keys.push('"bodyPatterns"');
+        else keys.push('"' + kind);
+      }
+      const lines = pretty(pattern).split("\n");
+      return el("pre", {}, lines.map((line, i) => {
+        const text = line + (i < lines.length - 1 ? "\n" : "");
+        return keys.some((k) => line.trimStart().startsWith(k)) ? el("mark", { text }) : text;
+      }));
     }
     function nearMissView(miss, request) {
       const st = miss.stub || {};
@@ -248,7 +267,7 @@ enum DashboardPageSource {
             el("th", { scope: "col", text: "Request has" }))),
           el("tbody", {}, rows)),
         el("div", { cls: "pair" },
-          el("div", {}, el("h4", { text: "Stub request pattern" }), el("pre", { text: stub ? pretty(stub.request) : "(stub not loaded)" })),
+          el("div", {}, el("h4", { text: "Stub request pattern" }), stub ? patternView(stub.request, miss.mismatches || []) : el("pre", { text: "(stub not loaded)" })),
           el("div", {}, el("h4", { text: "Request" }), el("pre", { text: request.method + " " + request.url + "\n" + pretty(request.headers || {}) }))));
     }
     async function select(tr) {

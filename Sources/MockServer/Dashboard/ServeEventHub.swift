@@ -110,7 +110,8 @@ final class ServeEventHub: Sendable {
         if lastEventID + 1 < oldest {
           // Events between the viewer's last one and the oldest kept are gone: say how many.
           let missed = oldest - lastEventID - 1
-          initial.append(contentsOf: "event: dropped\ndata: {\"count\":\(missed),\"reason\":\"replay\"}\n\n".utf8)
+          initial.append(
+            contentsOf: "event: dropped\ndata: {\"count\":\(missed),\"reason\":\"replay\"}\n\n".utf8)
         }
       }
       for i in 0..<s.ring.count {
@@ -254,7 +255,8 @@ public final class EventStreamSubscription: Sendable {
     queue.withLock { q in
       var out: [UInt8] = []
       if q.droppedUntold > 0 {
-        out.append(contentsOf: "event: dropped\ndata: {\"count\":\(q.droppedUntold),\"reason\":\"slow\"}\n\n".utf8)
+        out.append(
+          contentsOf: "event: dropped\ndata: {\"count\":\(q.droppedUntold),\"reason\":\"slow\"}\n\n".utf8)
         q.droppedUntold = 0
       }
       while q.head < q.frames.count, out.isEmpty || out.count + q.frames[q.head].count <= maxBytes {

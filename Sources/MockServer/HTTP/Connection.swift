@@ -432,7 +432,9 @@ final class Connection: EventHandler {
     for (name, value) in EventStreamSubscription.headFields { head.headers.add(name: name, value: value) }
     // No Content-Length and no chunking: the content ends when the connection closes (RFC 9112 §6.3).
     HTTPSerializer.writeStatusLine(head, into: &out)
-    for field in head.headers.fields { HTTPSerializer.writeField(name: field.name, value: field.value, into: &out) }
+    for field in head.headers.fields {
+      HTTPSerializer.writeField(name: field.name, value: field.value, into: &out)
+    }
     ResponseHeadWriter.writeConnectionFields(
       hasDate: false, hasServer: false, date: loop.httpDateBytes(), server: owner.serverLine,
       connection: ResponseHeadWriter.connectionClose, into: &out)

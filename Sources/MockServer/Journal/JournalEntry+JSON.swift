@@ -81,7 +81,9 @@ extension JournalEntry {
     if let durationMilliseconds {
       let total = JSONValue.number(JSONNumber(Int(durationMilliseconds.rounded())))
       var timing: [(String, JSONValue)] = [("totalTime", total)]
-      if let delay = addedDelayMilliseconds { timing.insert(("addedDelay", .number(JSONNumber(delay))), at: 0) }
+      if let delay = addedDelayMilliseconds {
+        timing.insert(("addedDelay", .number(JSONNumber(delay))), at: 0)
+      }
       pairs.append(("timing", .object(JSONObject(pairs: timing))))
     }
     if let fault { pairs.append(("fault", .string(fault))) }
