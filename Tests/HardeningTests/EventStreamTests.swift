@@ -94,6 +94,20 @@ struct EventStreamTests {
   /// Answers `GET /a` whatever the query.
   static let stubA = #"{"request":{"method":"GET","urlPath":"/a"},"response":{"status":200,"body":"ok"}}"#
 
+  /// The binary serving ``stubA`` from a temporary fixtures folder (stop it, then remove the folder).
+  static func launchWithStubA() throws -> (MockServerProcess, TemporaryFixtures) {
+    let fixtures = try TemporaryFixtures([("a.json", stubA)])
+    do {
+      let server = try MockServerProcess.launch(arguments: [
+        "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
+      ])
+      return (server, fixtures)
+    } catch {
+      fixtures.remove()
+      throw error
+    }
+  }
+
   static func requestEvents(_ frames: [Frame]) -> [Frame] { frames.filter { $0.event == "request" } }
 
   @Test func framingHeadAndHeartbeat() throws {
@@ -149,12 +163,11 @@ struct EventStreamTests {
   }
 
   @Test func reconnectionReplaysAfterLastEventID() throws {
-    let fixtures = try TemporaryFixtures([("a.json", EventStreamTests.stubA)])
-    defer { fixtures.remove() }
-    let server = try MockServerProcess.launch(arguments: [
-      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
-    ])
-    defer { server.stop() }
+    let (server, fixtures) = try EventStreamTests.launchWithStubA()
+    defer {
+      server.stop()
+      fixtures.remove()
+    }
     let port = server.port
     var (socket, _, rest) = try EventStreamTests.openStream(port)
     for _ in 0..<3 { #expect(status(get(port, "/a")) == 200) }
@@ -235,12 +248,11 @@ struct EventStreamTests {
 
   /// Ten viewers reading: every request is still answered, every viewer sees every event.
   @Test func tenViewersDoNotStopServing() throws {
-    let fixtures = try TemporaryFixtures([("a.json", EventStreamTests.stubA)])
-    defer { fixtures.remove() }
-    let server = try MockServerProcess.launch(arguments: [
-      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
-    ])
-    defer { server.stop() }
+    let (server, fixtures) = try EventStreamTests.launchWithStubA()
+    defer {
+      server.stop()
+      fixtures.remove()
+    }
     let port = server.port
     var viewers: [(Socket, [UInt8])] = []
     for _ in 0..<10 {
@@ -270,12 +282,11 @@ struct EventStreamTests {
 
   /// The page and its data routes: security headers, and what a page of another site is refused.
   @Test func pageHeadersAndCrossSiteRefusals() throws {
-    let fixtures = try TemporaryFixtures([("a.json", EventStreamTests.stubA)])
-    defer { fixtures.remove() }
-    let server = try MockServerProcess.launch(arguments: [
-      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
-    ])
-    defer { server.stop() }
+    let (server, fixtures) = try EventStreamTests.launchWithStubA()
+    defer {
+      server.stop()
+      fixtures.remove()
+    }
     let port = server.port
     let page = get(port, "/__admin/dashboard")
     let lower = page.lowercased()
