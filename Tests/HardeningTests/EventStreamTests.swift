@@ -318,6 +318,35 @@ struct EventStreamTests {
     #expect(state.contains(#""stubs""#) && state.contains(#""hits""#))
   }
 
+  /// The last reload result, located problems included, from the hot reload and from the reset routes.
+  @Test func lastReloadResultIsReported() throws {
+    let fixtures = try TemporaryFixtures([("a.json", EventStreamTests.stubA)])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: ["--fixtures", fixtures.fixtures, "--quiet"])
+    defer { server.stop() }
+    let port = server.port
+    let initial = get(port, "/__admin/dashboard/state")
+    #expect(initial.contains(#""initial" : true"#) || initial.contains(#""initial": true"#), "\(initial)")
+    let broken = #"{"request":{"method":"GET","url":5},"response":{"status":200}}"#
+    try broken.write(toFile: fixtures.fixtures + "/mappings/b.json", atomically: true, encoding: .utf8)
+    #expect(
+      eventually(timeout: 20) {
+        let state = get(port, "/__admin/dashboard/state")
+        return state.contains("mappings/b.json") && state.contains("$.request.url")
+      })
+    let failed = get(port, "/__admin/dashboard/state")
+    #expect(failed.contains(#""succeeded" : false"#) || failed.contains(#""succeeded": false"#), "\(failed)")
+    #expect(status(get(port, "/a")) == 200, "the last good set keeps serving")
+    // A reset with the folder fixed reports success.
+    try FileManager.default.removeItem(atPath: fixtures.fixtures + "/mappings/b.json")
+    let socket = try Socket(port: port)
+    socket.send("POST /__admin/mappings/reset HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n")
+    #expect(status(socket.readResponse()) == 200)
+    let fixed = get(port, "/__admin/dashboard/state")
+    #expect(fixed.contains(#""succeeded" : true"#) || fixed.contains(#""succeeded": true"#))
+    #expect(!fixed.contains("mappings/b.json"))
+  }
+
   /// A number field anywhere in a JSON response text (first occurrence).
   static func number(_ response: String, _ name: String) -> Int? {
     guard let range = response.range(of: "\"\(name)\" : ") ?? response.range(of: "\"\(name)\":") else {

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPCore
 import Mappings
 import MockJSON
@@ -161,6 +162,17 @@ extension AdminAPI {
             ]))
         ),
       ]))
+  }
+
+  /// Loads the fixtures folder for a reset (`POST /__admin/reset`, `POST /__admin/mappings/reset`) and
+  /// records the result as the last reload the dashboard shows.
+  func loadFixtures(_ directory: String) -> FixtureSet {
+    let set = FixtureLoader.load(directory: directory)
+    dashboard.record(
+      FixtureReloadResult(
+        directory: directory, succeeded: !set.hasErrors, stubCount: set.hasErrors ? 0 : set.stubs.count,
+        problems: set.problems, at: Date().timeIntervalSince1970))
+    return set
   }
 
   /// True for a runtime stub made by recording (its metadata says so: `"recorded": true`, or a
