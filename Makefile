@@ -5,7 +5,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 FIXTURES ?= Fixtures
 
-.PHONY: all run test build build-release deps lint format bench fuzz soak clean check-portable
+.PHONY: all run test test-browser build build-release deps lint format bench fuzz soak clean check-portable
 
 all: build
 
@@ -48,6 +48,16 @@ test: deps
 	$(SWIFT) test --skip-build --skip 'ContractTests|FriendsAPITests|ClientKitTests'
 	$(SWIFT) test --skip-build --filter 'ClientKitTests'
 	$(SWIFT) test --skip-build --filter 'ContractTests|FriendsAPITests' --no-parallel
+	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then \
+	  python3 Tests/Browser/dashboard_test.py "$$($(SWIFT) build --show-bin-path)/mockserver"; \
+	else echo "make: dashboard browser test skipped: chromium or chromedriver missing (Tests/setup.sh installs them)"; fi
+
+# The dashboard (docs/dashboard.md) in headless Chromium through chromedriver: live log, near-miss diff, no
+# console error, no outside request; screenshots to .build/dashboard.png and .build/dashboard-dark.png.
+test-browser: deps
+	@sh Tests/setup.sh
+	$(SWIFT) build --product mockserver
+	python3 Tests/Browser/dashboard_test.py "$$($(SWIFT) build --show-bin-path)/mockserver"
 
 # Compiles ClientKit's portable core (what iOS/macOS apps get) on Linux without Sources/ClientKit/Linux,
 # and fails when it imports a Linux-only module or calls a C library function itself (docs/clientkit.md).
@@ -77,15 +87,15 @@ FUZZ_FLAGS := -sanitize=fuzzer,address -parse-as-library -O
 FUZZ_INCLUDES := -I Sources/CLinuxShims -I Sources/COpenSSL -I Sources/CZlib
 FUZZ_LINK = swiftc $(FUZZ_FLAGS) -package-name "$$(basename "$(CURDIR)" | tr A-Z a-z)" -I $(FUZZ_BUILD)/release/Modules
 FUZZ_OBJECTS = $(FUZZ_BUILD)/release/$(1).build/*.o
+FUZZ_MAPPINGS = $(foreach t,HTTPCore RegularExpressions MockJSON Templating Mappings,$(call FUZZ_OBJECTS,$(t)))
 fuzz: deps
 	$(SWIFT) build -c release --build-path $(FUZZ_BUILD) --target MockServer \
 	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing
 	$(FUZZ_LINK) Fuzz/HTTPParserFuzzer.swift $(call FUZZ_OBJECTS,HTTPCore) -o $(FUZZ_BUILD)/http-parser
-	$(FUZZ_LINK) Fuzz/JSONParserFuzzer.swift $(call FUZZ_OBJECTS,MockJSON) -o $(FUZZ_BUILD)/json-parser
-	$(FUZZ_LINK) Fuzz/StubFuzzer.swift $(call FUZZ_OBJECTS,HTTPCore) \
-	  $(call FUZZ_OBJECTS,MockJSON) $(call FUZZ_OBJECTS,Mappings) -l_FoundationICU -o $(FUZZ_BUILD)/stubs
-	$(FUZZ_LINK) $(FUZZ_INCLUDES) Fuzz/AdminFuzzer.swift $(call FUZZ_OBJECTS,HTTPCore) \
-	  $(call FUZZ_OBJECTS,MockJSON) $(call FUZZ_OBJECTS,Mappings) $(call FUZZ_OBJECTS,NativeSupport) \
+	$(FUZZ_LINK) Fuzz/JSONParserFuzzer.swift $(call FUZZ_OBJECTS,MockJSON) \
+	  $(call FUZZ_OBJECTS,RegularExpressions) -l_FoundationICU -o $(FUZZ_BUILD)/json-parser
+	$(FUZZ_LINK) Fuzz/StubFuzzer.swift $(FUZZ_MAPPINGS) -l_FoundationICU -o $(FUZZ_BUILD)/stubs
+	$(FUZZ_LINK) $(FUZZ_INCLUDES) Fuzz/AdminFuzzer.swift $(FUZZ_MAPPINGS) $(call FUZZ_OBJECTS,NativeSupport) \
 	  $(call FUZZ_OBJECTS,MockServer) -l_FoundationICU -lssl -lcrypto -lz -o $(FUZZ_BUILD)/admin
 	mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/json-corpus $(FUZZ_BUILD)/stub-corpus $(FUZZ_BUILD)/admin-corpus
 	cd $(FUZZ_BUILD) && ./http-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus ../../Fuzz/corpus

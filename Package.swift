@@ -33,17 +33,19 @@ let package = Package(
     .target(name: "HTTPCore"),
     // zlib, OpenSSL errors and BIOs, digests: the C libraries both sides use, wrapped once.
     .target(name: "NativeSupport", dependencies: ["CZlib", "COpenSSL"]),
-    // JSON values with exact numbers, parser, serializer, JSONPath.
-    .target(name: "MockJSON"),
-    // JSON Schema validation as OpenAPI 3.0/3.1 and `matchesJsonSchema` use it.
-    .target(name: "JSONSchema", dependencies: ["MockJSON"]),
-    // Response templates: WireMock's Handlebars dialect, its helpers and the request model.
-    .target(name: "Templating", dependencies: ["HTTPCore", "MockJSON"]),
-    // The stub model, its parser and diagnostics, matching and the stub table.
+    // The one regex engine: ICU's C API in the toolchain's _FoundationICU (the ICU Foundation uses) on
+    // Linux, NSRegularExpression on Apple platforms.
     .target(
-      name: "Mappings", dependencies: ["HTTPCore", "MockJSON", "Templating"],
-      // CompiledRegex calls ICU's regex C API in the toolchain's _FoundationICU (the ICU Foundation uses).
+      name: "RegularExpressions",
       linkerSettings: [.linkedLibrary("_FoundationICU", .when(platforms: [.linux]))]),
+    // JSON values with exact numbers, parser, serializer, JSONPath.
+    .target(name: "MockJSON", dependencies: ["RegularExpressions"]),
+    // JSON Schema validation as OpenAPI 3.0/3.1 and `matchesJsonSchema` use it.
+    .target(name: "JSONSchema", dependencies: ["MockJSON", "RegularExpressions"]),
+    // Response templates: WireMock's Handlebars dialect, its helpers and the request model.
+    .target(name: "Templating", dependencies: ["HTTPCore", "MockJSON", "RegularExpressions"]),
+    // The stub model, its parser and diagnostics, matching and the stub table.
+    .target(name: "Mappings", dependencies: ["HTTPCore", "MockJSON", "Templating", "RegularExpressions"]),
     // The server: event loop, connections, responses and faults, the mock responder, journal, admin API.
     .target(
       name: "MockServer",
@@ -52,7 +54,9 @@ let package = Package(
       ]),
     // Contracts: YAML and OpenAPI documents, stubs generated from them, lint against them, Pact files in
     // and out, drift between fixtures and a running provider.
-    .target(name: "Contracts", dependencies: ["HTTPCore", "MockJSON", "JSONSchema", "Mappings", "CYAML"]),
+    .target(
+      name: "Contracts",
+      dependencies: ["HTTPCore", "MockJSON", "JSONSchema", "Mappings", "CYAML", "RegularExpressions"]),
     // The command line: options, main, TLS set-up.
     .target(
       name: "MockServerCLI",
@@ -81,6 +85,7 @@ let package = Package(
       name: "MockServerTests",
       dependencies: [
         "MockServer", "MockServerCLI", "Mappings", "MockJSON", "Templating", "NativeSupport", "HTTPCore",
+        "RegularExpressions",
       ]),
     .testTarget(name: "ClientKitTests", dependencies: ["ClientKit", "HTTPCore"]),
     // Faults of issue 13, mostly against the real binary: fds, memory and CPU read from /proc/PID.

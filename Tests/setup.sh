@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs what the tests need beyond the Swift toolchain, only when it is missing.
-# Tools the tests drive: curl and python3 (both on the Debian Swift image).
+# Tools the tests drive: curl and python3 (both on the Debian Swift image), and headless Chromium with
+# chromedriver for the dashboard test (Tests/Browser/dashboard_test.py).
 set -e
 if ! command -v curl >/dev/null 2>&1; then
   echo "setup: installing curl"
@@ -25,4 +26,11 @@ if ! python3 -c "import pact; assert int(pact.__version__.split('.')[0]) >= 3" >
   echo "setup: installing pact-python"
   python3 -m pip install -q --disable-pip-version-check 'pact-python>=3' >/dev/null 2>&1 \
     || python3 -m pip install -q --disable-pip-version-check --break-system-packages 'pact-python>=3' >/dev/null
+fi
+# Debian's Chromium and its WebDriver for the dashboard's browser test (Tests/Browser/dashboard_test.py).
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  echo "setup: installing chromium and chromium-driver"
+  apt-get update -qq >/dev/null 2>&1 || true
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null \
+    || echo "setup: chromium could not be installed; the dashboard browser test will be skipped"
 fi

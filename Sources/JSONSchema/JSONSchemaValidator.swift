@@ -1,5 +1,7 @@
 import Foundation
 import MockJSON
+import RegularExpressions
+import Synchronization
 
 /// Validates JSON values against JSON Schema as OpenAPI 3.0 and 3.1 use it (and as `matchesJsonSchema`
 /// does).
@@ -411,24 +413,26 @@ public struct JSONSchemaValidator: Sendable {
 }
 
 /// Compiled `pattern`s, each compiled once per process: schemas are validated many times (every request
-/// with `--validate-requests`), and compiling per use would cost time (and, in swift-corelibs-foundation,
-/// leak a copy of every pattern longer than 256 UTF-16 units; see `CompiledRegex`).
-final class PatternCache: @unchecked Sendable {
+/// with `--validate-requests`), and compiling per use would cost time. Bounded: emptied past 4,096
+/// patterns (schemas name a handful; the bound only stops a stream of distinct schemas from growing it).
+final class PatternCache: Sendable {
   static let shared = PatternCache()
-  // NSRegularExpression is immutable after creation and documented as safe to use from several threads;
-  // the dictionary is only touched under the lock. An invalid pattern is cached as nil.
-  private let lock = NSLock()
-  private var compiled: [String: NSRegularExpression?] = [:]
+  /// An invalid pattern is cached as nil.
+  private let compiled = Mutex<[String: CompiledRegex?]>([:])
 
   /// True when `pattern` (ECMA 262 style, unanchored) finds a match in `text`; nil for an invalid pattern.
   func search(_ pattern: String, in text: String) -> Bool? {
-    let regex = lock.withLock { () -> NSRegularExpression? in
-      if let cached = compiled[pattern] { return cached }
-      let made = try? NSRegularExpression(pattern: pattern)
-      compiled[pattern] = made
-      return made
+    let cached = compiled.withLock { $0[pattern] }
+    let regex: CompiledRegex?
+    if let cached {
+      regex = cached
+    } else {
+      regex = try? CompiledRegex(pattern)
+      compiled.withLock { cache in
+        if cache.count >= 4096 { cache.removeAll() }
+        cache[pattern] = .some(regex)
+      }
     }
-    guard let regex else { return nil }
-    return regex.firstMatch(in: text, range: NSRange(text.startIndex..<text.endIndex, in: text)) != nil
+    return regex?.containsMatch(in: text)
   }
 }

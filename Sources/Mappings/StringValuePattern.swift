@@ -1,4 +1,5 @@
 import MockJSON
+import RegularExpressions
 
 /// A WireMock string value matcher (`equalTo`, `contains`, `matches`, `equalToJson`, …).
 ///

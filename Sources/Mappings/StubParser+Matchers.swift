@@ -1,4 +1,5 @@
 import MockJSON
+import RegularExpressions
 
 /// String value matchers (`equalTo`, `matches`, `equalToJson`, …): one parse function per operator in
 /// ``StubParser/matcherParsers``; adding a matcher is one entry there and one case of

@@ -1,5 +1,6 @@
 import HTTPCore
 import MockJSON
+import RegularExpressions
 
 /// The `request` part of a stub mapping: method, URL, named matchers, credentials and body patterns.
 extension StubParser {
@@ -117,19 +118,23 @@ extension StubParser {
       d.error(path, expected: "a path starting with '/'", found: JSONValue.quoted(s))
       return false
     }
-    if s.contains("#") {
+    // Byte searches: `String.contains(_: String)` goes through Foundation's `range(of:)` (about a tenth of
+    // the start-up time with 10,000 stubs, measured with perf).
+    let bytes = s.utf8
+    if bytes.contains(UInt8(ascii: "#")) {
       d.error(
         path, expected: "a path without '#' (a fragment is never sent to the server)",
         found: JSONValue.quoted(s))
       return false
     }
-    if key != "url" && s.contains("?") {
+    if key != "url" && bytes.contains(UInt8(ascii: "?")) {
       d.error(
         path, expected: "a path without '?': put the query in queryParameters, or use url",
         found: JSONValue.quoted(s))
       return false
     }
-    if s.split(separator: "?", maxSplits: 1).first?.contains("//") == true {
+    let pathBytes = bytes.prefix { $0 != UInt8(ascii: "?") }
+    if zip(pathBytes, pathBytes.dropFirst()).contains(where: { $0 == UInt8(ascii: "/") && $1 == $0 }) {
       d.warning(
         path,
         "the path contains '//'; an empty path segment is significant, so \(JSONValue.quoted(s)) "

@@ -129,6 +129,9 @@ public struct JSONObject: Sendable, Hashable, Sequence {
 
   /// Unordered comparison of the effective members (last value of each name).
   public static func == (a: JSONObject, b: JSONObject) -> Bool {
+    // Objects of a few dozen members (nearly all of them) compare without building dictionaries: a
+    // request body compared with `equalToJson` on every request spent a fifth of its time in `effective`.
+    if a.members.count <= 32 && b.members.count <= 32 { return smallObjectsEqual(a, b) }
     let da = a.effective
     let db = b.effective
     guard da.count == db.count else { return false }
@@ -136,6 +139,33 @@ public struct JSONObject: Sendable, Hashable, Sequence {
       guard let w = db[k], w == v else { return false }
     }
     return true
+  }
+
+  /// `==` by linear search: the last member of each name in `a` has its equal as the last member of
+  /// that name in `b`, and both have as many distinct names.
+  private static func smallObjectsEqual(_ a: JSONObject, _ b: JSONObject) -> Bool {
+    // The same names in the same order, each once: compare pairwise.
+    if a.members.count == b.members.count,
+      zip(a.members, b.members).allSatisfy({ $0.key == $1.key }), !a.hasRepeatedNames
+    {
+      return zip(a.members, b.members).allSatisfy { $0.value == $1.value }
+    }
+    var distinct = 0
+    for (i, m) in a.members.enumerated() where !a.members[(i + 1)...].contains(where: { $0.key == m.key }) {
+      distinct += 1
+      guard let w = b[m.key], w == m.value else { return false }
+    }
+    return distinct == b.distinctNameCount
+  }
+
+  private var hasRepeatedNames: Bool { distinctNameCount != members.count }
+
+  private var distinctNameCount: Int {
+    var count = 0
+    for (i, m) in members.enumerated() where !members[(i + 1)...].contains(where: { $0.key == m.key }) {
+      count += 1
+    }
+    return count
   }
 
   /// Order-independent hash.

@@ -1,5 +1,6 @@
 import Foundation
 import MockJSON
+import RegularExpressions
 import Synchronization
 
 /// WireMock's helpers (and the Handlebars.java string and conditional helpers it registers), by name.
@@ -61,10 +62,7 @@ enum TemplateHelpers {
         return c.error("You must specify the string to be matched and the regular expression")
       }
       guard let re = regex(c.params[1].rendered) else { return c.condition(false) }
-      let s = c.params[0].rendered
-      let m = re.firstMatch(in: s, range: NSRange(s.startIndex..., in: s))
-      return c.condition(
-        m.map { $0.range.location == 0 && $0.range.length == (s as NSString).length } ?? false)
+      return c.condition(re.matches(c.params[0].rendered))
     }
     // MARK: Strings
     @Sendable func text(_ c: HelperCall) -> String {
@@ -163,22 +161,17 @@ enum TemplateHelpers {
       let s = c.params[0].rendered
       let pattern = c.params[1].rendered
       guard let re = regex(pattern) else { return c.error("\(pattern) is not a valid regular expression") }
-      guard let m = re.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) else {
+      guard let m = re.firstMatch(in: s) else {
         if let d = c.hash["default"] { return d }
         return c.error("Nothing matched \(pattern)")
       }
-      func group(_ k: Int) -> String {
-        guard let r = Range(m.range(at: k), in: s) else { return "" }
-        return String(s[r])
-      }
       if c.params.count > 2 {
         let groups =
-          m.numberOfRanges > 1
-          ? (1..<m.numberOfRanges).map { TemplateValue.string(group($0)) } : [.string(group(0))]
+          m.count > 1 ? m.dropFirst().map { TemplateValue.string($0 ?? "") } : [.string(m[0] ?? "")]
         c.state.variables[c.params[2].rendered] = .list(groups)
         return .null
       }
-      return .string(group(0))
+      return .string(m[0] ?? "")
     }
     t["size"] = { c in
       guard let v = c.params.first else { return .null }
@@ -501,7 +494,18 @@ enum TemplateHelpers {
     return x < y ? -1 : x > y ? 1 : 0
   }
 
-  static func regex(_ pattern: String) -> NSRegularExpression? { try? NSRegularExpression(pattern: pattern) }
+  /// Regular expressions compiled once (templates name a handful; the cache is bounded anyway).
+  static let regexes = Mutex<[String: CompiledRegex]>([:])
+
+  static func regex(_ pattern: String) -> CompiledRegex? {
+    if let r = regexes.withLock({ $0[pattern] }) { return r }
+    guard let r = try? CompiledRegex(pattern) else { return nil }
+    regexes.withLock { cache in
+      if cache.count > 1000 { cache.removeAll() }
+      cache[pattern] = r
+    }
+    return r
+  }
 
   /// JSONPath expressions compiled once (templates name a handful; the cache is bounded anyway).
   static let paths = Mutex<[String: JSONPath]>([:])

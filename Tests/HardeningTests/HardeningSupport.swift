@@ -153,6 +153,18 @@ enum ProcStat {
     (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
   }
 
+  /// Open sockets (listeners and connections) of a process: the descriptors in `/proc/PID/fd` that link
+  /// to `socket:[inode]`. Unlike ``openDescriptors(_:)`` it does not count what the runtime opens lazily
+  /// (Dispatch's epoll, eventfd and timerfd appear the first time something schedules on it).
+  static func openSockets(_ pid: Int32) -> Int {
+    let directory = "/proc/\(pid)/fd"
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    return names.count { name in
+      ((try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + name)) ?? "")
+        .hasPrefix("socket:")
+    }
+  }
+
   /// User plus system CPU time in seconds (`/proc/PID/stat` fields 14 and 15).
   static func cpuSeconds(_ pid: Int32) -> Double {
     guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),

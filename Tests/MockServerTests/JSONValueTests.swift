@@ -62,6 +62,34 @@ struct JSONValueTests {
     #expect(inValue == inNumber)
   }
 
+  @Test(
+    "object equality ignores member order, the last of repeated names wins, small and large alike",
+    arguments: [
+      (#"{"a":1,"b":[1,{"c":2}]}"#, #"{"b":[1,{"c":2}],"a":1}"#, true),
+      (#"{"a":1,"b":2}"#, #"{"a":1,"b":3}"#, false),
+      (#"{"a":1,"b":2}"#, #"{"a":1}"#, false),
+      (#"{"a":1}"#, #"{"a":1,"b":2}"#, false),
+      (#"{"a":0,"a":1}"#, #"{"a":1}"#, true),
+      (#"{"a":1,"a":0}"#, #"{"a":1}"#, false),
+      (#"{"a":1,"b":2,"a":3}"#, #"{"b":2,"a":3}"#, true),
+      (#"{"a":1,"b":2}"#, #"{"a":1,"a":2}"#, false),
+      (#"{}"#, #"{}"#, true),
+    ])
+  func objectEquality(_ a: String, _ b: String, _ equal: Bool) throws {
+    let x = try JSONValue.parse(bytes: Array(a.utf8))
+    let y = try JSONValue.parse(bytes: Array(b.utf8))
+    #expect((x == y) == equal)
+    #expect((y == x) == equal)
+    // The same pairs as members of objects past the linear-search size.
+    func widened(_ v: JSONValue) -> JSONValue {
+      guard case .object(var o) = v else { return v }
+      for i in 0..<40 { o.members.insert(.init(key: "k\(i)", value: .string("v")), at: 0) }
+      return .object(o)
+    }
+    #expect((widened(x) == widened(y)) == equal)
+    if equal { #expect(x.hashValue == y.hashValue) }
+  }
+
   @Test("serialization keeps number spelling and member order")
   func roundTrip() throws {
     let text =

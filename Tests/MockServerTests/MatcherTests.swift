@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import RegularExpressions
 import Synchronization
 import Testing
 
@@ -130,6 +131,26 @@ struct CompiledRegexTests {
     #expect(try CompiledRegex("caf.").matches("café"))
     #expect(try CompiledRegex("(?i)bearer .+").matches("Bearer x"))
     #expect(try CompiledRegex("[0-9]+").matches("12a") == false)
+  }
+
+  @Test func searchesAndCapturingGroups() throws {
+    let id = try CompiledRegex("order-([0-9]+)(-x)?")
+    #expect(id.matches("order-42") && !id.matches("my order-42"))
+    #expect(id.containsMatch(in: "my order-42 and order-7"))
+    #expect(id.firstMatch(in: "my order-42 and order-7") == ["order-42", "42", nil])
+    #expect(
+      id.allMatches(in: "order-1-x, order-22") == [["order-1-x", "1", "-x"], ["order-22", "22", nil]])
+    #expect(id.allMatches(in: "order-1 order-2 order-3", limit: 2).count == 2)
+    #expect(id.firstMatch(in: "none") == nil)
+    // Offsets are UTF-16 units inside the engine; text outside the BMP comes back whole.
+    let astral = try CompiledRegex("é(.)")
+    #expect(astral.firstMatch(in: "caé😀!") == ["é😀", "😀"])
+    let empty = try CompiledRegex("")
+    #expect(empty.allMatches(in: "ab").count == 3)
+    let insensitive = try CompiledRegex("admin", caseInsensitive: true)
+    let sensitive = try CompiledRegex("admin")
+    #expect(insensitive.matches("ADMIN") && !sensitive.matches("ADMIN"))
+    #expect(insensitive != sensitive)
   }
 
   @Test func invalidPatternsAreRejectedWithICUsReason() {

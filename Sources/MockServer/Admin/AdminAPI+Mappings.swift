@@ -181,7 +181,7 @@ extension AdminAPI {
       store.removeAll()
       return AdminAPI.empty
     }
-    let set = FixtureLoader.load(directory: directory)
+    let set = loadFixtures(directory)
     if set.hasErrors { return fixtureErrors(set) }
     store.replaceFileStubs(set, keepRuntimeStubs: false)
     return AdminAPI.empty

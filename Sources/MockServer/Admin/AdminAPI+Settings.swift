@@ -76,7 +76,7 @@ extension AdminAPI {
   /// scenarios and sequences restarted. When the folder has errors now, nothing changes (500).
   func resetAll() -> ResponsePlan {
     if let directory = configuration.fixturesDirectory {
-      let set = FixtureLoader.load(directory: directory)
+      let set = loadFixtures(directory)
       if set.hasErrors { return fixtureErrors(set) }
       store.replaceFileStubs(set, keepRuntimeStubs: false)
     } else {

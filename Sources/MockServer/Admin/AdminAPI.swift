@@ -18,6 +18,8 @@ struct AdminAPI: Sendable {
   let createdAt: UInt64
   /// The host's hook for `POST /__admin/shutdown`, if any.
   let shutdownHandler: @Sendable () -> (@Sendable () -> Void)?
+  /// The dashboard's live feed and last reload result (`AdminAPI+Dashboard.swift`).
+  let dashboard: DashboardState
   /// Upstream exchanges and the recorder (`/__admin/recordings`), or nil.
   var forwarder: ProxyForwarder? = nil
 
@@ -132,6 +134,7 @@ struct AdminAPI: Sendable {
     case ("GET", "health") where s.count == 1: return health()
     case ("GET", "version") where s.count == 1: return version()
     case ("POST", "shutdown") where s.count == 1: return shutdown()
+    case (_, "dashboard"), (_, "events"): return dashboardRoute(call)
     case (_, "recordings"): return recordings(call, Array(s.dropFirst()))
     default: return notFound(call)
     }

@@ -80,7 +80,11 @@ extension JournalEntry {
     if let stub { pairs.append(("stubMapping", stub)) }
     if let durationMilliseconds {
       let total = JSONValue.number(JSONNumber(Int(durationMilliseconds.rounded())))
-      pairs.append(("timing", .object(JSONObject(pairs: [("totalTime", total)]))))
+      var timing: [(String, JSONValue)] = [("totalTime", total)]
+      if let delay = addedDelayMilliseconds {
+        timing.insert(("addedDelay", .number(JSONNumber(delay))), at: 0)
+      }
+      pairs.append(("timing", .object(JSONObject(pairs: timing))))
     }
     if let fault { pairs.append(("fault", .string(fault))) }
     if let served { pairs.append(("served", .bool(served))) }

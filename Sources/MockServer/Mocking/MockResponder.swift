@@ -168,9 +168,10 @@ public final class MockResponder: Sendable {
       }
     }
     var fruitful = SplitMix64(seed: seed)
+    let addedDelay = MockResponder.totalDelay(sampled: delay, global: globalDelay)
     var plan = builder.plan(
       for: definition, request: request,
-      delayMilliseconds: MockResponder.totalDelay(sampled: delay, global: globalDelay),
+      delayMilliseconds: addedDelay,
       prepared: prepared, random: { fruitful.next() })
     // A plan without pauses or holds completes while this request is handled (its bytes are queued before
     // the next request is read), so its journal entry can be final at once.
@@ -183,6 +184,7 @@ public final class MockResponder: Sendable {
     let status = definition.fault == nil ? definition.status : nil
     var entry = makeEntry(request, context: context, stubID: stub.id, nearMisses: [], idWords: idWords)
     entry.fault = definition.fault?.rawValue
+    entry.addedDelayMilliseconds = addedDelay
     entry.responseStatus = status
     if immediate {
       entry.served = true

@@ -75,6 +75,8 @@ public final class MockService: HTTPResponder, Sendable {
   /// Decodes, matches, plans and journals stub requests.
   public let responder: MockResponder
   let admin: AdminAPI
+  /// The dashboard's live feed and last reload result.
+  let dashboard: DashboardState
   /// Set by the host (`MockServerMain`) to stop the server on `POST /__admin/shutdown`.
   let shutdownHook = ShutdownHook()
 
@@ -83,9 +85,14 @@ public final class MockService: HTTPResponder, Sendable {
     self.configuration = configuration
     store = StubStore(fixtures: fixtures, fixturesDirectory: configuration.fixturesDirectory)
     scenarioBook = ScenarioBook()
+    let dashboard = DashboardState(
+      store: store, initialLoad: configuration.fixturesDirectory == nil ? nil : fixtures,
+      fixturesDirectory: configuration.fixturesDirectory)
+    self.dashboard = dashboard
+    let events = dashboard.events
     journal = RequestJournal(
       capacity: configuration.journalCapacity, maxBytes: configuration.journalMaxBytes,
-      maxBodyBytesPerEntry: configuration.journalMaxBodyBytesPerEntry)
+      maxBodyBytesPerEntry: configuration.journalMaxBodyBytesPerEntry, onCompleted: { events.publish($0) })
     logger = RequestLogger(level: configuration.logLevel, json: configuration.logJSON)
     settings = MockSettings(globalDelayMilliseconds: configuration.globalDelayMilliseconds)
     responder = MockResponder(
@@ -97,7 +104,7 @@ public final class MockService: HTTPResponder, Sendable {
       configuration: configuration, store: store, scenarioBook: scenarioBook, journal: journal,
       logger: logger,
       settings: settings, createdAt: SocketOps.monotonicNanos(),
-      shutdownHandler: { shutdown.handler }, forwarder: responder.forwarder)
+      shutdownHandler: { shutdown.handler }, dashboard: dashboard, forwarder: responder.forwarder)
   }
 
   /// Called (once, off the event loop) after `POST /__admin/shutdown` was answered; nil when the host

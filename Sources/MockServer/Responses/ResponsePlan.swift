@@ -34,6 +34,12 @@ public struct ResponsePlan: Sendable {
     /// that runs next to the given callback, exactly once, from any thread; the connection takes it back
     /// on its loop. Dropped if the client goes away meanwhile.
     case awaiting(@Sendable (_ resume: @escaping @Sendable (ResponsePlan) -> Void) -> Void)
+    /// Streams Server-Sent Events (`text/event-stream`) from the subscription until the client goes away
+    /// or the server shuts down: a head without a length (the content ends when the connection closes,
+    /// RFC 9112 §6.3), the subscription's first bytes, then its events as they come and a heartbeat
+    /// comment line every interval. Nothing after it runs; the connection then closes. The admin API's
+    /// `GET /__admin/events` makes it.
+    case eventStream(EventStreamSubscription)
   }
 
   /// The steps in order.
