@@ -74,7 +74,8 @@ struct DownloadResumeTests {
     return await download.resumeData
   }
 
-  @Test("cancel mid-way, resume with Range and If-Range: a 206 completes the file byte for byte",
+  @Test(
+    "cancel mid-way, resume with Range and If-Range: a 206 completes the file byte for byte",
     arguments: Kind.allCases)
   func cancelThenResume(kind: Kind) async throws {
     let requests = Recorder<[String: String]>()
@@ -117,7 +118,8 @@ struct DownloadResumeTests {
     #expect(values.last?.fraction == 1)
   }
 
-  @Test("a changed representation (If-Range fails) is sent whole and replaces the file",
+  @Test(
+    "a changed representation (If-Range fails) is sent whole and replaces the file",
     arguments: Kind.allCases)
   func changedRepresentationRestarts(kind: Kind) async throws {
     let file = Self.temporaryFile()
@@ -155,7 +157,8 @@ struct DownloadResumeTests {
       connection.write([UInt8](repeating: 1, count: 400))
     }
     defer { server.stop() }
-    let client = APIClient(baseURL: URL(string: server.url)!, retryPolicy: .never, transport: SocketTransport())
+    let client = APIClient(
+      baseURL: URL(string: server.url)!, retryPolicy: .never, transport: SocketTransport())
     let download = client.downloadTask(Endpoint<Data>(.get, "/x"), to: file)
     let error = await apiError { () async throws(APIError) in try await download.response }
     #expect(error?.caseName == "truncatedBody")
@@ -169,8 +172,10 @@ struct DownloadResumeTests {
     let missing = DownloadResumeData(
       url: baseURL, fileURL: file, byteCount: 1 << 30, validator: #""v1""#, totalByteCount: nil)
     let refused = await apiError { () async throws(APIError) in
-      try await APIClient(baseURL: URL(string: server.url)!, retryPolicy: .never, transport: SocketTransport())
-        .download(Endpoint<Data>(.get, "/x"), to: file, resumingFrom: missing)
+      try await APIClient(
+        baseURL: URL(string: server.url)!, retryPolicy: .never, transport: SocketTransport()
+      )
+      .download(Endpoint<Data>(.get, "/x"), to: file, resumingFrom: missing)
     }
     #expect(refused?.caseName == "invalidRequest")
   }

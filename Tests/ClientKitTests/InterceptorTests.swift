@@ -130,7 +130,8 @@ struct InterceptorTests {
     let never = makeClient(
       StubTransport { request throws(APIError) in
         request.headers["Authorization"] == "Bearer newer" ? reply(200, #"{"id":2,"name":"B"}"#) : reply(401)
-      }, authentication: .bearer(BearerTokenAuthenticator(token: "old") { _ in "newer" }), retryPolicy: .never)
+      }, authentication: .bearer(BearerTokenAuthenticator(token: "old") { _ in "newer" }), retryPolicy: .never
+    )
     #expect(try await never.send(GetUser(id: 2)).id == 2)
   }
 }

@@ -463,7 +463,8 @@ public struct APIClient: Sendable {
     }
     let context = AdaptContext(requiresAuthentication: request.requiresAuthentication)
     built = try await adapt(built, with: authenticationInterceptor, context: context)
-    let bearerToken = request.requiresAuthentication
+    let bearerToken =
+      request.requiresAuthentication
       ? authentication.tokenScheme?.token(in: built.headers) : nil
     for adapter in interceptors as [any RequestAdapter] + adapters {
       built = try await adapt(built, with: adapter, context: context)
@@ -475,13 +476,13 @@ public struct APIClient: Sendable {
   private func adapt(_ request: TransportRequest, with adapter: any RequestAdapter, context: AdaptContext)
     async throws(APIError) -> TransportRequest
   {
-      do {
-        return try await adapter.adapt(request, context: context)
-      } catch let error as APIError {
-        throw error
-      } catch {
-        throw .invalidRequest("adapter \(type(of: adapter)) failed: \(error)")
-      }
+    do {
+      return try await adapter.adapt(request, context: context)
+    } catch let error as APIError {
+      throw error
+    } catch {
+      throw .invalidRequest("adapter \(type(of: adapter)) failed: \(error)")
+    }
   }
 
   /// The absolute URL for `path` (joined to the base path with exactly one `/`) and `query`.

@@ -90,7 +90,9 @@ public enum TokenScheme: Sendable, Hashable {
     case .authorization(let p): prefix = p
     }
     if prefix.isEmpty { return value }
-    guard value.count > prefix.count, value.lowercased().hasPrefix(prefix.lowercased() + " ") else { return nil }
+    guard value.count > prefix.count, value.lowercased().hasPrefix(prefix.lowercased() + " ") else {
+      return nil
+    }
     return String(value.dropFirst(prefix.count + 1))
   }
 }

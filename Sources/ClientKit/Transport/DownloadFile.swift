@@ -26,10 +26,12 @@ struct DownloadFile: Sendable {
     self.url = url
     self.resumeOffset = max(0, resumeOffset)
     if self.resumeOffset > 0 {
-      let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)??.int64Value
+      let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)??
+        .int64Value
       guard let size, size >= self.resumeOffset, let handle = try? FileHandle(forWritingTo: url) else {
         throw .invalidRequest(
-          "cannot resume the download in \(url.path): it does not hold the \(self.resumeOffset) bytes to resume after")
+          "cannot resume the download in \(url.path): it does not hold the \(self.resumeOffset) bytes to resume after"
+        )
       }
       self.handle = handle
     } else {
