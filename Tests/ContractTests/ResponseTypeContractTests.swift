@@ -118,8 +118,8 @@ struct ResponseTypeContractTests {
       ))
     try await server.stub(
       .get("/klingon").willReturn(
-        responseJSON: #"{"status":200,"body":"x","headers":{"Content-Type":"text/plain; charset=x-klingon-9"}}"#
-      ))
+        responseJSON:
+          #"{"status":200,"body":"x","headers":{"Content-Type":"text/plain; charset=x-klingon-9"}}"#))
     let raw = makeClient(server.baseURL, kind.make())
     #expect(try await raw.send(Endpoint<String>(.get, "/cp1252")) == "€ 5")
     let error = await apiError { () async throws(APIError) in
