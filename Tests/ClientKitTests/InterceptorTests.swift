@@ -134,4 +134,67 @@ struct InterceptorTests {
     )
     #expect(try await never.send(GetUser(id: 2)).id == 2)
   }
+
+  static let t0 = Date(timeIntervalSince1970: 1_000_000)
+
+  @Test("a credential about to expire is refreshed before sending, once for concurrent requests")
+  func proactiveRefresh() async throws {
+    let refreshes = Counter()
+    let authenticator = BearerTokenAuthenticator(
+      credential: TokenCredential(token: "old", expiresAt: Self.t0.addingTimeInterval(30)),
+      refreshWindow: .seconds(60), now: { Self.t0 }
+    ) { rejected in
+      refreshes.increment()
+      #expect(rejected == "old")
+      try await Task.sleep(for: .milliseconds(50))
+      return TokenCredential(token: "new", expiresIn: 3600, issuedAt: Self.t0)
+    }
+    #expect(authenticator.requiresRefresh)
+    let stub = StubTransport { _ throws(APIError) in reply(200, #"{"id":1,"name":"A"}"#) }
+    let client = makeClient(stub, authentication: .bearer(authenticator))
+    await withTaskGroup(of: Void.self) { group in
+      for _ in 0..<5 { group.addTask { _ = try? await client.send(GetUser(id: 1)) } }
+    }
+    #expect(refreshes.count == 1)
+    #expect(stub.requests.count == 5)
+    #expect(stub.requests.allSatisfy { $0.headers["Authorization"] == "Bearer new" })
+    #expect(authenticator.expiresAt == Self.t0.addingTimeInterval(3600))
+    #expect(authenticator.requiresRefresh == false)
+  }
+
+  @Test("a failed proactive refresh sends the old token; its 401 then fails at once as refreshFailed")
+  func failedProactiveRefresh() async {
+    let refreshes = Counter()
+    let authenticator = BearerTokenAuthenticator(
+      credential: TokenCredential(token: "old", expiresAt: Self.t0), now: { Self.t0 }
+    ) { _ in
+      refreshes.increment()
+      throw RefreshFailure(reason: "invalid_grant")
+    }
+    let stub = StubTransport { _ throws(APIError) in reply(401) }
+    let client = makeClient(stub, authentication: .bearer(authenticator))
+    let error = await apiError { () async throws(APIError) in try await client.send(GetUser(id: 1)) }
+    guard case .refreshFailed(let response, let reason)? = error else {
+      Issue.record("expected .refreshFailed, got \(String(describing: error))")
+      return
+    }
+    #expect(response.statusCode == 401)
+    #expect(reason == "invalid_grant")
+    #expect(refreshes.count == 1)
+    #expect(stub.requests.map { $0.headers["Authorization"] } == ["Bearer old"])
+  }
+
+  @Test("expires_in is range-checked; a credential without expiry never refreshes before a 401")
+  func credentialExpiry() {
+    #expect(TokenCredential(token: "t", expiresIn: 60, issuedAt: Self.t0).expiresAt == Self.t0 + 60)
+    #expect(TokenCredential(token: "t", expiresIn: -5).expiresAt == nil)
+    #expect(TokenCredential(token: "t", expiresIn: .infinity).expiresAt == nil)
+    #expect(TokenCredential(token: "t", expiresIn: .nan).expiresAt == nil)
+    #expect(TokenCredential(token: "t", expiresIn: 1e300).expiresAt == nil)
+    let plain = BearerTokenAuthenticator(token: "t") { _ in "u" }
+    #expect(plain.requiresRefresh == false)
+    let noRefresh = BearerTokenAuthenticator(
+      credential: TokenCredential(token: "t", expiresAt: .distantPast), refresh: nil)
+    #expect(noRefresh.requiresRefresh == false)
+  }
 }

@@ -199,8 +199,9 @@ public struct APIClient: Sendable {
   }
 
   /// Everything up to decoding: cache, build, authenticate, adapt, send, check the status, ask the retry
-  /// chain (authentication interceptor: refresh after 401; interceptors; retrier), store in the cache. Reports ``EventMonitor`` events (not the final decoded/failed one on
-  /// success; on failure it reports ``EventMonitor/requestFailed(_:error:metrics:)`` itself).
+  /// chain (authentication interceptor: refresh after 401; interceptors; retrier), store in the cache.
+  /// Reports ``EventMonitor`` events (not the final decoded/failed one on success; on failure it reports
+  /// ``EventMonitor/requestFailed(_:error:metrics:)`` itself).
   func perform<R: Request>(
     _ request: R, call: CallID, options: TransferOptions, forceNetwork: Bool
   ) async throws(APIError) -> Outcome {

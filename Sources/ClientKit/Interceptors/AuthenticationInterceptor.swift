@@ -32,9 +32,13 @@ public struct AuthenticationInterceptor: RequestInterceptor {
   }
 
   /// Adds the credentials when `context.requiresAuthentication`, replacing a header field of the same
-  /// name; leaves the request as it is otherwise, or when there is no token yet.
+  /// name; leaves the request as it is otherwise, or when there is no token yet. A token about to expire
+  /// (``BearerTokenAuthenticator/requiresRefresh``) is refreshed first, once for all concurrent requests.
   public func adapt(_ request: TransportRequest, context: AdaptContext) async throws -> TransportRequest {
     guard context.requiresAuthentication else { return request }
+    if let authenticator = authentication.authenticator, authenticator.requiresRefresh {
+      _ = await authenticator.validToken()
+    }
     var adapted = request
     authentication.apply(to: &adapted.headers)
     return adapted
