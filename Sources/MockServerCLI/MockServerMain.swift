@@ -166,6 +166,13 @@ public enum MockServerMain {
       )
     }
     service.logger.flush()
+    let unsaved = service.store.runtimeStubs.count
+    let edits = service.store.unsavedFileEditCount
+    if unsaved + edits > 0 {
+      printError(
+        "mockserver: \(unsaved) runtime stub(s) and \(edits) runtime edit(s) of file stubs were not saved "
+          + "and are lost (POST /__admin/mappings/save writes them to \(options.fixturesDirectory)/mappings)")
+    }
     if let tls, tls.isGenerated { try? FileManager.default.removeItem(atPath: tls.trustPath) }
     return 0
   }

@@ -388,14 +388,17 @@ public final class RequestJournal: Sendable {
   ///   - limit: at most this many (nil: all).
   ///   - since: only entries logged at or after this time (seconds since 1970).
   ///   - unmatchedOnly: only requests no stub matched.
-  public func entries(limit: Int? = nil, since: Double? = nil, unmatchedOnly: Bool = false) -> [JournalEntry]
-  {
+  ///   - matchingStub: only requests the stub with this id answered.
+  public func entries(
+    limit: Int? = nil, since: Double? = nil, unmatchedOnly: Bool = false, matchingStub: String? = nil
+  ) -> [JournalEntry] {
     if let limit, limit <= 0 { return [] }
     let all = snapshot()
     var result: [JournalEntry] = []
     for entry in all.reversed() {
       if let since, entry.loggedAt < since { continue }
       if unmatchedOnly, entry.wasMatched { continue }
+      if let matchingStub, entry.stubID != matchingStub { continue }
       result.append(entry)
       if let limit, result.count >= limit { break }
     }

@@ -23,8 +23,8 @@ public final class FixtureWatcher: Sendable {
   public let directory: String
   /// Poll period in milliseconds.
   public let intervalMilliseconds: Int
-  /// Takes a good new set (swaps it into the stub store).
-  private let apply: @Sendable (FixtureSet) -> Void
+  /// Takes a good new set and the files (relative to the folder) that changed since the last load.
+  private let apply: @Sendable (FixtureSet, Set<String>) -> Void
   /// Writes one report line (reload done or failed).
   private let log: @Sendable (String) -> Void
   private let queue = DispatchQueue(label: "mockserver.fixture-watcher")
@@ -42,9 +42,19 @@ public final class FixtureWatcher: Sendable {
 
   /// Creates a watcher for `directory` that hands each good new set to `apply` and reports to `log`.
   /// Call ``start()``.
-  public init(
+  public convenience init(
     directory: String, intervalMilliseconds: Int = 250, log: @escaping @Sendable (String) -> Void,
     apply: @escaping @Sendable (FixtureSet) -> Void
+  ) {
+    self.init(
+      directory: directory, intervalMilliseconds: intervalMilliseconds, log: log,
+      applyChanges: { set, _ in apply(set) })
+  }
+
+  /// Creates a watcher whose `applyChanges` also gets the files (relative to `directory`) that changed.
+  init(
+    directory: String, intervalMilliseconds: Int, log: @escaping @Sendable (String) -> Void,
+    applyChanges apply: @escaping @Sendable (FixtureSet, Set<String>) -> Void
   ) {
     self.directory = directory
     self.apply = apply
@@ -61,7 +71,7 @@ public final class FixtureWatcher: Sendable {
     let (store, logger) = (service.store, service.logger)
     self.init(
       directory: directory, intervalMilliseconds: intervalMilliseconds, log: { logger.line($0) },
-      apply: { store.replaceFileStubs($0) })
+      applyChanges: { store.replaceFileStubs($0, changedFiles: $1) })
   }
 
   /// Takes the current state of the folder as the baseline and starts polling.
@@ -172,12 +182,15 @@ public final class FixtureWatcher: Sendable {
   /// One poll: reloads when the folder changed since the last poll.
   func poll() {
     let now = FixtureWatcher.scan(directory)
-    let changed = fingerprint.withLock { old -> Bool in
-      guard old != now else { return false }
+    let changedFiles = fingerprint.withLock { old -> Set<String>? in
+      guard old != now else { return nil }
+      var changed = Set<String>()
+      for (path, stamp) in now where old[path] != stamp { changed.insert(path) }
+      for path in old.keys where now[path] == nil { changed.insert(path) }
       old = now
-      return true
+      return changed
     }
-    guard changed else { return }
+    guard let changedFiles else { return }
     reloads.wrappingAdd(1, ordering: .relaxed)
     var isDirectory: ObjCBool = false
     let mappings = directory + "/mappings"
@@ -196,7 +209,7 @@ public final class FixtureWatcher: Sendable {
         "mockserver: reload of \(directory) failed; still serving the last good set\n" + set.report())
       return
     }
-    apply(set)
+    apply(set, changedFiles)
     var message = "mockserver: reloaded \(set.stubs.count) stub(s) from \(directory)"
     if !set.warnings.isEmpty { message += "\n" + set.report() }
     log(message)

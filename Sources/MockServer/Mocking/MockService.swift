@@ -45,6 +45,11 @@ public struct MockServiceConfiguration: Sendable {
   public var requestCheck: (@Sendable (HTTPRequest) -> (response: HTTPResponse, note: String)?)?
   /// Response templating (`--global-response-templating`, `--template-escaping`, `--fixed-time`, …).
   public var templating = TemplatingConfiguration()
+  /// `--enable-stub-cors`: every stub answers CORS preflights and adds `Access-Control-*` headers for
+  /// requests with `Origin` (without it, only stubs with `"x-cors": true` do).
+  public var stubCORS = false
+  /// `--disable-gzip`: never compress responses unless a stub forces it (`"x-compression": "always"`).
+  public var gzipDisabled = false
   /// Creates the defaults.
   public init() {}
 }
