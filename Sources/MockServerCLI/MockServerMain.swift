@@ -68,6 +68,18 @@ public enum MockServerMain {
     configuration.limits.maxHeaderSectionBytes = options.maxHeaderSectionBytes
     configuration.limits.maxBodyBytes = options.maxBodyBytes
     var fixtures = FixtureLoader.load(directory: options.fixturesDirectory)
+    var isDirectory: ObjCBool = false
+    if !options.fixturesDirectoryGiven,
+      !FileManager.default.fileExists(atPath: options.fixturesDirectory, isDirectory: &isDirectory)
+    {
+      // Started outside a project: serve no stubs rather than refuse, and say how to add some.
+      fixtures = FixtureSet()
+      printError(
+        "mockserver: no \(options.fixturesDirectory)/ folder in \(FileManager.default.currentDirectoryPath); "
+          + "starting with no stubs. Add stubs with POST /__admin/mappings, create "
+          + "\(options.fixturesDirectory)/mappings/*.json (picked up while running), or pass --fixtures DIR")
+    }
+    for line in startNotes(options) { printError(line) }
     var requestValidator: OpenAPIRequestValidator?
     if let spec = options.openAPISpec {
       // --openapi: the document's stubs, then the fixtures folder's (when there is one).
@@ -119,6 +131,8 @@ public enum MockServerMain {
     configuration.maxHoldMilliseconds = options.maxHoldMilliseconds
     configuration.shutdownGraceMilliseconds = options.shutdownGraceMilliseconds
     serviceConfiguration.requestCheck = requestValidator.map(RequestValidation.check)
+    serviceConfiguration.stubCORS = options.stubCORS
+    serviceConfiguration.gzipDisabled = options.gzipDisabled
     let service = MockService(configuration: serviceConfiguration, fixtures: fixtures)
     let server = HTTPServer(configuration: configuration, responder: service)
     var tls: TLSSetup.Prepared?
@@ -175,6 +189,23 @@ public enum MockServerMain {
     }
     if let tls, tls.isGenerated { try? FileManager.default.removeItem(atPath: tls.trustPath) }
     return 0
+  }
+
+  /// What the start says about WireMock flags that are accepted but do nothing (here) yet.
+  static func startNotes(_ options: CommandLineOptions) -> [String] {
+    var notes: [String] = []
+    if options.asyncResponseFlagGiven {
+      notes.append("mockserver: --async-response-enabled has no effect: responses are always asynchronous here")
+    }
+    if let target = options.proxyAllTarget {
+      notes.append(
+        "mockserver: --proxy-all \(target) is accepted but proxying is not available in this build; "
+          + "unmatched requests get 404")
+    }
+    if options.recordMappings {
+      notes.append("mockserver: --record-mappings is accepted but recording is not available in this build")
+    }
+    return notes
   }
 
   /// Makes SIGINT and SIGTERM signal `done` (also `POST /__admin/shutdown` does). Keep the sources

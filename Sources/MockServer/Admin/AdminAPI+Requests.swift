@@ -40,6 +40,7 @@ extension AdminAPI {
         let stubs = stubLookup()
         return AdminAPI.json(requestsObject(removed.map { $0.json(stub: stubs($0.stubID)) }))
       }
+    case ("POST", 1, "remove-by-metadata"): return removeRequestsByMetadata(call)
     case ("GET", 1, "unmatched"):
       return AdminAPI.json(requestsObject(journal.entries(unmatchedOnly: true).reversed().map(\.requestJSON)))
     case ("GET", 2, "unmatched") where rest[1] == "near-misses":
