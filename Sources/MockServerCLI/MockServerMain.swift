@@ -195,7 +195,8 @@ public enum MockServerMain {
   static func startNotes(_ options: CommandLineOptions) -> [String] {
     var notes: [String] = []
     if options.asyncResponseFlagGiven {
-      notes.append("mockserver: --async-response-enabled has no effect: responses are always asynchronous here")
+      notes.append(
+        "mockserver: --async-response-enabled has no effect: responses are always asynchronous here")
     }
     if let target = options.proxyAllTarget {
       notes.append(

@@ -34,7 +34,8 @@ import Testing
     let document = try OpenAPIDocument.parse(String(decoding: served.body, as: UTF8.self), name: "admin")
     #expect(document.version.hasPrefix("3."))
 
-    let stub = #"{"id":"s1","name":"one","metadata":{"team":"a"},"request":{"method":"GET","url":"/x"},"response":{"status":200,"body":"x"}}"#
+    let stub =
+      #"{"id":"s1","name":"one","metadata":{"team":"a"},"request":{"method":"GET","url":"/x"},"response":{"status":200,"body":"x"}}"#
     let pattern = #"{"method":"GET","url":"/x"}"#
     let metadata = #"{"matchesJsonPath":{"expression":"$.team","equalTo":"a"}}"#
     let calls: [(String, String, String?)] = [
@@ -61,7 +62,10 @@ import Testing
       ("GET", "/__admin/scenarios", nil), ("POST", "/__admin/scenarios/reset", nil),
       ("PUT", "/__admin/scenarios/none/state", #"{"state":"Started"}"#),
       ("GET", "/__admin/settings", nil),
-      ("POST", "/__admin/settings", #"{"fixedDelay":0,"delayDistribution":{"type":"fixed","milliseconds":0}}"#),
+      (
+        "POST", "/__admin/settings",
+        #"{"fixedDelay":0,"delayDistribution":{"type":"fixed","milliseconds":0}}"#
+      ),
       ("PUT", "/__admin/settings", #"{"settings":{"fixedDelay":0}}"#),
       ("PATCH", "/__admin/settings", #"{"extended":{"a":1}}"#),
       ("POST", "/__admin/settings", #"{"bogus":1}"#),

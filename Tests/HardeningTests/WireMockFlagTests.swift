@@ -77,7 +77,9 @@ struct WireMockFlagTests {
       )
     ])
     defer { fixtures.remove() }
-    let server = try MockServerProcess.launch(arguments: ["--fixtures", fixtures.fixtures, "-v", "--no-watch"])
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "-v", "--no-watch",
+    ])
     #expect(status(get(server.port, "/bin")) == 200)
     usleep(300_000)
     #expect(server.stop() == 0)

@@ -27,7 +27,8 @@ struct AdminEndpointsTests {
       #expect(removed.status == 200)
       #expect(service.store.stub(id: "other") == nil)
       #expect(service.store.stub(id: "idle") != nil)
-      #expect(try http(port, "POST", "/__admin/mappings/remove", body: #"{"request":{"url":5}}"#).status == 400)
+      #expect(
+        try http(port, "POST", "/__admin/mappings/remove", body: #"{"request":{"url":5}}"#).status == 400)
 
       #expect(try http(port, "DELETE", "/__admin/mappings/unmatched").status == 200)
       #expect(service.store.stubs.map(\.id) == ["used"])
@@ -41,7 +42,8 @@ struct AdminEndpointsTests {
         port, "POST", "/__admin/mappings",
         body: #"{"id":"t","metadata":{"team":"pay"},"request":{"url":"/t"},"response":{"status":200}}"#)
       _ = try http(
-        port, "POST", "/__admin/mappings", body: #"{"id":"u","request":{"url":"/u"},"response":{"status":200}}"#)
+        port, "POST", "/__admin/mappings",
+        body: #"{"id":"u","request":{"url":"/u"},"response":{"status":200}}"#)
       _ = try http(port, "GET", "/t")
       _ = try http(port, "GET", "/u")
       let r = try http(
@@ -60,7 +62,8 @@ struct AdminEndpointsTests {
     try Data("hello".utf8).write(to: URL(fileURLWithPath: folder + "/__files/hello.txt"))
     let outside = folder + "/secret.txt"
     try Data("secret".utf8).write(to: URL(fileURLWithPath: outside))
-    try FileManager.default.createSymbolicLink(atPath: folder + "/__files/link.txt", withDestinationPath: outside)
+    try FileManager.default.createSymbolicLink(
+      atPath: folder + "/__files/link.txt", withDestinationPath: outside)
     try FileManager.default.createSymbolicLink(atPath: folder + "/__files/up", withDestinationPath: folder)
     try await withMockService(configure: { $0.fixturesDirectory = folder }) { _, port in
       #expect(try http(port, "GET", "/__admin/files/hello.txt").body == "hello")
@@ -112,7 +115,9 @@ struct AdminEndpointsTests {
     try await withMockService { service, port in
       let set = try http(
         port, "POST", "/__admin/settings",
-        body: #"{"fixedDelay":5,"delayDistribution":{"type":"uniform","lower":1,"upper":3},"extended":{"k":"v"}}"#)
+        body:
+          #"{"fixedDelay":5,"delayDistribution":{"type":"uniform","lower":1,"upper":3},"extended":{"k":"v"}}"#
+      )
       #expect(set.status == 200, "\(set.body)")
       let got = try http(port, "GET", "/__admin/settings").json?["settings"]
       #expect(got?["fixedDelay"]?.numberValue?.intValue == 5)

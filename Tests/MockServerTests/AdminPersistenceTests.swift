@@ -119,7 +119,8 @@ struct AdminPersistenceTests {
 
       let put = try http(
         port, "PUT", "/__admin/mappings/p1",
-        body: #"{"name":"kept","persistent":true,"request":{"url":"/p"},"response":{"status":200,"body":"two"}}"#)
+        body:
+          #"{"name":"kept","persistent":true,"request":{"url":"/p"},"response":{"status":200,"body":"two"}}"#)
       #expect(put.status == 200)
       #expect(try String(contentsOfFile: path, encoding: .utf8).contains("two"))
       // The watcher's reload of the written file serves the same stub, once.

@@ -32,7 +32,8 @@ struct CORSAndWebhookTests {
       #expect(preflight.headers["access-control-allow-credentials"] == "true")
       #expect(preflight.headers["access-control-max-age"] == "1800")
 
-      let actual = try http(port, "PUT", "/items/1", body: "{}", headers: ["Origin": "http://app.example:3000"])
+      let actual = try http(
+        port, "PUT", "/items/1", body: "{}", headers: ["Origin": "http://app.example:3000"])
       #expect(actual.status == 200)
       #expect(actual.body == "ok")
       #expect(actual.headers["access-control-allow-origin"] == "http://app.example:3000")

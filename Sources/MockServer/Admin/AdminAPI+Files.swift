@@ -66,7 +66,8 @@ extension AdminAPI {
         try Data(call.request.body).write(to: target, options: .atomic)
       } catch {
         return AdminAPI.error(
-          .internalServerError, title: "Write failed", detail: "__files/\(name): \(error.localizedDescription)")
+          .internalServerError, title: "Write failed",
+          detail: "__files/\(name): \(error.localizedDescription)")
       }
       return .respond(
         status: .ok, headers: ["Content-Type": "application/octet-stream"], body: call.request.body)
@@ -79,7 +80,8 @@ extension AdminAPI {
         try fm.removeItem(at: target)
       } catch {
         return AdminAPI.error(
-          .internalServerError, title: "Delete failed", detail: "__files/\(name): \(error.localizedDescription)"
+          .internalServerError, title: "Delete failed",
+          detail: "__files/\(name): \(error.localizedDescription)"
         )
       }
       return AdminAPI.empty

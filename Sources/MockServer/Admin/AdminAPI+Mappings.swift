@@ -177,7 +177,6 @@ extension AdminAPI {
     return deleteStubs(matching) ?? AdminAPI.empty
   }
 
-
   /// `POST /__admin/mappings/import` `{"mappings":[…],"importOptions":{…}}`: all or nothing.
   func importMappings(_ call: Call) -> ResponsePlan {
     let o: JSONObject

@@ -1,8 +1,8 @@
 import Foundation
+import HTTPCore
 import Mappings
 import MockJSON
 import NativeSupport
-import HTTPCore
 
 /// Everything loaded from a fixtures directory.
 public struct FixtureSet: Sendable {

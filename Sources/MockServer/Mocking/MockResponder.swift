@@ -165,7 +165,9 @@ public final class MockResponder: Sendable {
       }
     }
     var prepared = templated || cors != nil ? nil : store.prepared(stubID: stub.id, table: table)
-    if prepared == nil, !templated, cors == nil, stub.responseSequence == nil, let made = builder.prepare(definition) {
+    if prepared == nil, !templated, cors == nil, stub.responseSequence == nil,
+      let made = builder.prepare(definition)
+    {
       prepared = made
       store.storePrepared(made, stubID: stub.id, table: table)
     }
@@ -224,7 +226,8 @@ public final class MockResponder: Sendable {
     let fault = definition.fault?.rawValue
     let logged: ResponseDefinition? = logger.level == .verbose ? definition : nil
     let logs = logger.level != .quiet
-    if immediate, !countsServes, transition == nil, !logs, hooks.isEmpty { return plan }  // nothing left to do
+    // Nothing left to do afterwards:
+    if immediate, !countsServes, transition == nil, !logs, hooks.isEmpty { return plan }
     plan.onComplete = { [self] served in
       let ms = Double(SocketOps.monotonicNanos() - started) / 1e6
       if served, countsServes || transition != nil {

@@ -5,7 +5,9 @@ import Synchronization
 /// Settings the admin API can change while serving (`POST /__admin/settings`).
 public final class MockSettings: Sendable {
   private let globalDelay: Atomic<Int>
-  private let random = Mutex<(distribution: DelayDistribution?, distributionJSON: JSONValue?, extended: JSONValue?)>(
+  private let random = Mutex<
+    (distribution: DelayDistribution?, distributionJSON: JSONValue?, extended: JSONValue?)
+  >(
     (nil, nil, nil))
 
   /// Creates the settings; `globalDelayMilliseconds` is clamped to 0...``MockServiceConfiguration/maxDelayMilliseconds``.

@@ -238,6 +238,7 @@ extension RequestLogger {
     }
     let more = body.count > excerpt.count ? "…" : ""
     let base64 = Data(excerpt).base64EncodedString()
-    return "<\(body.count) bytes binary: hex \(String(decoding: hex, as: UTF8.self))\(more) base64 \(base64)\(more)>"
+    return
+      "<\(body.count) bytes binary: hex \(String(decoding: hex, as: UTF8.self))\(more) base64 \(base64)\(more)>"
   }
 }

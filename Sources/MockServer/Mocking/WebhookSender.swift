@@ -45,7 +45,9 @@ enum WebhookSender {
 
     var fields = headers
     let hostValue = host.contains(":") ? "[\(host)]" : host
-    if !fields.contains("Host") { fields.add(name: "Host", value: port == 80 ? hostValue : "\(hostValue):\(port)") }
+    if !fields.contains("Host") {
+      fields.add(name: "Host", value: port == 80 ? hostValue : "\(hostValue):\(port)")
+    }
     fields.replaceOrAdd(name: "Content-Length", value: String(body.count))
     fields.replaceOrAdd(name: "Connection", value: "close")
     var bytes = HTTPSerializer.requestHead(
@@ -54,7 +56,9 @@ enum WebhookSender {
     var sent = 0
     while sent < bytes.count {
       let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-      guard n > 0 else { return .failure(Failure(description: "send to \(host):\(port) failed: \(errnoText())")) }
+      guard n > 0 else {
+        return .failure(Failure(description: "send to \(host):\(port) failed: \(errnoText())"))
+      }
       sent += n
     }
 
@@ -65,7 +69,9 @@ enum WebhookSender {
     while received <= maxResponseBytes {
       do {
         while let event = try parser.next() {
-          if case .responseHead(let head) = event, head.status.code >= 200 { return .success(head.status.code) }
+          if case .responseHead(let head) = event, head.status.code >= 200 {
+            return .success(head.status.code)
+          }
         }
       } catch {
         return .failure(Failure(description: "bad response from \(host):\(port): \(error)"))

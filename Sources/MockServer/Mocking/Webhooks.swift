@@ -102,11 +102,13 @@ final class WebhookDispatcher: Sendable {
     for hook in hooks {
       guard inFlight.add(1, ordering: .relaxed).newValue <= WebhookDispatcher.maxInFlight else {
         inFlight.subtract(1, ordering: .relaxed)
-        logger.line("webhook of \(stubLabel) dropped: \(WebhookDispatcher.maxInFlight) webhooks already pending")
+        logger.line(
+          "webhook of \(stubLabel) dropped: \(WebhookDispatcher.maxInFlight) webhooks already pending")
         continue
       }
       let sampled = hook.delay?.sample { Double.random(in: 0..<1) } ?? 0
-      let ms = sampled.isFinite ? Int(min(max(sampled, 0), Double(WebhookDispatcher.maxDelayMilliseconds))) : 0
+      let ms =
+        sampled.isFinite ? Int(min(max(sampled, 0), Double(WebhookDispatcher.maxDelayMilliseconds))) : 0
       queue.asyncAfter(deadline: .now() + .milliseconds(ms)) { [self] in
         defer { inFlight.subtract(1, ordering: .relaxed) }
         deliver(hook, stubLabel: stubLabel, request: request, context: context)
