@@ -120,6 +120,16 @@ struct CORSAndWebhookTests {
         #expect(oldHook.request.method.rawValue == "PUT")
         #expect(String(decoding: oldHook.request.body, as: UTF8.self) == "plain")
         #expect(eventually(10) { sender.responder.webhooks.delivered == 2 })
+        // Each outcome is in the sending side's journal, the failure included.
+        #expect(
+          eventually(10) {
+            sender.journal.snapshot().first { $0.request.head.rawPath == "/bad" }?.webhooks.first?
+              .contains("failed: cannot connect") == true
+          })
+        let order = sender.journal.snapshot().first { $0.request.head.rawPath == "/order" }
+        #expect(order?.webhooks == ["POST http://127.0.0.1:\(receiverPort)/hook?from=/order -> 204"])
+        let listed = try http(port, "GET", "/__admin/requests?matchingStub=bad").body
+        #expect(listed.contains("\"webhooks\""))
       }
     }
   }

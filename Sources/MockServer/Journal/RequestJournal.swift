@@ -23,6 +23,8 @@ public struct JournalEntry: Sendable {
     var sequence: UInt64
     /// When the journal kept only a prefix of the content: its full length and SHA-256 (hex).
     var truncatedBody: (size: Int, sha256: String)?
+    /// Outcomes of the stub's webhooks, as they complete (`POST http://… -> 204`, `… failed: …`).
+    var webhooks: [String] = []
   }
 
   private var fields: CopyOnWrite<Fields>
@@ -77,6 +79,12 @@ public struct JournalEntry: Sendable {
   public var fault: String? {
     get { fields.value.fault }
     set { fields.value.fault = newValue }
+  }
+  /// Outcomes of the served stub's webhooks, added as each completes (at most one line per webhook):
+  /// `POST http://host/hook -> 204` or `POST http://host/hook failed: cannot connect …`.
+  public var webhooks: [String] {
+    get { fields.value.webhooks }
+    set { fields.value.webhooks = newValue }
   }
   /// Whether the response was served completely (false when the client went away first).
   public var served: Bool? {

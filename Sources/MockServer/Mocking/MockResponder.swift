@@ -234,7 +234,10 @@ public final class MockResponder: Sendable {
         scenarioBook.recordServed(stubID: stubID, countsServes: countsServes, transition: transition)
       }
       if served, !hooks.isEmpty {
-        webhooks.send(hooks, stubLabel: label, request: request, context: context)
+        let journal = journal
+        webhooks.send(hooks, stubLabel: label, request: request, context: context) { outcome in
+          journal.update(ticket) { $0.webhooks.append(outcome) }
+        }
       }
       if !immediate {
         journal.update(ticket) { e in

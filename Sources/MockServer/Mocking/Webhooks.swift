@@ -97,8 +97,12 @@ final class WebhookDispatcher: Sendable {
   /// Webhook requests answered with any status since start (for tests and the log).
   var delivered: Int { sentCount.load(ordering: .relaxed) }
 
-  /// Schedules `hooks` of the stub labelled `stubLabel`, served for `request`.
-  func send(_ hooks: [Webhook], stubLabel: String, request: HTTPRequest, context: RequestContext) {
+  /// Schedules `hooks` of the stub labelled `stubLabel`, served for `request`; `record` gets each
+  /// outcome line (for the journal entry of the request).
+  func send(
+    _ hooks: [Webhook], stubLabel: String, request: HTTPRequest, context: RequestContext,
+    record: @escaping @Sendable (String) -> Void = { _ in }
+  ) {
     for hook in hooks {
       guard inFlight.add(1, ordering: .relaxed).newValue <= WebhookDispatcher.maxInFlight else {
         inFlight.subtract(1, ordering: .relaxed)
@@ -111,12 +115,15 @@ final class WebhookDispatcher: Sendable {
         sampled.isFinite ? Int(min(max(sampled, 0), Double(WebhookDispatcher.maxDelayMilliseconds))) : 0
       queue.asyncAfter(deadline: .now() + .milliseconds(ms)) { [self] in
         defer { inFlight.subtract(1, ordering: .relaxed) }
-        deliver(hook, stubLabel: stubLabel, request: request, context: context)
+        record(deliver(hook, stubLabel: stubLabel, request: request, context: context))
       }
     }
   }
 
-  private func deliver(_ hook: Webhook, stubLabel: String, request: HTTPRequest, context: RequestContext) {
+  /// Sends one webhook; returns its outcome line.
+  private func deliver(_ hook: Webhook, stubLabel: String, request: HTTPRequest, context: RequestContext)
+    -> String
+  {
     var problems: [String] = []
     let model = TemplateRequest.model(
       request, scheme: context.isTLS ? "https" : "http", port: context.localPort,
@@ -144,9 +151,13 @@ final class WebhookDispatcher: Sendable {
     switch WebhookSender.send(method: method, url: url, headers: headers, body: body) {
     case .success(let status):
       sentCount.add(1, ordering: .relaxed)
-      logger.line("webhook of \(stubLabel): \(method) \(url) -> \(status)")
+      let outcome = "\(method) \(url) -> \(status)"
+      logger.line("webhook of \(stubLabel): " + outcome)
+      return outcome
     case .failure(let failure):
-      logger.line("webhook of \(stubLabel): \(method) \(url) failed: \(failure)")
+      let outcome = "\(method) \(url) failed: \(failure)"
+      logger.line("webhook of \(stubLabel): " + outcome)
+      return outcome
     }
   }
 }
