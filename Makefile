@@ -61,14 +61,16 @@ run: build-release
 # own: server tests that block a pool thread on socket reads must not starve them on a 2-core machine.
 # Unit and server tests run in parallel; the contract suites (ClientKit against the server, with timing
 # assertions such as "a 1 s deadline fails after about 1 s") run one at a time, so that other tests'
-# blocking socket I/O cannot delay their tasks on a 2-core machine.
+# blocking socket I/O cannot delay their tasks on a 2-core machine. The headless-Chromium CORS test runs
+# with them (skipped when Chromium is missing): beside the parallel server tests, a browser takes the CPU
+# their bounds assume (seen once: a back-pressure test's 30 s bound missed). Last, make test-install.
 test: deps
 	@sh Tests/setup.sh
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) sh Tests/check-portable.sh
-	$(SWIFT) test --skip-build --skip 'ContractTests|FriendsAPITests|ClientKitTests'
+	$(SWIFT) test --skip-build --skip 'ContractTests|FriendsAPITests|ClientKitTests|CORSBrowserTests'
 	$(SWIFT) test --skip-build --filter 'ClientKitTests'
-	$(SWIFT) test --skip-build --filter 'ContractTests|FriendsAPITests' --no-parallel
+	$(SWIFT) test --skip-build --filter 'ContractTests|FriendsAPITests|CORSBrowserTests' --no-parallel
 	SWIFT=$(SWIFT) sh Tests/install-check.sh
 
 # The CORS test in headless Chromium (a page on one mockserver fetches from another), always: Chromium and
