@@ -30,7 +30,9 @@ let package = Package(
       name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1",
       providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
     // Values, parser, serializer and HTTP dates: no I/O, shared by server and client.
-    .target(name: "HTTPCore"),
+    // libm linked explicitly: an executable that uses HTTPCore alone (and not Foundation) failed to link on
+    // Linux without it (`round`, `floor` from HTTPDate; found by make test-install).
+    .target(name: "HTTPCore", linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
     // zlib, OpenSSL errors and BIOs, digests: the C libraries both sides use, wrapped once.
     .target(name: "NativeSupport", dependencies: ["CZlib", "COpenSSL"]),
     // The one regex engine: ICU's C API in the toolchain's _FoundationICU (the ICU Foundation uses) on

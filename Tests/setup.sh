@@ -27,10 +27,15 @@ if ! python3 -c "import pact; assert int(pact.__version__.split('.')[0]) >= 3" >
   python3 -m pip install -q --disable-pip-version-check 'pact-python>=3' >/dev/null 2>&1 \
     || python3 -m pip install -q --disable-pip-version-check --break-system-packages 'pact-python>=3' >/dev/null
 fi
-# Debian's Chromium and its WebDriver for the dashboard's browser test (Tests/Browser/dashboard_test.py).
-if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
-  echo "setup: installing chromium and chromium-driver"
-  apt-get update -qq >/dev/null 2>&1 || true
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null \
-    || echo "setup: chromium could not be installed; the dashboard browser test will be skipped"
+# Headless Chromium and chromedriver (Debian packages) for the CORS browser test
+# (Tests/HardeningTests/CORSBrowserTests.swift, driven by Tests/Browser/cors_fetch.py).
+if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing chromium and chromium-driver"
+    apt-get update -qq >/dev/null 2>&1 || true
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null \
+      || echo "setup: chromium could not be installed; the browser test is skipped (make test-browser fails)"
+  else
+    echo "setup: no apt-get; install Chromium and chromedriver to run the browser test"
+  fi
 fi

@@ -36,7 +36,7 @@ public enum StubParser {
   package static let stubFields: Set<String> = [
     "id", "uuid", "name", "priority", "request", "response", "scenarioName", "requiredScenarioState",
     "newScenarioState", "metadata", "persistent", "insertionIndex", "x-responseSequence",
-    "postServeActions", "serveEventListeners",
+    "postServeActions", "serveEventListeners", "x-cors",
   ]
   package static let requestFields: Set<String> = [
     "method", "url", "urlPath", "urlPattern", "urlPathPattern", "urlPathTemplate", "pathParameters",
@@ -108,8 +108,21 @@ public enum StubParser {
         expected: "a stub mapping field (request, response, priority, id, name, scenarioName, …)",
         found: "unknown field \(JSONValue.quoted(m.key))")
     }
-    for key in ["postServeActions", "serveEventListeners"] where o[key] != nil {
-      d.warning(JSONPathText.child(location, key), "\(key) is not supported and is ignored")
+    // Webhooks (the listener named "webhook") are sent by the server; other listeners are ignored.
+    for key in ["postServeActions", "serveEventListeners"] {
+      guard let value = o[key] else { continue }
+      let path = JSONPathText.child(location, key)
+      if let list = value.arrayValue {
+        for (i, item) in list.enumerated() where item.objectValue?["name"]?.stringValue != "webhook" {
+          d.warning("\(path)[\(i)]", "only the listener named \"webhook\" is supported; this one is ignored")
+        }
+      } else if let map = value.objectValue {
+        for m in map where m.key != "webhook" {
+          d.warning(JSONPathText.child(path, m.key), "only \"webhook\" is supported; this one is ignored")
+        }
+      } else {
+        d.error(path, expected: "an array of {\"name\": \"webhook\", \"parameters\": {…}}", found: value)
+      }
     }
   }
 

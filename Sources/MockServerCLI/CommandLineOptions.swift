@@ -103,6 +103,17 @@ public struct CommandLineOptions: Sendable, Equatable {
   /// Proxying and recording: `--proxy-timeout-ms`, `--proxy-ca`, `--proxy-insecure`, `--proxy-all`,
   /// `--record-mappings`, and `record`'s `--upstream`, `--out`, `--match-headers`, `--redact`.
   public var proxy = ProxyOptions()
+  /// `--enable-stub-cors` (WireMock's flag): CORS preflights and `Access-Control-*` headers for every stub.
+  public var stubCORS = false
+  /// `--disable-gzip` (WireMock's flag): responses are not compressed unless a stub forces it.
+  public var gzipDisabled = false
+  /// `--disable-banner` (WireMock's flag): accepted; mockserver prints no banner either way.
+  public var bannerDisabled = false
+  /// True when `--fixtures`/`--root-dir` (or `lint DIR`) named the folder; false for the default.
+  public var fixturesDirectoryGiven = false
+  /// `--async-response-enabled` (WireMock's flag): accepted and has no effect (responses are always
+  /// asynchronous here); said once at start.
+  public var asyncResponseFlagGiven = false
 
   /// Defaults.
   public init() {}
@@ -146,19 +157,22 @@ public struct CommandLineOptions: Sendable, Equatable {
     var lintDirectoryGiven = false
     while let argument = rest.popFirst() {
       var name = argument
+      var inlineValue = false
       if let eq = argument.firstIndex(of: "="), argument.hasPrefix("--") {
         name = String(argument[..<eq])
         rest.insert(String(argument[argument.index(after: eq)...]), at: rest.startIndex)
+        inlineValue = true
       }
       switch name {
       case "-h", "--help": options.command = .help
       case "-V", "--version": options.command = .version
-      case "--host":
+      case "--host", "--bind-address":
         options.host = try value(name)
         guard !options.host.isEmpty else { throw UsageError(description: "--host needs an address") }
       case "-p", "--port": options.port = try integer(name, 0...65535)
       case "--fixtures", "--root-dir":
         options.fixturesDirectory = try value(name)
+        options.fixturesDirectoryGiven = true
         guard !options.fixturesDirectory.isEmpty else {
           throw UsageError(description: "\(name) needs a folder")
         }
@@ -192,7 +206,19 @@ public struct CommandLineOptions: Sendable, Equatable {
         }
         options.templating.environment.allowedEnvironment.formUnion(names.filter { !$0.isEmpty })
       case "--journal-size": options.journalSize = try integer(name, 0...10_000_000)
-      case "--no-journal": options.journalSize = 0
+      case "--no-journal", "--no-request-journal": options.journalSize = 0
+      case "--max-request-journal-entries": options.journalSize = try integer(name, 0...10_000_000)
+      case "--enable-stub-cors": options.stubCORS = true
+      case "--disable-gzip": options.gzipDisabled = true
+      case "--disable-banner": options.bannerDisabled = true
+      case "--async-response-enabled":
+        options.asyncResponseFlagGiven = true
+        if inlineValue {
+          let v = try value(name)
+          guard v == "true" || v == "false" else {
+            throw UsageError(description: "--async-response-enabled expects true or false, got '\(v)'")
+          }
+        }
       case "--journal-max-bytes": options.journalMaxBytes = try integer(name, 0...(64 << 30))
       case "--global-delay-ms": options.globalDelayMilliseconds = try integer(name, 0...3_600_000)
       case "--max-hold-ms": options.maxHoldMilliseconds = try integer(name, 0...86_400_000)
@@ -286,8 +312,11 @@ public struct CommandLineOptions: Sendable, Equatable {
 
     OPTIONS
       --host ADDR              address to bind (default 127.0.0.1; ::1 and 0.0.0.0 work)
+      --bind-address ADDR      the same as --host (WireMock's name)
       -p, --port N             port (default 8080; 0 picks a free port)
-      --fixtures DIR           fixtures folder: mappings/, __files/, envelopes.json (default Fixtures)
+      --fixtures DIR           fixtures folder: mappings/, __files/, envelopes.json (default Fixtures;
+                               started without it, mockserver serves no stubs and says so)
+      --root-dir DIR           the same as --fixtures (WireMock's name)
       --skip-invalid           start with the valid fixtures, warn about invalid ones
       --no-watch               do not reload the fixtures folder when its files change
       --seed N                 seed random delays, fault data and template random values (reproducible)
@@ -303,6 +332,13 @@ public struct CommandLineOptions: Sendable, Equatable {
       --journal-max-bytes N    most bytes the journal holds, oldest evicted first (default 268435456);
                                request content beyond 64 KiB is kept as a prefix, its length and SHA-256
       --no-journal             keep no journal entries (counts by stub stay exact)
+      --no-request-journal     the same as --no-journal (WireMock's name)
+      --max-request-journal-entries N   the same as --journal-size N (WireMock's name)
+      --enable-stub-cors       answer CORS preflights for every stub and add Access-Control-* headers
+                               to stub responses (per stub: "x-cors": true); see docs/admin-api.md
+      --disable-gzip           never compress responses (unless a stub says "x-compression": "always")
+      --disable-banner         accepted for WireMock start lines (mockserver prints no banner)
+      --async-response-enabled accepted for WireMock start lines; no effect (said once at start)
       --no-admin               turn the /__admin API off
       --admin-token TOKEN      require "Authorization: Bearer TOKEN" on /__admin requests
       --admin-host ADDR        also accept /__admin requests from ADDR (default: loopback clients only;

@@ -70,6 +70,18 @@ public enum MockServerMain {
     // `record` starts with no stubs: everything goes to the upstream.
     var fixtures =
       options.command == .record ? FixtureSet() : FixtureLoader.load(directory: options.fixturesDirectory)
+    var isDirectory: ObjCBool = false
+    if options.command != .record, !options.fixturesDirectoryGiven,
+      !FileManager.default.fileExists(atPath: options.fixturesDirectory, isDirectory: &isDirectory)
+    {
+      // Started outside a project: serve no stubs rather than refuse, and say how to add some.
+      fixtures = FixtureSet()
+      printError(
+        "mockserver: no \(options.fixturesDirectory)/ folder in \(FileManager.default.currentDirectoryPath); "
+          + "starting with no stubs. Add stubs with POST /__admin/mappings, create "
+          + "\(options.fixturesDirectory)/mappings/*.json (picked up while running), or pass --fixtures DIR")
+    }
+    for line in startNotes(options) { printError(line) }
     var requestValidator: OpenAPIRequestValidator?
     if let spec = options.openAPISpec {
       // --openapi: the document's stubs, then the fixtures folder's (when there is one).
@@ -128,6 +140,8 @@ public enum MockServerMain {
       return 2
     }
     if options.command == .record { serviceConfiguration.fixturesDirectory = nil }
+    serviceConfiguration.stubCORS = options.stubCORS
+    serviceConfiguration.gzipDisabled = options.gzipDisabled
     let service = MockService(configuration: serviceConfiguration, fixtures: fixtures)
     let server = HTTPServer(configuration: configuration, responder: service)
     var tls: TLSSetup.Prepared?
@@ -176,8 +190,25 @@ public enum MockServerMain {
       )
     }
     service.logger.flush()
+    let unsaved = service.store.runtimeStubs.count
+    let edits = service.store.unsavedFileEditCount
+    if unsaved + edits > 0 {
+      printError(
+        "mockserver: \(unsaved) runtime stub(s) and \(edits) runtime edit(s) of file stubs were not saved "
+          + "and are lost (POST /__admin/mappings/save writes them to \(options.fixturesDirectory)/mappings)")
+    }
     if let tls, tls.isGenerated { try? FileManager.default.removeItem(atPath: tls.trustPath) }
     return RecordingSession.finish(service, options)
+  }
+
+  /// What the start says about WireMock flags that are accepted but do nothing here.
+  static func startNotes(_ options: CommandLineOptions) -> [String] {
+    var notes: [String] = []
+    if options.asyncResponseFlagGiven {
+      notes.append(
+        "mockserver: --async-response-enabled has no effect: responses are always asynchronous here")
+    }
+    return notes
   }
 
   /// Makes SIGINT and SIGTERM signal `done` (also `POST /__admin/shutdown` does). Keep the sources

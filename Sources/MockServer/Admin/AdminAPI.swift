@@ -129,6 +129,9 @@ struct AdminAPI: Sendable {
     case (_, "requests"): return requests(call, Array(s.dropFirst()))
     case ("POST", "near-misses") where s.count == 2: return nearMisses(call, kind: s[1])
     case (_, "scenarios"): return scenarios(call, Array(s.dropFirst()))
+    case (_, "files"): return files(call, Array(s.dropFirst()))
+    case ("GET", "openapi.json") where s.count == 1, ("GET", "docs") where s.count == 1:
+      return AdminAPI.openAPIDocument()
     case (_, "settings") where s.count == 1: return settings(call)
     case ("POST", "reset") where s.count == 1: return resetAll()
     case ("GET", "health") where s.count == 1: return health()

@@ -24,6 +24,8 @@ public struct JournalEntry: Sendable {
     var sequence: UInt64
     /// When the journal kept only a prefix of the content: its full length and SHA-256 (hex).
     var truncatedBody: (size: Int, sha256: String)?
+    /// Outcomes of the stub's webhooks, as they complete (`POST http://… -> 204`, `… failed: …`).
+    var webhooks: [String] = []
   }
 
   private var fields: CopyOnWrite<Fields>
@@ -78,6 +80,12 @@ public struct JournalEntry: Sendable {
   public var fault: String? {
     get { fields.value.fault }
     set { fields.value.fault = newValue }
+  }
+  /// Outcomes of the served stub's webhooks, added as each completes (at most one line per webhook):
+  /// `POST http://host/hook -> 204` or `POST http://host/hook failed: cannot connect …`.
+  public var webhooks: [String] {
+    get { fields.value.webhooks }
+    set { fields.value.webhooks = newValue }
   }
   /// Whether the response was served completely (false when the client went away first).
   public var served: Bool? {
@@ -405,14 +413,17 @@ public final class RequestJournal: Sendable {
   ///   - limit: at most this many (nil: all).
   ///   - since: only entries logged at or after this time (seconds since 1970).
   ///   - unmatchedOnly: only requests no stub matched.
-  public func entries(limit: Int? = nil, since: Double? = nil, unmatchedOnly: Bool = false) -> [JournalEntry]
-  {
+  ///   - matchingStub: only requests the stub with this id answered.
+  public func entries(
+    limit: Int? = nil, since: Double? = nil, unmatchedOnly: Bool = false, matchingStub: String? = nil
+  ) -> [JournalEntry] {
     if let limit, limit <= 0 { return [] }
     let all = snapshot()
     var result: [JournalEntry] = []
     for entry in all.reversed() {
       if let since, entry.loggedAt < since { continue }
       if unmatchedOnly, entry.wasMatched { continue }
+      if let matchingStub, entry.stubID != matchingStub { continue }
       result.append(entry)
       if let limit, result.count >= limit { break }
     }

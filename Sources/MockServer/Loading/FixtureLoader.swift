@@ -1,6 +1,8 @@
 import Foundation
+import HTTPCore
 import Mappings
 import MockJSON
+import NativeSupport
 
 /// Everything loaded from a fixtures directory.
 public struct FixtureSet: Sendable {
@@ -85,9 +87,10 @@ public enum FixtureLoader {
       }
       for (stub, location) in stubObjects(json, &d) {
         let before = d.errorCount
-        guard let s = StubParser.parse(stub, location: location, context: context, diagnostics: &d),
+        guard var s = StubParser.parse(stub, location: location, context: context, diagnostics: &d),
           d.errorCount == before
         else { continue }
+        if stub["id"] == nil, stub["uuid"] == nil { s.id = stableID(file: file, location: location) }
         if let first = seenIDs[s.id] {
           d.error(
             JSONPathText.child(location, stub["uuid"] != nil && stub["id"] == nil ? "uuid" : "id"),
@@ -101,6 +104,20 @@ public enum FixtureLoader {
       problems += d.problems
     }
     return FixtureSet(stubs: stubs, envelopes: envelopes, problems: problems)
+  }
+
+  /// The id of a file stub that has neither `id` nor `uuid`: a UUID made from its file and JSON path, so
+  /// it stays the same across reloads (admin edits, journal entries and logs keep referring to it).
+  static func stableID(file: String, location: String) -> String {
+    let digest = LibcryptoDigest.hash(.sha256, Array("mockserver-stub\u{0}\(file)\u{0}\(location)".utf8))
+    var a: UInt64 = 0
+    var b: UInt64 = 0
+    guard digest.count >= 16 else { return UUID().uuidString.lowercased() }
+    for i in 0..<8 {
+      a = a << 8 | UInt64(digest[i])
+      b = b << 8 | UInt64(digest[8 + i])
+    }
+    return SplitMix64.uuidString(a, b)
   }
 
   /// Validates `directory` without serving it: every problem `load` would report.

@@ -24,8 +24,8 @@ public final class FixtureWatcher: Sendable {
   public let directory: String
   /// Poll period in milliseconds.
   public let intervalMilliseconds: Int
-  /// Takes a good new set (swaps it into the stub store).
-  private let apply: @Sendable (FixtureSet) -> Void
+  /// Takes a good new set and the files (relative to the folder) that changed since the last load.
+  private let apply: @Sendable (FixtureSet, Set<String>) -> Void
   /// Writes one report line (reload done or failed).
   private let log: @Sendable (String) -> Void
   /// Told each reload's result (the dashboard shows the last one).
@@ -45,10 +45,21 @@ public final class FixtureWatcher: Sendable {
 
   /// Creates a watcher for `directory` that hands each good new set to `apply` and reports to `log`.
   /// Call ``start()``. `report`, when given, is told every reload's result, good or failed.
-  public init(
+  public convenience init(
     directory: String, intervalMilliseconds: Int = 250, log: @escaping @Sendable (String) -> Void,
     report: (@Sendable (FixtureReloadResult) -> Void)? = nil,
     apply: @escaping @Sendable (FixtureSet) -> Void
+  ) {
+    self.init(
+      directory: directory, intervalMilliseconds: intervalMilliseconds, log: log, report: report,
+      applyChanges: { set, _ in apply(set) })
+  }
+
+  /// Creates a watcher whose `applyChanges` also gets the files (relative to `directory`) that changed.
+  init(
+    directory: String, intervalMilliseconds: Int, log: @escaping @Sendable (String) -> Void,
+    report: (@Sendable (FixtureReloadResult) -> Void)?,
+    applyChanges apply: @escaping @Sendable (FixtureSet, Set<String>) -> Void
   ) {
     self.directory = directory
     self.apply = apply
@@ -66,7 +77,7 @@ public final class FixtureWatcher: Sendable {
     let (store, logger, dashboard) = (service.store, service.logger, service.dashboard)
     self.init(
       directory: directory, intervalMilliseconds: intervalMilliseconds, log: { logger.line($0) },
-      report: { dashboard.record($0) }, apply: { store.replaceFileStubs($0) })
+      report: { dashboard.record($0) }, applyChanges: { store.replaceFileStubs($0, changedFiles: $1) })
   }
 
   /// Takes the current state of the folder as the baseline and starts polling.
@@ -177,12 +188,15 @@ public final class FixtureWatcher: Sendable {
   /// One poll: reloads when the folder changed since the last poll.
   func poll() {
     let now = FixtureWatcher.scan(directory)
-    let changed = fingerprint.withLock { old -> Bool in
-      guard old != now else { return false }
+    let changedFiles = fingerprint.withLock { old -> Set<String>? in
+      guard old != now else { return nil }
+      var changed = Set<String>()
+      for (path, stamp) in now where old[path] != stamp { changed.insert(path) }
+      for path in old.keys where now[path] == nil { changed.insert(path) }
       old = now
-      return true
+      return changed
     }
-    guard changed else { return }
+    guard let changedFiles else { return }
     reloads.wrappingAdd(1, ordering: .relaxed)
     var isDirectory: ObjCBool = false
     let mappings = directory + "/mappings"
@@ -213,7 +227,7 @@ public final class FixtureWatcher: Sendable {
           at: Date().timeIntervalSince1970))
       return
     }
-    apply(set)
+    apply(set, changedFiles)
     report?(
       FixtureReloadResult(
         directory: directory, succeeded: true, stubCount: set.stubs.count, problems: set.problems,

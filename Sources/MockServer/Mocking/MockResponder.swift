@@ -19,6 +19,14 @@ public final class MockResponder: Sendable {
   let templating: TemplatingConfiguration
   /// Upstream exchanges: proxy stubs, `--proxy-all`, recording.
   package let forwarder: ProxyForwarder
+  /// `--enable-stub-cors`: every stub answers CORS requests (otherwise only stubs with `"x-cors": true`).
+  let stubCORS: Bool
+  /// `--disable-gzip`: responses are never compressed unless a stub forces it.
+  let gzipDisabled: Bool
+  /// The fixtures folder's `__files/`, served to unmatched `GET`s; nil without a fixtures folder.
+  let filesRoot: URL?
+  /// Sends the webhooks of served stubs (`serveEventListeners`, `postServeActions`).
+  let webhooks: WebhookDispatcher
   private let random: Mutex<SplitMix64>
 
   init(
@@ -34,6 +42,13 @@ public final class MockResponder: Sendable {
     requestCheck = configuration.requestCheck
     templating = configuration.templating
     forwarder = ProxyForwarder(configuration: configuration.proxy)
+    stubCORS = configuration.stubCORS
+    gzipDisabled = configuration.gzipDisabled
+    filesRoot = configuration.fixturesDirectory.map {
+      URL(fileURLWithPath: $0, isDirectory: true).standardizedFileURL.appendingPathComponent(
+        "__files", isDirectory: true)
+    }
+    webhooks = WebhookDispatcher(logger: logger, templating: configuration.templating)
     random = Mutex(SplitMix64(seed: configuration.seed ?? UInt64.random(in: .min ... .max)))
   }
 
@@ -104,9 +119,13 @@ public final class MockResponder: Sendable {
     case .matched(let stub, let parameters):
       return serve(stub, table: table, request: request, context: context, pathParameters: parameters)
     case .unmatched(let report):
+      if let preflight = corsPreflight(request, table: table, scenarioState: scenarioState) {
+        return preflight
+      }
       if let base = forwarder.configuration.proxyAllBaseURL {
         return serveProxy(ProxyDefinition(baseURL: base), stub: nil, request: request, context: context)
       }
+      if let plan = serveBodyFile(request, context: context) { return plan }
       let entry = makeEntry(request, context: context, stubID: nil, nearMisses: report.nearMisses)
       var entryWithStatus = entry
       entryWithStatus.responseStatus = 404
@@ -114,8 +133,11 @@ public final class MockResponder: Sendable {
       entryWithStatus.durationMilliseconds = 0
       journal.record(consume entryWithStatus)
       if logger.level != .quiet {
+        var text = report.text()
+        if let note = MockResponder.unservedPreflightNote(request) { text = note + "\n" + text }
         logger.request(
-          request, status: 404, fault: nil, stub: nil, durationMilliseconds: 0, nearMisses: report.text())
+          request, status: 404, fault: nil, stub: nil, durationMilliseconds: 0, nearMisses: text,
+          nearMissReport: report)
       }
       return .respond(
         status: .notFound, headers: ["Content-Type": "application/json"], body: report.jsonBody())
@@ -146,15 +168,31 @@ public final class MockResponder: Sendable {
     }
     // A templated response is rendered per request; every other stub keeps its prepared response.
     let templated = templating.applies(to: definition)
-    var prepared = templated ? nil : store.prepared(stubID: stub.id, table: table)
-    if prepared == nil, !templated, stub.responseSequence == nil, let made = builder.prepare(definition) {
+    let cors = corsHeaders(for: stub, request: request)
+    if gzipDisabled, definition.compression == .auto { definition.compression = .never }
+    if let cors {
+      // The answer depends on the request's Origin: not from (or into) the prepared-response cache.
+      for (name, value) in cors { definition.headers.replaceOrAdd(name: name, value: value) }
+      if !definition.headers.contains("Access-Control-Expose-Headers") {
+        let names = definition.headers.map(\.name).filter { !$0.lowercased().hasPrefix("access-control-") }
+        if !names.isEmpty {
+          definition.headers.add(name: "Access-Control-Expose-Headers", value: names.joined(separator: ", "))
+        }
+      }
+    }
+    var prepared = templated || cors != nil ? nil : store.prepared(stubID: stub.id, table: table)
+    if prepared == nil, !templated, cors == nil, stub.responseSequence == nil,
+      let made = builder.prepare(definition)
+    {
       prepared = made
       store.storePrepared(made, stubID: stub.id, table: table)
     }
+    let globalDistribution = settings.delayDistribution
     let (delay, seed, idWords, templateSeed) = random.withLock {
       rng -> (Double, UInt64, (UInt64, UInt64), UInt64) in
       (
-        definition.sampleDelayMilliseconds { rng.nextDouble() }, rng.next(), (rng.next(), rng.next()),
+        definition.sampleDelayMilliseconds { rng.nextDouble() }
+          + (globalDistribution?.sample { rng.nextDouble() } ?? 0), rng.next(), (rng.next(), rng.next()),
         templated ? rng.next() : 0
       )
     }
@@ -200,15 +238,24 @@ public final class MockResponder: Sendable {
         ScenarioBook.Transition(name: name, required: stub.requiredScenarioState, next: $0)
       }
     }
-    let label = stub.name ?? stub.id
+    let label = MockResponder.label(stub)
+    let hooks = Webhook.list(of: stub)
+    let webhooks = webhooks
     let fault = definition.fault?.rawValue
     let logged: ResponseDefinition? = logger.level == .verbose ? definition : nil
     let logs = logger.level != .quiet
-    if immediate, !countsServes, transition == nil, !logs { return plan }  // nothing left to do afterwards
+    // Nothing left to do afterwards:
+    if immediate, !countsServes, transition == nil, !logs, hooks.isEmpty { return plan }
     plan.onComplete = { [self] served in
       let ms = Double(SocketOps.monotonicNanos() - started) / 1e6
       if served, countsServes || transition != nil {
         scenarioBook.recordServed(stubID: stubID, countsServes: countsServes, transition: transition)
+      }
+      if served, !hooks.isEmpty {
+        let journal = journal
+        webhooks.send(hooks, stubLabel: label, request: request, context: context) { outcome in
+          journal.update(ticket) { $0.webhooks.append(outcome) }
+        }
       }
       if !immediate {
         journal.update(ticket) { e in
@@ -239,6 +286,14 @@ public final class MockResponder: Sendable {
       id: SplitMix64.uuidString(a, b), request: request, clientAddress: context.clientAddress,
       isTLS: context.isTLS, clientCertificateSubject: context.clientCertificateSubject,
       loggedAt: context.receivedAt, stubID: stubID, nearMisses: nearMisses)
+  }
+
+  /// How logs name a stub: its name, else its file and JSON path (`mappings/users.json $.mappings[2]`),
+  /// else (added at runtime without a name) its id.
+  static func label(_ stub: StubMapping) -> String {
+    if let name = stub.name { return name }
+    if let file = stub.file { return stub.location == "$" ? file : "\(file) \(stub.location)" }
+    return stub.id
   }
 
   /// A sampled delay plus the global delay, in ms, clamped to 0...``MockServiceConfiguration/maxDelayMilliseconds``

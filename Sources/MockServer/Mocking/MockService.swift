@@ -48,6 +48,11 @@ public struct MockServiceConfiguration: Sendable {
   /// Upstream settings: `--proxy-timeout-ms`, `--proxy-ca`, `--proxy-insecure`, `--proxy-all`,
   /// `--record-mappings`.
   public var proxy = ProxyConfiguration()
+  /// `--enable-stub-cors`: every stub answers CORS preflights and adds `Access-Control-*` headers for
+  /// requests with `Origin` (without it, only stubs with `"x-cors": true` do).
+  public var stubCORS = false
+  /// `--disable-gzip`: never compress responses unless a stub forces it (`"x-compression": "always"`).
+  public var gzipDisabled = false
   /// Creates the defaults.
   public init() {}
 }
