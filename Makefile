@@ -9,15 +9,16 @@ FIXTURES ?= Fixtures
 
 all: build
 
-# System headers for the COpenSSL, CZlib and CYAML targets (Debian packages), installed only when missing.
-# libcurl4-openssl-dev: FoundationNetworking (used by ClientKit and its tests) links libcurl; the mockserver
-# binary itself no longer does (`verify` uses the server's own upstream client).
+# System headers for the COpenSSL, CZlib, CYAML and CLibXML2 targets (Debian packages), installed only when
+# missing. libcurl4-openssl-dev: FoundationNetworking (used by ClientKit and its tests) links libcurl; the
+# mockserver binary itself no longer does (`verify` uses the server's own upstream client).
 deps:
 	@if [ ! -f /usr/include/openssl/ssl.h ] || [ ! -f /usr/include/zlib.h ] || [ ! -f /usr/include/yaml.h ] \
+	  || [ ! -f /usr/include/libxml2/libxml/parser.h ] \
 	  || ! ls /usr/lib/*/libcurl.so >/dev/null 2>&1; then \
-	  echo "make: installing libssl-dev zlib1g-dev libyaml-dev libcurl4-openssl-dev"; \
+	  echo "make: installing libssl-dev zlib1g-dev libyaml-dev libxml2-dev libcurl4-openssl-dev"; \
 	  $(SUDO) apt-get update -qq >/dev/null 2>&1 || true; \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libssl-dev zlib1g-dev libyaml-dev \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libssl-dev zlib1g-dev libyaml-dev libxml2-dev \
 	    libcurl4-openssl-dev >/dev/null; \
 	fi
 

@@ -12,6 +12,11 @@ public struct URLDecodingError: Error, Sendable, Hashable, CustomStringConvertib
   /// What is wrong, e.g. "%ZZ is not a percent sign followed by two hex digits".
   public var reason: String
 
+  /// True when the escapes were well-formed but decode to bytes that are not UTF-8.
+  public var isNotUTF8: Bool { reason.hasPrefix(URLDecodingError.notUTF8Reason) }
+
+  static let notUTF8Reason = "the decoded bytes are not valid UTF-8"
+
   /// `invalid percent-encoding in query "q=%ZZ": %ZZ is not …`.
   public var description: String {
     "invalid percent-encoding in \(component) \(JSONValue.quoted(raw)): \(reason)"
@@ -74,7 +79,7 @@ package enum PercentDecoding {
     guard let s = String(validating: out, as: UTF8.self) else {
       throw URLDecodingError(
         component: component, raw: String(text),
-        reason: "the decoded bytes are not valid UTF-8 (a truncated or invalid multi-byte sequence)")
+        reason: URLDecodingError.notUTF8Reason + " (a truncated or invalid multi-byte sequence)")
     }
     return s
   }

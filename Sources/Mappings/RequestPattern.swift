@@ -48,6 +48,10 @@ public struct RequestPattern: Sendable, Hashable {
   }
   /// `bodyPatterns`: all must match.
   public var bodyPatterns: [StringValuePattern]
+  /// `formParameters`: fields of an `application/x-www-form-urlencoded` body (names case-sensitive).
+  public var formParameters: [NamedMulti] = []
+  /// `multipartPatterns`: each must be satisfied by the parts of a `multipart/*` body.
+  public var multipartPatterns: [MultipartPattern] = []
 
   package var basicAuth: BasicCredentials?
 
@@ -101,7 +105,8 @@ public struct RequestPattern: Sendable, Hashable {
     if url != .any {
       guard
         r.record(
-          "url", weight: MatchResult.urlWeight, matched: url.match(request, parameters: &params),
+          "url", weight: MatchResult.urlWeight,
+          matched: url.match(request, parameters: &params) && !(request.queryIsUndecodable && url.readsQuery),
           expected: url.description, actual: url.actual(request), distance: url.distance(request))
       else { return (r, params) }
     }
@@ -116,6 +121,7 @@ public struct RequestPattern: Sendable, Hashable {
           actual: got.map { "username \(JSONValue.quoted($0.username))" } ?? "(no Basic credentials)")
       else { return (r, params) }
     }
+    guard evaluateBodyFields(request, &r) else { return (r, params) }
     for (k, b) in bodyPatterns.enumerated() {
       guard
         r.record(
@@ -143,7 +149,8 @@ public struct RequestPattern: Sendable, Hashable {
       let values = request.queryValues(q.name)
       guard
         r.record(
-          "query \(q.name)", weight: MatchResult.partWeight, matched: q.pattern.match(values),
+          "query \(q.name)", weight: MatchResult.partWeight,
+          matched: !request.queryIsUndecodable && q.pattern.match(values),
           expected: q.pattern.description, actual: NearMiss.show(values), distance: q.pattern.distance(values)
         )
       else { return false }
@@ -171,11 +178,39 @@ public struct RequestPattern: Sendable, Hashable {
     return true
   }
 
+  /// `formParameters` and `multipartPatterns`. Returns false when evaluation can stop.
+  private func evaluateBodyFields(_ request: RequestView, _ r: inout MatchResult) -> Bool {
+    for f in formParameters {
+      let values = request.formValues(f.name)
+      guard
+        r.record(
+          "form parameter \(f.name)", weight: MatchResult.partWeight, matched: f.pattern.match(values),
+          expected: f.pattern.description, actual: NearMiss.show(values), distance: f.pattern.distance(values)
+        )
+      else { return false }
+    }
+    for (k, m) in multipartPatterns.enumerated() {
+      let distance = m.distance(request.parts)
+      guard
+        r.record(
+          "multipart pattern \(k)", weight: MatchResult.partWeight, matched: distance == 0,
+          expected: m.description,
+          actual: request.parts.isEmpty
+            ? "(not a multipart body)"
+            : "parts " + NearMiss.show(request.parts.map { $0.name ?? "(no name)" }),
+          distance: distance)
+      else { return false }
+    }
+    return true
+  }
+
   /// Equality of all fields.
   public static func == (a: RequestPattern, b: RequestPattern) -> Bool {
     a.method == b.method && a.url == b.url && a.pathParameters == b.pathParameters
       && a.queryParameters == b.queryParameters && a.headers == b.headers && a.cookies == b.cookies
       && a.basicAuth == b.basicAuth && a.bodyPatterns == b.bodyPatterns
+      && a.formParameters == b.formParameters
+      && a.multipartPatterns == b.multipartPatterns
   }
 
   /// Hash of method and URL.

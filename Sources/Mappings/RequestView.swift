@@ -1,5 +1,6 @@
 import HTTPCore
 import MockJSON
+import Templating
 
 /// What the matcher sees of one request, computed once per request from an `HTTPRequest`.
 ///
@@ -26,8 +27,17 @@ public struct RequestView: Sendable {
   public let basicCredentials: (username: String, password: String)?
   /// The body bytes (transfer coding already removed).
   public let body: [UInt8]
-  /// The body decoded as UTF-8 (invalid sequences replaced), for string matchers.
+  /// The body as text in the charset of its `Content-Type` (UTF-8 without one; invalid sequences
+  /// replaced), for string matchers.
   public let bodyText: String
+  /// True when the query's percent-decoding is not UTF-8 (`?q=caf%E9`): matchers that read the query
+  /// (`url`, `urlPattern`, `queryParameters`) do not match; the others are not affected.
+  public let queryIsUndecodable: Bool
+  /// `application/x-www-form-urlencoded` body fields in order, decoded as WHATWG's URL standard does
+  /// (`+` is a space; invalid escapes kept); empty for other bodies.
+  public let formParameters: [(name: String, value: String)]
+  /// The parts of a `multipart/*` body (RFC 7578, RFC 2046 §5.1); empty for other bodies.
+  public let parts: [MultipartPart]
   /// The body parsed as JSON, when it is JSON.
   public let bodyJSON: JSONValue?
 
@@ -39,16 +49,28 @@ public struct RequestView: Sendable {
     target = request.head.target
     let rawPath = request.head.rawPath
     path = try PercentDecoding.canonicalPath(rawPath)
+    var undecodable = false
     if let rawQuery = request.head.rawQuery {
-      let q = try PercentDecoding.canonicalQuery(rawQuery)
+      var decoded: (String, [(name: String, value: String)])?
+      do throws(URLDecodingError) {
+        decoded = (
+          try PercentDecoding.canonicalQuery(rawQuery),
+          try PercentDecoding.queryParameters(rawQuery).map { (name: $0.0, value: $0.1) }
+        )
+      } catch  where error.isNotUTF8 {
+        // Only the matchers that read the query care (RequestPattern.evaluate).
+        undecodable = true
+      }
+      let q = decoded?.0 ?? String(rawQuery)
       query = q
       url = path + "?" + q
-      queryParameters = try PercentDecoding.queryParameters(rawQuery).map { (name: $0.0, value: $0.1) }
+      queryParameters = decoded?.1 ?? []
     } else {
       query = nil
       url = path
       queryParameters = []
     }
+    queryIsUndecodable = undecodable
     headers = request.head.headers
     var cookies: [(name: String, value: String)] = []
     for line in headers.contains("Cookie") ? headers.values("Cookie") : [] {
@@ -66,8 +88,35 @@ public struct RequestView: Sendable {
     self.cookies = cookies
     basicCredentials = RequestView.basic(headers.first("Authorization"))
     body = request.body
-    bodyText = String(decoding: request.body, as: UTF8.self)
+    let contentType = headers.first("Content-Type")
+    bodyText = TextCharset.decode(request.body, contentType: contentType)
     bodyJSON = RequestView.jsonIfLikely(request.body)
+    formParameters = FormDecoding.fields(request.body, contentType: contentType)
+    parts = MultipartPart.parse(request.body, contentType: contentType)
+  }
+
+  /// The view of one multipart part: its headers and body (for `multipartPatterns`' `bodyPatterns`).
+  package init(part: MultipartPart) {
+    method = .get
+    target = ""
+    path = "/"
+    query = nil
+    url = "/"
+    queryParameters = []
+    headers = part.headers
+    cookies = []
+    basicCredentials = nil
+    body = part.body
+    bodyText = TextCharset.decode(part.body, contentType: part.headers.first("Content-Type"))
+    bodyJSON = RequestView.jsonIfLikely(part.body)
+    queryIsUndecodable = false
+    formParameters = []
+    parts = []
+  }
+
+  /// Values of form field `name` (case-sensitive), in order.
+  public func formValues(_ name: String) -> [String] {
+    formParameters.compactMap { $0.name == name ? $0.value : nil }
   }
 
   /// Values of query parameter `name` (case-sensitive), in order.

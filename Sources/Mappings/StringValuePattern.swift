@@ -31,6 +31,8 @@ public indirect enum StringValuePattern: Sendable, Hashable, CustomStringConvert
   case or([StringValuePattern])
   /// `{"not": m}`: m does not match.
   case not(StringValuePattern)
+  /// `{"equalToXml": …}` and `{"matchesXPath": …}` (``XMLValuePattern``).
+  case xml(XMLValuePattern)
 
   /// True when the value (nil = absent) satisfies the pattern.
   public func match(_ value: String?) -> Bool {
@@ -52,6 +54,7 @@ public indirect enum StringValuePattern: Sendable, Hashable, CustomStringConvert
     case .and(let all): return all.allSatisfy { $0.match(value) }
     case .or(let any): return any.contains { $0.match(value) }
     case .not(let p): return !p.match(value)
+    case .xml(let x): return x.match(value)
     }
   }
 
@@ -141,6 +144,7 @@ public indirect enum StringValuePattern: Sendable, Hashable, CustomStringConvert
     case .and(let all): return .object(JSONObject(pairs: [("and", .array(all.map(\.json)))]))
     case .or(let any): return .object(JSONObject(pairs: [("or", .array(any.map(\.json)))]))
     case .not(let p): return .object(JSONObject(pairs: [("not", p.json)]))
+    case .xml(let x): return x.json
     }
   }
 

@@ -92,6 +92,8 @@ extension StubParser {
     ("equalToJson", parseEqualToJson),
     ("matchesJsonPath", parseMatchesJsonPath),
     ("binaryEqualTo", parseBinaryEqualTo),
+    ("equalToXml", parseEqualToXml),
+    ("matchesXPath", parseMatchesXPath),
     ("and", { m, d in m.list(&d).map { .and($0) } }),
     ("or", { m, d in m.list(&d).map { .or($0) } }),
     ("not", { m, d in StubParser.parseMatcher(m.value, m.operandPath, &d).map { .not($0) } }),
@@ -99,7 +101,8 @@ extension StubParser {
   package static let matcherOperators = matcherParsers.map(\.0)
   static let matcherParserByOperator = Dictionary(uniqueKeysWithValues: matcherParsers)
   /// Keys that modify an operator rather than name one.
-  static let matcherModifiers: Set<String> = ["caseInsensitive", "ignoreArrayOrder", "ignoreExtraElements"]
+  static let matcherModifiers = Set(["caseInsensitive", "ignoreArrayOrder", "ignoreExtraElements"])
+    .union(xmlMatcherModifiers)
 
   package static func parseMultiMatcher(_ v: JSONValue, _ path: String, _ d: inout Diagnostics)
     -> MultiValuePattern?

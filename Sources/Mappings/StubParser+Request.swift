@@ -28,6 +28,12 @@ extension StubParser {
     if let v = o["bodyPatterns"] {
       r.bodyPatterns = parseBodyPatterns(v, JSONPathText.child(path, "bodyPatterns"), &d)
     }
+    if let v = o["formParameters"] {
+      r.formParameters = parseMultiMatchers(v, JSONPathText.child(path, "formParameters"), &d)
+    }
+    if let v = o["multipartPatterns"] {
+      r.multipartPatterns = parseMultipartPatterns(v, JSONPathText.child(path, "multipartPatterns"), &d)
+    }
     return r
   }
 
@@ -42,7 +48,8 @@ extension StubParser {
         d.error(
           p,
           expected: "a request field (method, url, urlPath, urlPattern, urlPathPattern, urlPathTemplate, "
-            + "pathParameters, queryParameters, headers, cookies, basicAuthCredentials, bodyPatterns)",
+            + "pathParameters, queryParameters, headers, cookies, basicAuthCredentials, bodyPatterns, "
+            + "formParameters, multipartPatterns)",
           found: "unknown field \(JSONValue.quoted(m.key))")
       }
     }
@@ -213,5 +220,41 @@ extension StubParser {
       return []
     }
     return list.enumerated().compactMap { k, item in parseMatcher(item, JSONPathText.index(path, k), &d) }
+  }
+
+  /// `multipartPatterns`: an array of `{"matchingType": "ANY"|"ALL", "name": …, "headers": {…},
+  /// "bodyPatterns": […]}`.
+  static func parseMultipartPatterns(_ v: JSONValue, _ path: String, _ d: inout Diagnostics)
+    -> [MultipartPattern]
+  {
+    guard let list = v.arrayValue else {
+      d.error(path, expected: "an array of multipart patterns such as [{\"headers\": {…}}]", found: v)
+      return []
+    }
+    var out: [MultipartPattern] = []
+    for (k, item) in list.enumerated() {
+      let p = JSONPathText.index(path, k)
+      guard let o = object(item, p, "a multipart pattern object", &d) else { continue }
+      var m = MultipartPattern()
+      for member in o where !["matchingType", "name", "headers", "bodyPatterns"].contains(member.key) {
+        d.error(
+          JSONPathText.child(p, member.key), expected: "matchingType, name, headers or bodyPatterns",
+          found: "unknown field \(JSONValue.quoted(member.key))")
+      }
+      if let t = o["matchingType"] {
+        guard let s = t.stringValue, let type = MultipartPattern.MatchingType(rawValue: s) else {
+          d.error(JSONPathText.child(p, "matchingType"), expected: "ANY or ALL", found: t)
+          continue
+        }
+        m.matchingType = type
+      }
+      if o["name"] != nil { m.name = string(o, "name", p, &d) }
+      if let h = o["headers"] { m.headers = parseMultiMatchers(h, JSONPathText.child(p, "headers"), &d) }
+      if let b = o["bodyPatterns"] {
+        m.bodyPatterns = parseBodyPatterns(b, JSONPathText.child(p, "bodyPatterns"), &d)
+      }
+      out.append(m)
+    }
+    return out
   }
 }

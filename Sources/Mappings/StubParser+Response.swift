@@ -135,7 +135,8 @@ extension StubParser {
         d.error(p, expected: "a string (use jsonBody for JSON values)", found: v)
         return
       }
-      (r.body, r.bodySource) = (Array(s.utf8), .text)
+      // The text is sent in the charset its Content-Type declares (UTF-8 without one).
+      (r.body, r.bodySource) = (TextCharset.encode(s, contentType: r.headers.first("Content-Type")), .text)
     case "jsonBody":
       (r.body, r.bodySource) = (v.serializedBytes(), .json)
     case "base64Body":

@@ -40,10 +40,11 @@ public enum StubParser {
   ]
   package static let requestFields: Set<String> = [
     "method", "url", "urlPath", "urlPattern", "urlPathPattern", "urlPathTemplate", "pathParameters",
-    "queryParameters", "headers", "cookies", "basicAuthCredentials", "bodyPatterns",
+    "queryParameters", "headers", "cookies", "basicAuthCredentials", "bodyPatterns", "formParameters",
+    "multipartPatterns",
   ]
   package static let unsupportedRequestFields: Set<String> = [
-    "formParameters", "multipartPatterns", "host", "port", "scheme", "customMatcher", "clientIp",
+    "host", "port", "scheme", "customMatcher", "clientIp",
   ]
   package static let responseFields: Set<String> = [
     "status", "statusMessage", "headers", "body", "jsonBody", "base64Body", "bodyFileName",
@@ -51,7 +52,7 @@ public enum StubParser {
     "transformers", "transformerParameters", "x-compression", "x-conditional", "x-respondBeforeBody",
   ]
   package static let unsupportedMatchers: Set<String> = [
-    "equalToXml", "matchesXPath", "before", "after", "equalToDateTime", "hasExactly", "includes",
+    "before", "after", "equalToDateTime", "hasExactly", "includes",
   ]
 
   /// Parses one stub mapping.

@@ -68,6 +68,7 @@ public final class StubTable: Sendable {
       guard case .urlPath = r.url else { return false }
       return r.pathParameters.isEmpty && r.queryParameters.isEmpty && r.headers.isEmpty && r.cookies.isEmpty
         && r.basicAuthCredentials == nil && r.bodyPatterns.isEmpty && stub.requiredScenarioState == nil
+        && r.formParameters.isEmpty && r.multipartPatterns.isEmpty
     }
     hasAnyMethodURL = urlIndex.keys.contains { $0.method.isEmpty }
     let rank: (Int, Int) -> Bool = { a, b in

@@ -139,3 +139,13 @@ public struct PathTemplateError: Error, Sendable, Hashable {
   /// What was expected.
   public var message: String
 }
+
+extension URLMatcher {
+  /// True for the URL fields that compare the query (`url`, `urlPattern`).
+  package var readsQuery: Bool {
+    switch self {
+    case .url, .urlPattern: return true
+    default: return false
+    }
+  }
+}

@@ -459,6 +459,7 @@ enum TemplateHelpers {
       if let v = ProcessInfo.processInfo.environment[key] { return .string(v) }
       return c.hash["default"] ?? .string("")
     }
+    for (name, helper) in moreHelpers { t[name] = helper }
     return t
   }()
 

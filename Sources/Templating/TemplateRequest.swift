@@ -77,7 +77,9 @@ public enum TemplateRequest {
     let hostName = host ?? request.headers.first("Host").map { hostWithoutPort($0) } ?? "localhost"
     let defaultPort = scheme == "https" ? 443 : 80
     let baseUrl = "\(scheme)://\(hostName)" + (port == defaultPort ? "" : ":\(port)")
-    let body = everything || needs("body") ? String(decoding: request.body, as: UTF8.self) : ""
+    let body =
+      everything || needs("body")
+      ? TextCharset.decode(request.body, contentType: request.headers.first("Content-Type")) : ""
     let base64 = everything || needs("bodyAsBase64") ? Base64.encode(request.body) : ""
     var entries: [(key: String, value: TemplateValue)] = [
       ("id", .string(id)), ("url", .string(url)), ("path", path), ("pathSegments", segmentsValue),
@@ -86,6 +88,7 @@ public enum TemplateRequest {
       ("headers", .map(headers)), ("cookies", .map(cookies)), ("body", .string(body)),
       ("bodyAsBase64", .string(base64)), ("clientIp", .string(clientIP)),
     ]
+    if everything || needs("parts") { entries.append(("parts", parts(request))) }
     if everything {
       entries.append(
         (
@@ -100,6 +103,34 @@ public enum TemplateRequest {
         ))
     }
     return .map(TemplateMap(entries))
+  }
+
+  /// WireMock's `request.parts`: each part of a multipart body by its name, with `name`, `headers`,
+  /// `body` (text in the part's charset), `bodyAsBase64` and `binary` (no text `Content-Type`).
+  static func parts(_ request: HTTPRequest) -> TemplateValue {
+    var map = TemplateMap()
+    for part in MultipartPart.parse(request.body, contentType: request.headers.first("Content-Type")) {
+      let name = part.name ?? ""
+      var headers = TemplateMap(caseInsensitive: true)
+      for field in part.headers {
+        if case .multi(let existing)? = headers[field.name] {
+          headers.set(field.name, .multi(existing + [field.value]))
+        } else {
+          headers.entries.append((field.name, .multi([field.value])))
+        }
+      }
+      let type = part.headers.first("Content-Type")?.lowercased()
+      let binary = type.map { !($0.hasPrefix("text/") || $0.contains("json") || $0.contains("xml")) } ?? false
+      map.set(
+        name,
+        .map(
+          TemplateMap([
+            ("name", .string(name)), ("headers", .map(headers)),
+            ("body", .string(TextCharset.decode(part.body, contentType: type))),
+            ("bodyAsBase64", .string(Base64.encode(part.body))), ("binary", .bool(binary)),
+          ])))
+    }
+    return .map(map)
   }
 
   static func hostWithoutPort(_ host: String) -> String {

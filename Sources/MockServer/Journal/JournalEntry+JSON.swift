@@ -1,12 +1,14 @@
 import HTTPCore
 import Mappings
 import MockJSON
+import Templating
 
 extension JournalEntry {
   /// The request in WireMock's "logged request" shape:
   /// `{"url","absoluteUrl","method","clientIp","headers":{name: value or [values]},"queryParams",
   ///   "body","bodyAsBase64","browserProxyRequest","loggedDate","loggedDateString"}`.
-  /// `loggedDate` is milliseconds since 1970; `body` is the content as UTF-8 text (after removing the
+  /// `loggedDate` is milliseconds since 1970; `body` is the content as text in the charset of its
+  /// `Content-Type` (UTF-8 without one; after removing the
   /// transfer coding and any `Content-Encoding`), `bodyAsBase64` the same bytes in base64.
   public var requestJSON: JSONValue {
     let head = request.head
@@ -20,7 +22,9 @@ extension JournalEntry {
       ("clientIp", .string(JournalEntry.host(of: clientAddress))),
       ("headers", JournalEntry.headersJSON(head.headers)),
     ]
-    if let query = head.rawQuery, let params = try? PercentDecoding.queryParameters(query), !params.isEmpty {
+    // `{}` without a query, as WireMock writes it.
+    do {
+      let params = head.rawQuery.flatMap { try? PercentDecoding.queryParameters($0) } ?? []
       var order: [String] = []
       var values: [String: [String]] = [:]
       for (name, value) in params {
@@ -44,7 +48,7 @@ extension JournalEntry {
         ))
     }
     pairs += [
-      ("body", .string(String(decoding: request.body, as: UTF8.self))),
+      ("body", .string(TextCharset.decode(request.body, contentType: head.headers.first("Content-Type")))),
       ("bodyAsBase64", .string(Base64.encode(request.body))),
       ("browserProxyRequest", .bool(false)),
       ("loggedDate", .number(JSONNumber(Int((loggedAt * 1000).rounded(.down))))),

@@ -73,8 +73,12 @@ public enum FixtureLoader {
           message: "no mappings/ directory, so no stubs are loaded"))
       return FixtureSet(stubs: [], envelopes: envelopes, problems: problems)
     }
-    var files = FileTree.files(under: mappingsURL.path).map(\.path).filter { $0.hasSuffix(".json") }
-    files.sort()
+    // Each file once, however many paths (symbolic links) lead to it: the first path in sorted order.
+    var identities = Set<FileTree.FileIdentity>()
+    let files = FileTree.files(under: mappingsURL.path).filter { $0.path.hasSuffix(".json") }
+      .sorted { $0.path < $1.path }
+      .filter { identities.insert($0.stamp.identity).inserted }
+      .map(\.path)
     let mappingsPath = mappingsURL.path
     var stubs: [StubMapping] = []
     var seenIDs: [String: String] = [:]

@@ -219,7 +219,8 @@ public final class MockResponder: Sendable {
       default: return false
       }
     }
-    let status = definition.fault == nil ? definition.status : nil
+    // The status actually sent: a 304 from `x-conditional` or a 406 is recorded as such.
+    let status = definition.fault == nil ? (plan.sentStatus ?? definition.status) : nil
     var entry = makeEntry(request, context: context, stubID: stub.id, nearMisses: [], idWords: idWords)
     entry.fault = definition.fault?.rawValue
     entry.addedDelayMilliseconds = addedDelay

@@ -116,3 +116,17 @@ extension HTTPResponder {
   /// Default: nothing.
   public func didReject(head: HTTPRequestHead?, error: HTTPParserError, context: RequestContext) {}
 }
+
+extension ResponsePlan {
+  /// The status code of the first response head the plan sends, nil when it sends none (faults).
+  var sentStatus: Int? {
+    for step in steps {
+      switch step {
+      case .response(let head, _), .responseHead(let head, _): return head.status.code
+      case .prepared(let p): return p.status.code
+      default: continue
+      }
+    }
+    return nil
+  }
+}

@@ -71,7 +71,7 @@ enum ResponseTemplating {
         d.headers.replaceOrAdd(name: "Content-Type", value: "text/plain")
       }
     } else if let body = t.body {
-      d.body = Array(render(body).utf8)
+      d.body = TextCharset.encode(render(body), contentType: d.headers.first("Content-Type"))
     }
     if !t.headers.isEmpty {
       var rendered = Array(d.headers.map { ($0.name, $0.value) })

@@ -23,6 +23,36 @@ final class TLSByteStream: ByteStream {
   private var cachedSubject: String??
   /// The reason of the last fatal error, for logs and tests.
   private(set) var lastError: String?
+  /// The first bytes have been looked at (a TLS record, or a plain HTTP request).
+  private var checkedForPlainHTTP = false
+
+  /// nginx's answer to plain HTTP on an HTTPS port.
+  static let plainHTTPAnswer: [UInt8] = {
+    let body = "The plain HTTP request was sent to HTTPS port\n"
+    return Array(
+      ("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n"
+        + "Connection: close\r\n\r\n" + body).utf8)
+  }()
+
+  /// Peeks at the first byte: a TLS connection starts with a handshake record (0x16), an HTTP/1.x request
+  /// with a method token's letter. For the latter, answers 400 in plain text (as nginx does), logs a line
+  /// and ends the stream; nil when the bytes are TLS (or have not arrived yet).
+  private func answerPlainHTTP() -> IOResult? {
+    var first: UInt8 = 0
+    let n = recv(fd, &first, 1, Int32(MSG_PEEK))
+    if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return nil }
+    checkedForPlainHTTP = true
+    guard n == 1, first >= UInt8(ascii: "A"), first <= UInt8(ascii: "Z") else { return nil }
+    fatal = true
+    lastError = "plain HTTP request on the HTTPS port"
+    // Consume what arrived (unread input would turn the close into a reset that can destroy the answer).
+    SocketOps.discardAvailable(fd)
+    _ = TLSByteStream.plainHTTPAnswer.withUnsafeBytes { SocketOps.send(fd, $0) }
+    SocketOps.shutdownWrite(fd)
+    _ = StandardError.line(
+      "tls: a plain HTTP request arrived on the HTTPS port: answered 400 and closed", waitMilliseconds: 0)
+    return .eof
+  }
 
   /// Wraps `fd` (non-blocking, connected) in a new `SSL` from `context`; nil when OpenSSL refuses.
   init?(fd: Int32, context: TLSServerContext) {
@@ -80,6 +110,7 @@ final class TLSByteStream: ByteStream {
 
   func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
     guard let ssl, !fatal else { return .eof }
+    if !checkedForPlainHTTP, let answered = answerPlainHTTP() { return answered }
     let count = Int32(clamping: buffer.count)
     OpenSSLErrors.clear()
     let n = SSL_read(ssl, buffer.baseAddress, count)

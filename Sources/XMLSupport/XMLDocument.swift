@@ -1,0 +1,300 @@
+import CLibXML2
+
+/// Why a text could not be used as XML or an expression as XPath.
+package struct XMLError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// libxml2's message (first line), or ours for the input bound.
+  package var message: String
+  package var description: String { message }
+}
+
+/// An attribute of an ``XMLElementNode``.
+package struct XMLAttributeNode: Sendable, Hashable {
+  /// Prefix as written (`xsi` of `xsi:type`), nil without one.
+  package var prefix: String?
+  /// Namespace URI of a prefixed attribute (unprefixed attributes have none, as in XML Namespaces).
+  package var namespaceURI: String?
+  /// Local name.
+  package var localName: String
+  /// Value, entities replaced.
+  package var value: String
+}
+
+/// A namespace declaration (`xmlns` or `xmlns:p`) of an element.
+package struct XMLNamespaceDeclaration: Sendable, Hashable {
+  /// The declared prefix, nil for the default namespace.
+  package var prefix: String?
+  /// The namespace URI.
+  package var uri: String
+}
+
+/// A child of an element: an element or a text (text and CDATA sections, adjacent ones joined).
+package indirect enum XMLChildNode: Sendable, Hashable {
+  case element(XMLElementNode)
+  case text(String)
+}
+
+/// An element of a parsed document, comments and processing instructions left out.
+package struct XMLElementNode: Sendable, Hashable {
+  /// Prefix as written, nil without one.
+  package var prefix: String?
+  /// Namespace URI (declared, or nil).
+  package var namespaceURI: String?
+  /// Local name.
+  package var localName: String
+  /// Attributes in document order (namespace declarations not among them).
+  package var attributes: [XMLAttributeNode]
+  /// `xmlns` declarations on this element.
+  package var namespaceDeclarations: [XMLNamespaceDeclaration]
+  /// Children in document order.
+  package var children: [XMLChildNode]
+
+  /// `prefix:local` or `local`.
+  package var qualifiedName: String { prefix.map { "\($0):\(localName)" } ?? localName }
+}
+
+/// The result of an XPath 1.0 expression.
+package enum XPathValue: Sendable, Hashable {
+  /// A node-set: each node's value (an attribute's or text's value; an element's text, or its XML when it
+  /// has child elements).
+  case nodes([String])
+  case boolean(Bool)
+  case number(Double)
+  case string(String)
+}
+
+/// libxml2 wrapped once: parsing without network access, external entities or DTD loading (XXE safe),
+/// bounded input, and XPath 1.0.
+package enum XMLSupport {
+  /// Largest document parsed, in bytes.
+  package static let maximumInputBytes = 8 << 20
+
+  private static let setUp: Void = {
+    xmlInitParser()
+    // No external entity or DTD is ever fetched, from the network or from files.
+    xmlSetExternalEntityLoader { _, _, _ in nil }
+  }()
+
+  private static let options = Int32(
+    XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue
+      | XML_PARSE_NOCDATA.rawValue)
+
+  /// Parses `bytes` and hands the document to `body`; the document is freed afterwards.
+  private static func withDocument<T>(
+    _ bytes: [UInt8], dropBlanks: Bool = false, _ body: (xmlDocPtr) -> T
+  ) throws(XMLError) -> T {
+    _ = setUp
+    guard bytes.count <= maximumInputBytes else {
+      throw XMLError(message: "document larger than \(maximumInputBytes) bytes")
+    }
+    guard !bytes.isEmpty else { throw XMLError(message: "empty document") }
+    xmlResetLastError()
+    let doc: xmlDocPtr? = bytes.withUnsafeBufferPointer { buffer in
+      buffer.baseAddress.flatMap { base in
+        base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+          xmlReadMemory(
+            $0, Int32(buffer.count), nil, nil, options | (dropBlanks ? Int32(XML_PARSE_NOBLANKS.rawValue) : 0))
+        }
+      }
+    }
+    guard let doc else { throw XMLError(message: lastErrorMessage() ?? "not well-formed XML") }
+    defer { xmlFreeDoc(doc) }
+    return body(doc)
+  }
+
+  private static func lastErrorMessage() -> String? {
+    guard let e = xmlGetLastError(), let m = e.pointee.message else { return nil }
+    let text = String(cString: m).split(separator: "\n").first.map(String.init) ?? ""
+    return "line \(e.pointee.line): \(text)"
+  }
+
+  /// Parses `bytes` as an XML document.
+  /// - Returns: its root element.
+  /// - Throws: ``XMLError`` when it is not well-formed, has no root element or is larger than
+  ///   ``maximumInputBytes``.
+  package static func parse(_ bytes: [UInt8]) throws(XMLError) -> XMLElementNode {
+    let root: XMLElementNode? = try withDocument(bytes) { doc in
+      xmlDocGetRootElement(doc).map { element($0) }
+    }
+    guard let root else { throw XMLError(message: "no root element") }
+    return root
+  }
+
+  /// Parses `text` as an XML document (see ``parse(_:)-([UInt8])``).
+  package static func parse(_ text: String) throws(XMLError) -> XMLElementNode {
+    try parse(Array(text.utf8))
+  }
+
+  /// The document re-serialized without whitespace between elements: indented by two spaces per level
+  /// (`pretty`) or on one line. The XML declaration is left out.
+  /// - Throws: ``XMLError`` when it is not well-formed.
+  package static func format(_ text: String, pretty: Bool) throws(XMLError) -> String {
+    let out: String? = try withDocument(Array(text.utf8), dropBlanks: true) { doc in
+      guard let root = xmlDocGetRootElement(doc), let buffer = xmlBufferCreate() else { return nil }
+      defer { xmlBufferFree(buffer) }
+      _ = xmlNodeDump(buffer, doc, root, 0, pretty ? 1 : 0)
+      return string(xmlBufferContent(buffer))
+    }
+    guard let out else { throw XMLError(message: "no root element") }
+    return out
+  }
+
+  private static func string(_ p: UnsafePointer<xmlChar>?) -> String? {
+    p.map { String(cString: $0) }
+  }
+
+  private static func element(_ node: xmlNodePtr) -> XMLElementNode {
+    let n = node.pointee
+    var attributes: [XMLAttributeNode] = []
+    var a = n.properties
+    while let attr = a {
+      var value = ""
+      var t = attr.pointee.children
+      while let tn = t {
+        if let c = tn.pointee.content { value += String(cString: c) }
+        t = tn.pointee.next
+      }
+      attributes.append(
+        XMLAttributeNode(
+          prefix: string(attr.pointee.ns?.pointee.prefix),
+          namespaceURI: string(attr.pointee.ns?.pointee.href),
+          localName: string(attr.pointee.name) ?? "", value: value))
+      a = attr.pointee.next
+    }
+    var declarations: [XMLNamespaceDeclaration] = []
+    var ns = n.nsDef
+    while let d = ns {
+      declarations.append(
+        XMLNamespaceDeclaration(prefix: string(d.pointee.prefix), uri: string(d.pointee.href) ?? ""))
+      ns = d.pointee.next
+    }
+    var children: [XMLChildNode] = []
+    var c = n.children
+    while let child = c {
+      switch child.pointee.type {
+      case XML_ELEMENT_NODE: children.append(.element(element(child)))
+      case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
+        let text = string(child.pointee.content) ?? ""
+        if case .text(let previous) = children.last {
+          children[children.count - 1] = .text(previous + text)
+        } else {
+          children.append(.text(text))
+        }
+      default: break
+      }
+      c = child.pointee.next
+    }
+    return XMLElementNode(
+      prefix: string(n.ns?.pointee.prefix), namespaceURI: string(n.ns?.pointee.href),
+      localName: string(n.name) ?? "", attributes: attributes, namespaceDeclarations: declarations,
+      children: children)
+  }
+
+  /// Checks that `expression` compiles as XPath 1.0.
+  /// - Returns: nil when it does, otherwise libxml2's reason.
+  package static func xpathProblem(_ expression: String) -> String? {
+    _ = setUp
+    guard let ctx = xmlXPathNewContext(nil) else { return "out of memory" }
+    defer { xmlXPathFreeContext(ctx) }
+    ctx.pointee.error = { _, _ in }
+    xmlResetLastError()
+    guard let compiled = xmlXPathCtxtCompile(ctx, expression) else {
+      return lastErrorMessage().map { $0.replacingFirstLinePrefix() } ?? "not an XPath 1.0 expression"
+    }
+    xmlXPathFreeCompExpr(compiled)
+    return nil
+  }
+
+  /// Evaluates an XPath 1.0 expression on a document.
+  /// - Parameters:
+  ///   - expression: the expression (checked with ``xpathProblem(_:)`` beforehand).
+  ///   - bytes: the document.
+  ///   - namespaces: prefix → URI bindings the expression uses.
+  ///   - namespaceAware: when false, every element and attribute loses its namespace first, so
+  ///     unprefixed names select them whatever namespace they are in (WireMock's templating helpers).
+  ///   - context: an optional location path prefix evaluated first (`/Envelope/Body` for `soapXPath`).
+  /// - Throws: ``XMLError`` when the document is not XML or the expression fails at run time.
+  package static func evaluate(
+    _ expression: String, in bytes: [UInt8], namespaces: [String: String] = [:], namespaceAware: Bool = true
+  ) throws(XMLError) -> XPathValue {
+    let result: Result<XPathValue, XMLError> = try withDocument(bytes) { doc in
+      if !namespaceAware, let root = xmlDocGetRootElement(doc) { stripNamespaces(root) }
+      guard let ctx = xmlXPathNewContext(doc) else { return .failure(XMLError(message: "out of memory")) }
+      defer { xmlXPathFreeContext(ctx) }
+      ctx.pointee.error = { _, _ in }
+      for (prefix, uri) in namespaces.sorted(by: { $0.key < $1.key }) {
+        _ = xmlXPathRegisterNs(ctx, prefix, uri)
+      }
+      xmlResetLastError()
+      guard let object = xmlXPathEvalExpression(expression, ctx) else {
+        return .failure(XMLError(message: lastErrorMessage() ?? "XPath evaluation failed"))
+      }
+      defer { xmlXPathFreeObject(object) }
+      let o = object.pointee
+      switch o.type {
+      case XPATH_BOOLEAN: return .success(.boolean(o.boolval != 0))
+      case XPATH_NUMBER: return .success(.number(o.floatval))
+      case XPATH_STRING: return .success(.string(string(o.stringval) ?? ""))
+      case XPATH_NODESET:
+        var values: [String] = []
+        if let set = o.nodesetval, let tab = set.pointee.nodeTab {
+          for k in 0..<Int(max(0, set.pointee.nodeNr)) {
+            if let node = tab[k] { values.append(value(of: node, doc)) }
+          }
+        }
+        return .success(.nodes(values))
+      default: return .failure(XMLError(message: "unsupported XPath result"))
+      }
+    }
+    return try result.get()
+  }
+
+  private static func stripNamespaces(_ node: xmlNodePtr) {
+    var c: xmlNodePtr? = node
+    while let n = c {
+      if n.pointee.type == XML_ELEMENT_NODE {
+        n.pointee.ns = nil
+        var a = n.pointee.properties
+        while let attr = a {
+          attr.pointee.ns = nil
+          a = attr.pointee.next
+        }
+        if let first = n.pointee.children { stripNamespaces(first) }
+      }
+      c = n.pointee.next
+    }
+  }
+
+  /// An element with child elements renders as XML, any other node as its text.
+  private static func value(of node: xmlNodePtr, _ doc: xmlDocPtr) -> String {
+    guard let buffer = xmlBufferCreate() else { return "" }
+    defer { xmlBufferFree(buffer) }
+    if node.pointee.type == XML_ELEMENT_NODE && hasElementChild(node) {
+      _ = xmlNodeDump(buffer, doc, node, 0, 0)
+    } else {
+      _ = xmlNodeBufGetContent(buffer, node)
+    }
+    return string(xmlBufferContent(buffer)) ?? ""
+  }
+
+  private static func hasElementChild(_ node: xmlNodePtr) -> Bool {
+    var c = node.pointee.children
+    while let n = c {
+      if n.pointee.type == XML_ELEMENT_NODE { return true }
+      c = n.pointee.next
+    }
+    return false
+  }
+}
+
+extension String {
+  fileprivate func replacingFirstLinePrefix() -> String {
+    guard hasPrefix("line "), let colon = firstIndex(of: ":") else { return self }
+    return String(self[index(after: colon)...]).trimmingCharacters()
+  }
+
+  fileprivate func trimmingCharacters() -> String {
+    var s = Substring(self)
+    while s.first == " " { s = s.dropFirst() }
+    return String(s)
+  }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import MockServerTesting
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+struct TestFailure: Error, CustomStringConvertible {
+  var description: String
+  init(_ d: String) { description = d }
+}
+
+/// One HTTP/1.1 exchange over a fresh loopback connection (`Connection: close`): the raw request bytes
+/// out, every byte the server sends back until it closes (or `timeout` seconds pass).
+func exchange(port: Int, _ request: [UInt8], timeout: Double = 15) throws -> [UInt8] {
+  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+  guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
+  defer { close(fd) }
+  var address = sockaddr_in()
+  address.sin_family = sa_family_t(AF_INET)
+  address.sin_port = in_port_t(UInt16(port).bigEndian)
+  address.sin_addr.s_addr = inet_addr("127.0.0.1")
+  let rc = withUnsafePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+    }
+  }
+  guard rc == 0 else { throw TestFailure("connect: errno \(errno)") }
+  var sent = 0
+  while sent < request.count {
+    let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    guard n > 0 else { throw TestFailure("send: errno \(errno)") }
+    sent += n
+  }
+  var out: [UInt8] = []
+  let deadline = Date().addingTimeInterval(timeout)
+  var buffer = [UInt8](repeating: 0, count: 65536)
+  while Date() < deadline {
+    var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    guard poll(&pfd, 1, 200) > 0 else { continue }
+    let n = recv(fd, &buffer, buffer.count, 0)
+    if n <= 0 { break }
+    out += buffer[0..<n]
+  }
+  return out
+}
+
+/// A parsed response: status, header fields (names lower-cased), body bytes.
+struct Reply {
+  var status: Int
+  var headers: [(String, String)]
+  var body: [UInt8]
+  var text: String { String(decoding: body, as: UTF8.self) }
+  func header(_ name: String) -> String? { headers.first { $0.0 == name.lowercased() }?.1 }
+
+  init(_ bytes: [UInt8]) {
+    let marker: [UInt8] = [13, 10, 13, 10]
+    var end = bytes.count
+    if bytes.count >= 4 {
+      for i in 0...(bytes.count - 4) where Array(bytes[i..<i + 4]) == marker {
+        end = i
+        break
+      }
+    }
+    let head = String(decoding: bytes[0..<end], as: UTF8.self)
+    let lines = head.components(separatedBy: "\r\n")
+    status = lines.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+    headers = lines.dropFirst().compactMap { line in
+      guard let colon = line.firstIndex(of: ":") else { return nil }
+      return (
+        line[..<colon].lowercased(), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+      )
+    }
+    body = end + 4 <= bytes.count ? Array(bytes[(end + 4)...]) : []
+  }
+}
+
+/// Sends a request with `Connection: close` and a `Content-Length` for `body`.
+func request(
+  _ port: Int, _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []
+) throws -> Reply {
+  var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+  for (n, v) in headers { head += "\(n): \(v)\r\n" }
+  if !body.isEmpty || method == "POST" || method == "PUT" { head += "Content-Length: \(body.count)\r\n" }
+  head += "\r\n"
+  return Reply(try exchange(port: port, Array(head.utf8) + body))
+}
+
+/// Sends text as the body (UTF-8).
+func request(
+  _ port: Int, _ method: String, _ target: String, headers: [(String, String)] = [], text: String
+) throws -> Reply {
+  try request(port, method, target, headers: headers, body: Array(text.utf8))
+}
+
+/// A fixtures folder in a fresh temporary directory with `mappings/NAME` files; removed by `remove()`.
+struct Fixtures {
+  let root: String
+  var folder: String { root + "/FX" }
+
+  init(_ stubs: [(String, String)], files: [(String, [UInt8])] = []) throws {
+    root = NSTemporaryDirectory() + "bodymatching-" + UUID().uuidString
+    let fm = FileManager.default
+    try fm.createDirectory(atPath: folder + "/mappings", withIntermediateDirectories: true)
+    try fm.createDirectory(atPath: folder + "/__files", withIntermediateDirectories: true)
+    for (name, json) in stubs {
+      try json.write(toFile: folder + "/mappings/" + name, atomically: true, encoding: .utf8)
+    }
+    for (name, bytes) in files {
+      fm.createFile(atPath: folder + "/__files/" + name, contents: Data(bytes))
+    }
+  }
+
+  func remove() { try? FileManager.default.removeItem(atPath: root) }
+}
+
+/// Starts the real `mockserver` binary on `fixtures` (no watching unless asked).
+func launch(_ fixtures: Fixtures, watch: Bool = false, extra: [String] = []) throws -> MockServerProcess {
+  try MockServerProcess.launch(
+    arguments: ["--fixtures", fixtures.folder] + (watch ? [] : ["--no-watch"]) + extra)
+}
+
+/// A stub JSON with the given request and response objects.
+func stub(_ request: String, _ response: String = #"{"status":200,"body":"matched"}"#) -> String {
+  #"{"request":\#(request),"response":\#(response)}"#
+}
+
+/// Waits until `condition` holds or `timeout` seconds pass.
+func eventually(timeout: Double = 20, _ condition: () -> Bool) -> Bool {
+  let deadline = Date().addingTimeInterval(timeout)
+  while Date() < deadline {
+    if condition() { return true }
+    usleep(50_000)
+  }
+  return condition()
+}
+
+/// A stub from Swift values (serialized with JSONSerialization, so XML and regexes need no escaping).
+func stubJSON(_ request: [String: Any], _ response: [String: Any] = ["status": 200, "body": "matched"])
+  -> String
+{
+  let data =
+    (try? JSONSerialization.data(withJSONObject: ["request": request, "response": response])) ?? Data()
+  return String(decoding: data, as: UTF8.self)
+}
