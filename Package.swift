@@ -4,7 +4,7 @@ import PackageDescription
 // Modules and their arrows (docs/architecture.md):
 //   HTTPCore ← MockJSON ← Templating ← Mappings ← MockServer ← MockServerCLI ← mockserver
 //   NativeSupport (zlib, OpenSSL) ← MockServer, ClientKit;  MockServerTesting → MockServer, Mappings
-//   MockJSON ← JSONSchema ← Contracts (+ Mappings, CYAML) ← MockServerCLI (which also uses ClientKit's
+//   MockJSON ← JSONSchema ← Mappings (matchesJsonSchema), Contracts (+ Mappings, CYAML) ← MockServerCLI (which also uses ClientKit's
 //   transport for `verify`; MockServer itself never imports ClientKit)
 // MockServer and ClientKit never import each other.
 let package = Package(
@@ -45,7 +45,9 @@ let package = Package(
     // Response templates: WireMock's Handlebars dialect, its helpers and the request model.
     .target(name: "Templating", dependencies: ["HTTPCore", "MockJSON", "RegularExpressions"]),
     // The stub model, its parser and diagnostics, matching and the stub table.
-    .target(name: "Mappings", dependencies: ["HTTPCore", "MockJSON", "Templating", "RegularExpressions"]),
+    .target(
+      name: "Mappings",
+      dependencies: ["HTTPCore", "MockJSON", "JSONSchema", "Templating", "RegularExpressions"]),
     // The server: event loop, connections, responses and faults, the mock responder, journal, admin API.
     .target(
       name: "MockServer",
