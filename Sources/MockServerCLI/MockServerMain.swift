@@ -47,12 +47,11 @@ public enum MockServerMain {
 
   static func lint(_ options: CommandLineOptions) -> Int32 {
     if let spec = options.openAPISpec { return ContractCommands.lintOpenAPI(options, spec: spec) }
-    let (output, code) = FixtureLoader.runLint(directory: options.fixturesDirectory)
-    if code == 0 {
-      print("\(options.fixturesDirectory): " + (output.isEmpty ? "no problems" : output))
-    } else {
-      printError(output)
-    }
+    let (output, code) = FixtureLoader.runLint(
+      directory: options.fixturesDirectory, allowEmpty: options.allowEmpty)
+    // One stream (standard error, as `serve` reports them) for errors and warnings alike, one
+    // `file: path: message` line each, then the summary.
+    printError(output)
     return code
   }
 
@@ -67,7 +66,8 @@ public enum MockServerMain {
     configuration.eventLoops = options.eventLoops
     configuration.limits.maxHeaderSectionBytes = options.maxHeaderSectionBytes
     configuration.limits.maxBodyBytes = options.maxBodyBytes
-    var fixtures = FixtureLoader.load(directory: options.fixturesDirectory)
+    var fixtures = FixtureLoader.load(
+      directory: options.fixturesDirectory, allowEmpty: options.allowEmpty || options.openAPISpec != nil)
     var requestValidator: OpenAPIRequestValidator?
     if let spec = options.openAPISpec {
       // --openapi: the document's stubs, then the fixtures folder's (when there is one).

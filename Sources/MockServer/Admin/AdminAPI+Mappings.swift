@@ -83,30 +83,30 @@ extension AdminAPI {
   /// `POST /__admin/mappings` → 201 with the stub (with `id` and `uuid`).
   func createMapping(_ call: Call) -> ResponsePlan {
     let json: JSONValue
-    switch AdminAPI.body(call) {
+    switch AdminAPI.stubBody(call) {
     case .failure(let f): return f.plan
-    case .success(let v): json = v ?? .null
+    case .success(let v): json = v
     }
     let (stub, problems) = StubParser.parse(json, file: "", context: parsingContext())
-    guard let stub else { return AdminAPI.invalid(problems, title: "Invalid stub mapping") }
+    guard let stub else { return AdminAPI.invalidStub(problems) }
     store.add(stub)
-    return AdminAPI.json(AdminAPI.stubJSON(stub), status: .created)
+    return AdminAPI.withWarnings(AdminAPI.json(AdminAPI.stubJSON(stub), status: .created), problems)
   }
 
   /// `PUT /__admin/mappings/{id}`: replaces the stub in place (the path's id wins over the body's).
   func replaceMapping(_ call: Call, id: String) -> ResponsePlan {
     let json: JSONValue
-    switch AdminAPI.body(call) {
+    switch AdminAPI.stubBody(call) {
     case .failure(let f): return f.plan
-    case .success(let v): json = v ?? .null
+    case .success(let v): json = v
     }
     let (parsed, problems) = StubParser.parse(
       AdminAPI.withID(json, id), file: "", context: parsingContext())
-    guard var stub = parsed else { return AdminAPI.invalid(problems, title: "Invalid stub mapping") }
+    guard var stub = parsed else { return AdminAPI.invalidStub(problems) }
     guard let old = store.stub(id: id) else { return noStub(id) }
     stub.file = old.file
     stub.location = old.location
-    return store.replace(stub) ? AdminAPI.json(AdminAPI.stubJSON(stub)) : noStub(id)
+    return store.replace(stub) ? AdminAPI.withWarnings(AdminAPI.json(AdminAPI.stubJSON(stub)), problems) : noStub(id)
   }
 
   /// `POST /__admin/mappings/import` `{"mappings":[…],"importOptions":{…}}`: all or nothing.
@@ -151,7 +151,7 @@ extension AdminAPI {
         .error(
           file: "", path: "$.mappings", expected: "an array of stub mappings",
           found: o["mappings"]?.kindDescription ?? "nothing"))
-      return AdminAPI.invalid(problems, title: "Invalid import")
+      return AdminAPI.invalidStub(problems)
     }
     var stubs: [StubMapping] = []
     var seen: [String: Int] = [:]
@@ -170,9 +170,9 @@ extension AdminAPI {
       seen[stub.id] = k
       stubs.append(stub)
     }
-    if problems.contains(where: \.isError) { return AdminAPI.invalid(problems, title: "Invalid import") }
+    if problems.contains(where: \.isError) { return AdminAPI.invalidStub(problems) }
     store.importStubs(stubs, policy: policy, deleteAllNotInImport: deleteAll)
-    return AdminAPI.empty
+    return AdminAPI.withWarnings(AdminAPI.empty, problems)
   }
 
   /// `POST /__admin/mappings/reset`: the stubs of the fixtures folder only (runtime stubs dropped).
