@@ -90,6 +90,8 @@ let package = Package(
         "RegularExpressions",
       ]),
     .testTarget(name: "ClientKitTests", dependencies: ["ClientKit", "HTTPCore"]),
+    // WireMock mapping compatibility cases (Tests/Compatibility/cases) against the binary and WireMock.
+    .testTarget(name: "CompatibilityTests", dependencies: ["MockServerTesting", "MockJSON"]),
     // Faults of issue 13, mostly against the real binary: fds, memory and CPU read from /proc/PID.
     .testTarget(
       name: "HardeningTests",

@@ -133,9 +133,8 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
       default: return nil
       }
       guard value.isFinite else { return nil }
-      if value == value.rounded(), abs(value) < 1e15, !(function == "avg" || function == "stddev") {
-        return .number(JSONNumber(Int(value)))
-      }
+      // Jayway returns a Double for these: `10.0`, as Java prints it.
+      if value == value.rounded(), abs(value) < 1e7 { return JSONNumber(text: "\(Int(value)).0").map { .number($0) } }
       return JSONNumber(text: String(value)).map { .number($0) }
     default: return nil
     }
