@@ -106,7 +106,9 @@ public struct RequestView: Sendable {
     if v.hasPrefix("["), let close = v.firstIndex(of: "]") {
       let h = String(v[v.index(after: v.startIndex)..<close])
       let rest = v[v.index(after: close)...]
-      return (h, rest.hasPrefix(":") ? Int(rest.dropFirst()).flatMap { (0...65535).contains($0) ? $0 : nil } : nil)
+      return (
+        h, rest.hasPrefix(":") ? Int(rest.dropFirst()).flatMap { (0...65535).contains($0) ? $0 : nil } : nil
+      )
     }
     guard let colon = v.lastIndex(of: ":") else { return (v, nil) }
     let port = Int(v[v.index(after: colon)...]).flatMap { (0...65535).contains($0) ? $0 : nil }

@@ -1,5 +1,5 @@
-import RegularExpressions
 import MockJSON
+import RegularExpressions
 
 /// String value matchers (`equalTo`, `matches`, `equalToJson`, …): one parse function per operator in
 /// ``StubParser/matcherParsers``; adding a matcher is one entry there and one case of
@@ -167,7 +167,8 @@ extension StubParser {
     for (name, owners) in modifierOwners where o[name] != nil && !owners.contains(op) {
       d.warning(
         JSONPathText.child(path, name),
-        "\(name) has no effect with \(op) (only with \(owners.sorted().joined(separator: " or "))); it is ignored")
+        "\(name) has no effect with \(op) (only with \(owners.sorted().joined(separator: " or "))); it is ignored"
+      )
     }
     return parse(operand, &d)
   }
@@ -239,7 +240,9 @@ extension StubParser {
           d.error(path, expected: "a valid regular expression after ${json-unit.regex}", found: error.message)
         }
       case .custom(let name)?:
-        d.warning(path, "no custom JsonUnit matcher \(JSONValue.quoted(name)) is registered, so this value never matches")
+        d.warning(
+          path,
+          "no custom JsonUnit matcher \(JSONValue.quoted(name)) is registered, so this value never matches")
       case nil:
         d.warning(path, "\(JSONValue.quoted(s)) is not a JsonUnit placeholder; it is compared as text")
       default: break
@@ -247,7 +250,9 @@ extension StubParser {
     case .object(let o):
       for m in o.members { checkPlaceholders(m.value, JSONPathText.child(path, m.key), &d, depth: depth + 1) }
     case .array(let a):
-      for (k, item) in a.enumerated() { checkPlaceholders(item, JSONPathText.index(path, k), &d, depth: depth + 1) }
+      for (k, item) in a.enumerated() {
+        checkPlaceholders(item, JSONPathText.index(path, k), &d, depth: depth + 1)
+      }
     default: break
     }
   }
@@ -285,7 +290,9 @@ extension StubParser {
     var schema = m.value
     if case .string(let s) = m.value {
       guard let parsed = try? JSONValue.parse(s) else {
-        d.error(m.operandPath, expected: "a JSON Schema (inline, or a string holding JSON)", found: "text that is not JSON")
+        d.error(
+          m.operandPath, expected: "a JSON Schema (inline, or a string holding JSON)",
+          found: "text that is not JSON")
         return nil
       }
       schema = parsed
@@ -345,7 +352,8 @@ extension StubParser {
       } else {
         d.error(
           JSONPathText.child(m.path, "expectedOffset"),
-          expected: "a whole number with expectedOffsetUnit one of \(DateTimePattern.offsetUnits.joined(separator: ", "))",
+          expected:
+            "a whole number with expectedOffsetUnit one of \(DateTimePattern.offsetUnits.joined(separator: ", "))",
           found: amount)
       }
     }

@@ -1,6 +1,6 @@
-import RegularExpressions
 import HTTPCore
 import MockJSON
+import RegularExpressions
 
 /// The `request` part of a stub mapping: method, URL, named matchers, credentials and body patterns.
 extension StubParser {
@@ -46,7 +46,8 @@ extension StubParser {
       if ["http", "https"].contains(s.lowercased()) {
         r.scheme = s.lowercased()
       } else {
-        d.error(JSONPathText.child(path, "scheme"), expected: "\"http\" or \"https\"", found: JSONValue.quoted(s))
+        d.error(
+          JSONPathText.child(path, "scheme"), expected: "\"http\" or \"https\"", found: JSONValue.quoted(s))
       }
     }
     if let v = o["port"] {

@@ -107,7 +107,8 @@ public enum StubParser {
   /// they load, each with a warning. Paths are relative to the stub.
   static let coercibleNumbers: [[String]] = [
     ["priority"], ["response", "status"], ["response", "fixedDelayMilliseconds"],
-    ["response", "chunkedDribbleDelay", "numberOfChunks"], ["response", "chunkedDribbleDelay", "totalDuration"],
+    ["response", "chunkedDribbleDelay", "numberOfChunks"],
+    ["response", "chunkedDribbleDelay", "totalDuration"],
     ["response", "delayDistribution", "median"], ["response", "delayDistribution", "sigma"],
     ["response", "delayDistribution", "lower"], ["response", "delayDistribution", "upper"],
     ["response", "delayDistribution", "mean"], ["response", "delayDistribution", "stddev"],
@@ -132,7 +133,8 @@ public enum StubParser {
     let replaced: JSONValue
     if keys.count == 1 {
       guard case .string(let s) = child, let n = JSONNumber(text: s.trimmingOWS()) else { return v }
-      d.warning(p, "a number written as a string (\(JSONValue.quoted(s))); read as \(n.text), as WireMock does")
+      d.warning(
+        p, "a number written as a string (\(JSONValue.quoted(s))); read as \(n.text), as WireMock does")
       replaced = .number(n)
     } else {
       replaced = coerce(child, keys.dropFirst(), p, &d)

@@ -1,5 +1,5 @@
-import RegularExpressions
 import MockJSON
+import RegularExpressions
 
 /// Which part of the URL a request pattern compares, and how (WireMock's five URL fields).
 ///

@@ -134,7 +134,9 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
       }
       guard value.isFinite else { return nil }
       // Jayway returns a Double for these: `10.0`, as Java prints it.
-      if value == value.rounded(), abs(value) < 1e7 { return JSONNumber(text: "\(Int(value)).0").map { .number($0) } }
+      if value == value.rounded(), abs(value) < 1e7 {
+        return JSONNumber(text: "\(Int(value)).0").map { .number($0) }
+      }
       return JSONNumber(text: String(value)).map { .number($0) }
     default: return nil
     }
@@ -648,8 +650,7 @@ package struct JSONPathScanner {
     if c == UInt8(ascii: "'") || c == UInt8(ascii: "\"") { return .literal(.string(try quoted())) }
     if c == UInt8(ascii: "[") || c == UInt8(ascii: "{") { return .literal(try containerLiteral()) }
     let start = i
-    while let d = current, d != UInt8(ascii: ")"), d != 0x20, d != UInt8(ascii: "&"), d != UInt8(ascii: "|")
-    {
+    while let d = current, d != UInt8(ascii: ")"), d != 0x20, d != UInt8(ascii: "&"), d != UInt8(ascii: "|") {
       i += 1
     }
     let word = String(decoding: b[start..<i], as: UTF8.self)

@@ -54,7 +54,8 @@ struct CompatibilityTests {
     let server = try MockServerProcess.launch(arguments: ["--fixtures", folder, "--quiet", "--no-watch"])
     defer { _ = server.stop() }
     let failures = try Self.run(port: server.port, server: "mockserver", skipWireMock2Differences: false)
-    #expect(failures.isEmpty, Comment(rawValue: "\(failures.count) failures:\n" + failures.joined(separator: "\n")))
+    #expect(
+      failures.isEmpty, Comment(rawValue: "\(failures.count) failures:\n" + failures.joined(separator: "\n")))
   }
 
   @Test("WireMock 2.35.1 answers the same cases the same way (when Java and the jar are installed)")
@@ -67,7 +68,8 @@ struct CompatibilityTests {
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/java")
-    process.arguments = ["-jar", jar, "--port", "0", "--root-dir", folder, "--bind-address", "127.0.0.1",
+    process.arguments = [
+      "-jar", jar, "--port", "0", "--root-dir", folder, "--bind-address", "127.0.0.1",
       "--local-response-templating",
     ]
     let out = Pipe()
@@ -86,7 +88,8 @@ struct CompatibilityTests {
       let chunk = out.fileHandleForReading.availableData
       if chunk.isEmpty { break }
       text += String(decoding: chunk, as: UTF8.self)
-      for line in text.split(separator: "\n") where line.trimmingCharacters(in: .whitespaces).hasPrefix("port:") {
+      for line in text.split(separator: "\n")
+      where line.trimmingCharacters(in: .whitespaces).hasPrefix("port:") {
         port = Int(line.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "")
       }
     }
@@ -96,7 +99,8 @@ struct CompatibilityTests {
       return
     }
     let failures = try Self.run(port: port, server: "WireMock 2.35.1", skipWireMock2Differences: true)
-    #expect(failures.isEmpty, Comment(rawValue: "\(failures.count) failures:\n" + failures.joined(separator: "\n")))
+    #expect(
+      failures.isEmpty, Comment(rawValue: "\(failures.count) failures:\n" + failures.joined(separator: "\n")))
   }
 
   @Test("all case mappings, as files in one folder, pass mockserver lint with no error")
@@ -126,7 +130,8 @@ struct CompatibilityTests {
         ["-X", "POST", base + "/__admin/mappings", "-H", "Content-Type: application/json"],
         body: mapping.serialized())
       guard created.status == 201 else {
-        failures.append("\(server) \(c.name): mapping refused (\(created.status)): \(created.body.prefix(400))")
+        failures.append(
+          "\(server) \(c.name): mapping refused (\(created.status)): \(created.body.prefix(400))")
         continue
       }
       for (k, item) in (c.json["requests"]?.arrayValue ?? []).enumerated() {
@@ -135,26 +140,32 @@ struct CompatibilityTests {
         var args = ["-X", method, base + (r["url"]?.stringValue ?? "/")]
         if method == "HEAD" { args = ["-I", base + (r["url"]?.stringValue ?? "/")] }
         for h in r["headers"]?.objectValue?.members ?? [] {
-          for v in h.value.arrayValue ?? [h.value] { args += ["-H", "\(h.key): \(v.stringValue ?? v.serialized())"] }
+          for v in h.value.arrayValue ?? [h.value] {
+            args += ["-H", "\(h.key): \(v.stringValue ?? v.serialized())"]
+          }
         }
         let body = r["body"].map { $0.stringValue ?? $0.serialized() }
         let reply = try curl(args, body: body)
         let expect = r["expect"]?.objectValue ?? JSONObject()
         let label = "\(server) \(c.name) request \(k) (\(method) \(r["url"]?.stringValue ?? "/"))"
         if let status = expect["status"]?.numberValue?.intValue, status != reply.status {
-          failures.append("\(label): expected status \(status), got \(reply.status): \(reply.body.prefix(300))")
+          failures.append(
+            "\(label): expected status \(status), got \(reply.status): \(reply.body.prefix(300))")
           continue
         }
         if let want = expect["body"]?.stringValue, want != reply.body {
-          failures.append("\(label): expected body \(JSONValue.quoted(want)), got \(JSONValue.quoted(reply.body))")
+          failures.append(
+            "\(label): expected body \(JSONValue.quoted(want)), got \(JSONValue.quoted(reply.body))")
         }
         if let want = expect["bodyContains"]?.stringValue, !reply.body.contains(want) {
-          failures.append("\(label): expected the body to contain \(JSONValue.quoted(want)), got \(reply.body)")
+          failures.append(
+            "\(label): expected the body to contain \(JSONValue.quoted(want)), got \(reply.body)")
         }
         for h in expect["headers"]?.objectValue?.members ?? [] {
           let got = reply.headers[h.key.lowercased()]
           if got != h.value.stringValue {
-            failures.append("\(label): expected header \(h.key): \(h.value.stringValue ?? ""), got \(got ?? "none")")
+            failures.append(
+              "\(label): expected header \(h.key): \(h.value.stringValue ?? ""), got \(got ?? "none")")
           }
         }
       }
@@ -186,14 +197,17 @@ struct CompatibilityTests {
     process.waitUntilExit()
     var text = String(decoding: data, as: UTF8.self)
     // Skip interim 100 responses.
-    while text.hasPrefix("HTTP/1.1 100"), let r = text.range(of: "\r\n\r\n") { text = String(text[r.upperBound...]) }
+    while text.hasPrefix("HTTP/1.1 100"), let r = text.range(of: "\r\n\r\n") {
+      text = String(text[r.upperBound...])
+    }
     guard let split = text.range(of: "\r\n\r\n") else { return Reply(status: 0, headers: [:], body: text) }
     let lines = text[..<split.lowerBound].components(separatedBy: "\r\n")
     let status = lines.first.flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
     var headers: [String: String] = [:]
     for line in lines.dropFirst() {
       guard let colon = line.firstIndex(of: ":") else { continue }
-      headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+      headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+        in: .whitespaces)
     }
     return Reply(status: status, headers: headers, body: String(text[split.upperBound...]))
   }

@@ -91,7 +91,8 @@ struct JaywayJSONPathTests {
 
 @Suite("equalToJson as JsonUnit compares")
 struct EqualToJsonCompatibilityTests {
-  func matches(_ expected: String, _ actual: String, order: Bool = false, extra: Bool = false) throws -> Bool {
+  func matches(_ expected: String, _ actual: String, order: Bool = false, extra: Bool = false) throws -> Bool
+  {
     JSONComparison.equal(
       try JSONValue.parse(expected), try JSONValue.parse(actual), ignoreArrayOrder: order,
       ignoreExtraElements: extra)
@@ -101,7 +102,8 @@ struct EqualToJsonCompatibilityTests {
   func extraArrayItems() throws {
     #expect(try matches(#"{"items":[{"id":1}]}"#, #"{"items":[{"id":1},{"id":2}]}"#, extra: true))
     #expect(try !matches(#"{"items":[{"id":2}]}"#, #"{"items":[{"id":1},{"id":2}]}"#, extra: true))
-    #expect(try matches(#"{"items":[{"id":2}]}"#, #"{"items":[{"id":1},{"id":2}]}"#, order: true, extra: true))
+    #expect(
+      try matches(#"{"items":[{"id":2}]}"#, #"{"items":[{"id":1},{"id":2}]}"#, order: true, extra: true))
     #expect(try !matches(#"{"items":[{"id":1}]}"#, #"{"items":[{"id":1},{"id":2}]}"#))
   }
 
@@ -133,14 +135,23 @@ struct LenientLoadingTests {
     "loads with a warning",
     arguments: [
       (#"{"request":{"url":"/a"},"response":{"status":"400"}}"#, "$.response.status"),
-      (#"{"request":{"url":"/a"},"response":{"fixedDelayMilliseconds":"2000"}}"#, "$.response.fixedDelayMilliseconds"),
+      (
+        #"{"request":{"url":"/a"},"response":{"fixedDelayMilliseconds":"2000"}}"#,
+        "$.response.fixedDelayMilliseconds"
+      ),
       (#"{"priority":"2","request":{"url":"/a"},"response":{}}"#, "$.priority"),
-      (#"{"request":{"url":"/a","headers":{"A":{"contains":"x","caseInsensitive":true}}},"response":{}}"#,
-        "$.request.headers.A.caseInsensitive"),
-      (#"{"request":{"url":"/a","headers":{"A":{"equalTo":"x","extra":1}}},"response":{}}"#,
-        "$.request.headers.A.extra"),
-      (#"{"request":{"url":"/a","bodyPatterns":[{"equalToJson":{"a":"${json-unit.matches:x}"}}]},"response":{}}"#,
-        "$.request.bodyPatterns[0].equalToJson.a"),
+      (
+        #"{"request":{"url":"/a","headers":{"A":{"contains":"x","caseInsensitive":true}}},"response":{}}"#,
+        "$.request.headers.A.caseInsensitive"
+      ),
+      (
+        #"{"request":{"url":"/a","headers":{"A":{"equalTo":"x","extra":1}}},"response":{}}"#,
+        "$.request.headers.A.extra"
+      ),
+      (
+        #"{"request":{"url":"/a","bodyPatterns":[{"equalToJson":{"a":"${json-unit.matches:x}"}}]},"response":{}}"#,
+        "$.request.bodyPatterns[0].equalToJson.a"
+      ),
       (#"{"request":{"url":"/a"},"response":{},"postServeActions":[]}"#, "$.postServeActions"),
     ])
   func warns(stub: String, path: String) throws {
@@ -157,16 +168,26 @@ struct LenientLoadingTests {
       (#"{"request":{"url":"/a"},"response":{"status":"OK"}}"#, "$.response.status"),
       (#"{"request":{"url":"/a","scheme":"ftp"},"response":{}}"#, "$.request.scheme"),
       (#"{"request":{"url":"/a","port":70000},"response":{}}"#, "$.request.port"),
-      (#"{"request":{"url":"/a","headers":{"D":{"before":"yesterday-ish"}}},"response":{}}"#,
-        "$.request.headers.D.before"),
-      (#"{"request":{"url":"/a","headers":{"D":{"after":"now","truncateActual":"noon"}}},"response":{}}"#,
-        "$.request.headers.D.truncateActual"),
-      (#"{"request":{"url":"/a","bodyPatterns":[{"matchesJsonSchema":5}]},"response":{}}"#,
-        "$.request.bodyPatterns[0].matchesJsonSchema"),
-      (#"{"request":{"url":"/a","bodyPatterns":[{"matchesJsonPath":"$[?(@.a =~ 'x')]"}]},"response":{}}"#,
-        "$.request.bodyPatterns[0].matchesJsonPath"),
-      (#"{"request":{"url":"/a","bodyPatterns":[{"equalToJson":{"a":"${json-unit.regex}["}}]},"response":{}}"#,
-        "$.request.bodyPatterns[0].equalToJson.a"),
+      (
+        #"{"request":{"url":"/a","headers":{"D":{"before":"yesterday-ish"}}},"response":{}}"#,
+        "$.request.headers.D.before"
+      ),
+      (
+        #"{"request":{"url":"/a","headers":{"D":{"after":"now","truncateActual":"noon"}}},"response":{}}"#,
+        "$.request.headers.D.truncateActual"
+      ),
+      (
+        #"{"request":{"url":"/a","bodyPatterns":[{"matchesJsonSchema":5}]},"response":{}}"#,
+        "$.request.bodyPatterns[0].matchesJsonSchema"
+      ),
+      (
+        #"{"request":{"url":"/a","bodyPatterns":[{"matchesJsonPath":"$[?(@.a =~ 'x')]"}]},"response":{}}"#,
+        "$.request.bodyPatterns[0].matchesJsonPath"
+      ),
+      (
+        #"{"request":{"url":"/a","bodyPatterns":[{"equalToJson":{"a":"${json-unit.regex}["}}]},"response":{}}"#,
+        "$.request.bodyPatterns[0].equalToJson.a"
+      ),
     ])
   func refuses(stub: String, path: String) throws {
     let found = try problems(stub)
@@ -177,13 +198,13 @@ struct LenientLoadingTests {
   func files() throws {
     let f = try TempFixtures(files: [
       "mappings/a.JSON": """
-        // exported from WireMock
-        {
-          /* the stub */
-          "request": {"url": "/a"}, // trailing comment
-          "response": {"status": 200}
-        }
-        """
+      // exported from WireMock
+      {
+        /* the stub */
+        "request": {"url": "/a"}, // trailing comment
+        "response": {"status": 200}
+      }
+      """
     ])
     defer { f.remove() }
     let set = FixtureLoader.load(directory: f.root.path, allowEmpty: false)
@@ -221,7 +242,8 @@ struct LenientLoadingTests {
     #"{"request":{"urlPath":"/a","bodyPatterns":[{"matchesJsonPath":"$[?(@.a =~ /x/ &&)]"}]},"response":{}}"#,
   ]
 
-  @Test("the admin API reports exactly the problems lint reports for the same stub", arguments: agreementStubs)
+  @Test(
+    "the admin API reports exactly the problems lint reports for the same stub", arguments: agreementStubs)
   func adminAgreesWithLint(stub: String) async throws {
     let f = try TempFixtures(files: ["mappings/s.json": stub])
     defer { f.remove() }

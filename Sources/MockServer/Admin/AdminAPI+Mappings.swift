@@ -106,7 +106,8 @@ extension AdminAPI {
     guard let old = store.stub(id: id) else { return noStub(id) }
     stub.file = old.file
     stub.location = old.location
-    return store.replace(stub) ? AdminAPI.withWarnings(AdminAPI.json(AdminAPI.stubJSON(stub)), problems) : noStub(id)
+    return store.replace(stub)
+      ? AdminAPI.withWarnings(AdminAPI.json(AdminAPI.stubJSON(stub)), problems) : noStub(id)
   }
 
   /// `POST /__admin/mappings/import` `{"mappings":[…],"importOptions":{…}}`: all or nothing.

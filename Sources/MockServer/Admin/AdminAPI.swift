@@ -196,7 +196,8 @@ struct AdminAPI: Sendable {
   static func invalidStub(_ problems: [FixtureProblem]) -> ResponsePlan {
     errors(
       HTTPStatus(code: 422),
-      problems.filter(\.isError).map { p in ("Error parsing JSON", "\(p.path): \(p.message)", pointer(p.path)) },
+      problems.filter(\.isError).map { p in ("Error parsing JSON", "\(p.path): \(p.message)", pointer(p.path))
+      },
       code: 10)
   }
 
