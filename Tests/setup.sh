@@ -26,3 +26,10 @@ if ! python3 -c "import pact; assert int(pact.__version__.split('.')[0]) >= 3" >
   python3 -m pip install -q --disable-pip-version-check 'pact-python>=3' >/dev/null 2>&1 \
     || python3 -m pip install -q --disable-pip-version-check --break-system-packages 'pact-python>=3' >/dev/null
 fi
+# Java for the differential compatibility run against WireMock 2.35.1 (the standalone jar ships in the
+# Python `wiremock` package above; Tests/CompatibilityTests).
+if ! command -v java >/dev/null 2>&1; then
+  echo "setup: installing openjdk-17-jre-headless"
+  apt-get update -qq >/dev/null 2>&1 || true
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+fi

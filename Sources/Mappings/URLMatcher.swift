@@ -101,14 +101,14 @@ public struct PathTemplate: Sendable, Hashable {
     for part in template.split(separator: "/", omittingEmptySubsequences: false) {
       if part.hasPrefix("{") && part.hasSuffix("}") && part.count >= 2 {
         let name = String(part.dropFirst().dropLast())
-        guard !name.isEmpty, !name.contains("{"), !name.contains("}") else {
+        guard !name.isEmpty, !name.contains("{" as Character), !name.contains("}" as Character) else {
           throw PathTemplateError(message: "a variable name between { and }")
         }
         guard seen.insert(name).inserted else {
           throw PathTemplateError(message: "each variable name once, \(name) repeats")
         }
         segs.append(.variable(name))
-      } else if part.contains("{") || part.contains("}") {
+      } else if part.contains("{" as Character) || part.contains("}" as Character) {
         throw PathTemplateError(message: "a variable such as {id} taking a whole path segment")
       } else {
         segs.append(.literal(String(part)))
