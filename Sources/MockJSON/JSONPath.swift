@@ -566,6 +566,9 @@ package struct JSONPathScanner {
     skipSpaces()
     if current == UInt8(ascii: "!"), !at("!=") {
       i += 1
+      depth += 1
+      defer { depth -= 1 }
+      guard depth <= 32 else { throw fail("filters nested less than 32 deep") }
       return .not(try unary())
     }
     if current == UInt8(ascii: "(") {

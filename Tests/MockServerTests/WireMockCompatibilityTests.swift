@@ -86,6 +86,8 @@ struct JaywayJSONPathTests {
   func nesting() {
     let deep = "$[?(" + String(repeating: "(", count: 200) + "@.a" + String(repeating: ")", count: 200) + ")]"
     #expect(throws: JSONPathError.self) { try JSONPath(deep) }
+    let negations = "$[?(" + String(repeating: "!", count: 100_000) + "@.a)]"
+    #expect(throws: JSONPathError.self) { try JSONPath(negations) }
   }
 }
 
