@@ -98,7 +98,11 @@ public struct TemplateDate: Sendable, Hashable {
       return copy
     default: return nil
     }
-    copy.epochMilliseconds += Int64(amount) * ms
+    // An offset from input may be any size: out of range is not an offset (no overflow trap).
+    let (delta, o1) = Int64(amount).multipliedReportingOverflow(by: ms)
+    let (sum, o2) = copy.epochMilliseconds.addingReportingOverflow(delta)
+    guard !o1, !o2 else { return nil }
+    copy.epochMilliseconds = sum
     return copy
   }
 
