@@ -87,6 +87,7 @@ public struct TemplateDate: Sendable, Hashable {
     case "day": ms = 86_400_000
     case "week": ms = 604_800_000
     case "month", "year":
+      guard abs(amount) <= 1_000_000 else { return nil }
       var calendar = Calendar(identifier: .gregorian)
       calendar.timeZone = zone
       let date = Date(timeIntervalSince1970: Double(epochMilliseconds) / 1000)
@@ -94,7 +95,9 @@ public struct TemplateDate: Sendable, Hashable {
       else {
         return nil
       }
-      copy.epochMilliseconds = Int64((moved.timeIntervalSince1970 * 1000).rounded())
+      let millis = (moved.timeIntervalSince1970 * 1000).rounded()
+      guard millis.isFinite, abs(millis) < 9e18 else { return nil }
+      copy.epochMilliseconds = Int64(millis)
       return copy
     default: return nil
     }
