@@ -4,8 +4,9 @@ import PackageDescription
 // Modules and their arrows (docs/architecture.md):
 //   HTTPCore ← MockJSON ← Templating ← Mappings ← MockServer ← MockServerCLI ← mockserver
 //   NativeSupport (zlib, OpenSSL) ← MockServer, ClientKit;  MockServerTesting → MockServer, Mappings
-//   MockJSON ← JSONSchema ← Contracts (+ Mappings, CYAML) ← MockServerCLI (`verify` sends its requests with
-//   MockServer's own upstream client, the one proxy stubs use; neither imports ClientKit)
+//   MockJSON ← JSONSchema ← Mappings (matchesJsonSchema), Contracts (+ Mappings, CYAML) ← MockServerCLI
+//   (`verify` sends its requests with MockServer's own upstream client, the one proxy stubs use; neither
+//   imports ClientKit)
 // MockServer and ClientKit never import each other.
 let package = Package(
   name: "MockServer",
@@ -55,7 +56,7 @@ let package = Package(
     // The stub model, its parser and diagnostics, matching and the stub table.
     .target(
       name: "Mappings",
-      dependencies: ["HTTPCore", "MockJSON", "Templating", "RegularExpressions", "XMLSupport"]),
+      dependencies: ["HTTPCore", "MockJSON", "JSONSchema", "Templating", "RegularExpressions", "XMLSupport"]),
     // The server: event loop, connections, responses and faults, the mock responder, journal, admin API.
     .target(
       name: "MockServer",
@@ -98,6 +99,8 @@ let package = Package(
         "RegularExpressions",
       ]),
     .testTarget(name: "ClientKitTests", dependencies: ["ClientKit", "HTTPCore"]),
+    // WireMock mapping compatibility cases (Tests/Compatibility/cases) against the binary and WireMock.
+    .testTarget(name: "CompatibilityTests", dependencies: ["MockServerTesting", "MockJSON"]),
     // Faults of issue 13, mostly against the real binary: fds, memory and CPU read from /proc/PID.
     .testTarget(
       name: "HardeningTests",

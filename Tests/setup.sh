@@ -38,4 +38,10 @@ if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null
   else
     echo "setup: no apt-get; install Chromium and chromedriver to run the browser test"
   fi
+# Java for the differential compatibility run against WireMock 2.35.1 (the standalone jar ships in the
+# Python `wiremock` package above; Tests/CompatibilityTests).
+if ! command -v java >/dev/null 2>&1; then
+  echo "setup: installing openjdk-17-jre-headless"
+  apt-get update -qq >/dev/null 2>&1 || true
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null
 fi

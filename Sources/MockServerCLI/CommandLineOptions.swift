@@ -43,6 +43,8 @@ public struct CommandLineOptions: Sendable, Equatable {
   public var maxBodyBytes = 64 << 20
   /// `--skip-invalid`: start with the valid fixtures and warn about the rest.
   public var skipInvalid = false
+  /// `--allow-empty`: a fixtures folder without `mappings/` is not an error.
+  public var allowEmpty = false
   /// `--verbose`: log headers and bodies too.
   public var verbose = false
   /// `--quiet`: no per-request log lines.
@@ -183,6 +185,7 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "--max-header-bytes": options.maxHeaderSectionBytes = try integer(name, 1024...(64 << 20))
       case "--max-body-bytes": options.maxBodyBytes = try integer(name, 0...(4 << 30))
       case "--skip-invalid": options.skipInvalid = true
+      case "--allow-empty": options.allowEmpty = true
       case "--seed":
         let v = try value(name)
         guard let n = UInt64(v) else {
@@ -318,6 +321,7 @@ public struct CommandLineOptions: Sendable, Equatable {
                                started without it, mockserver serves no stubs and says so)
       --root-dir DIR           the same as --fixtures (WireMock's name)
       --skip-invalid           start with the valid fixtures, warn about invalid ones
+      --allow-empty            accept a fixtures folder without mappings/ (start with no stubs)
       --no-watch               do not reload the fixtures folder when its files change
       --seed N                 seed random delays, fault data and template random values (reproducible)
       --global-response-templating   render every stub's response as a template (docs/templating.md)

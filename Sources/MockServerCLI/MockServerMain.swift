@@ -47,12 +47,11 @@ public enum MockServerMain {
 
   static func lint(_ options: CommandLineOptions) -> Int32 {
     if let spec = options.openAPISpec { return ContractCommands.lintOpenAPI(options, spec: spec) }
-    let (output, code) = FixtureLoader.runLint(directory: options.fixturesDirectory)
-    if code == 0 {
-      print("\(options.fixturesDirectory): " + (output.isEmpty ? "no problems" : output))
-    } else {
-      printError(output)
-    }
+    let (output, code) = FixtureLoader.runLint(
+      directory: options.fixturesDirectory, allowEmpty: options.allowEmpty)
+    // One stream (standard error, as `serve` reports them) for errors and warnings alike, one
+    // `file: path: message` line each, then the summary.
+    printError(output)
     return code
   }
 
@@ -69,7 +68,10 @@ public enum MockServerMain {
     configuration.limits.maxBodyBytes = options.maxBodyBytes
     // `record` starts with no stubs: everything goes to the upstream.
     var fixtures =
-      options.command == .record ? FixtureSet() : FixtureLoader.load(directory: options.fixturesDirectory)
+      options.command == .record
+      ? FixtureSet()
+      : FixtureLoader.load(
+        directory: options.fixturesDirectory, allowEmpty: options.allowEmpty || options.openAPISpec != nil)
     var isDirectory: ObjCBool = false
     if options.command != .record, !options.fixturesDirectoryGiven,
       !FileManager.default.fileExists(atPath: options.fixturesDirectory, isDirectory: &isDirectory)

@@ -85,18 +85,18 @@ extension AdminAPI {
   /// `POST /__admin/mappings` → 201 with the stub (with `id` and `uuid`).
   func createMapping(_ call: Call) -> ResponsePlan {
     let json: JSONValue
-    switch AdminAPI.body(call) {
+    switch AdminAPI.stubBody(call) {
     case .failure(let f): return f.plan
-    case .success(let v): json = v ?? .null
+    case .success(let v): json = v
     }
     let (stub, problems) = StubParser.parse(json, file: "", context: parsingContext())
-    guard let stub else { return AdminAPI.invalid(problems, title: "Invalid stub mapping") }
+    guard let stub else { return AdminAPI.invalidStub(problems) }
     guard AdminAPI.isPersistent(stub), configuration.fixturesDirectory != nil else {
       if AdminAPI.isPersistent(stub) {
         logger.line("mockserver: stub \(stub.id) is persistent but not written: no fixtures folder")
       }
       store.add(stub)
-      return AdminAPI.json(AdminAPI.stubJSON(stub), status: .created)
+      return AdminAPI.withWarnings(AdminAPI.json(AdminAPI.stubJSON(stub), status: .created), problems)
     }
     do {
       store.addFileStub(try persistNew(stub))
@@ -105,19 +105,19 @@ extension AdminAPI {
         .internalServerError, title: "Write failed",
         detail: "mappings/: \(error.localizedDescription) (the stub was not added)")
     }
-    return AdminAPI.json(AdminAPI.stubJSON(stub), status: .created)
+    return AdminAPI.withWarnings(AdminAPI.json(AdminAPI.stubJSON(stub), status: .created), problems)
   }
 
   /// `PUT /__admin/mappings/{id}`: replaces the stub in place (the path's id wins over the body's).
   func replaceMapping(_ call: Call, id: String) -> ResponsePlan {
     let json: JSONValue
-    switch AdminAPI.body(call) {
+    switch AdminAPI.stubBody(call) {
     case .failure(let f): return f.plan
-    case .success(let v): json = v ?? .null
+    case .success(let v): json = v
     }
     let (parsed, problems) = StubParser.parse(
       AdminAPI.withID(json, id), file: "", context: parsingContext())
-    guard var stub = parsed else { return AdminAPI.invalid(problems, title: "Invalid stub mapping") }
+    guard var stub = parsed else { return AdminAPI.invalidStub(problems) }
     guard let old = store.stub(id: id) else { return noStub(id) }
     stub.file = old.file
     stub.location = old.location
@@ -137,7 +137,7 @@ extension AdminAPI {
         }
       }
     }
-    return AdminAPI.json(AdminAPI.stubJSON(stub))
+    return AdminAPI.withWarnings(AdminAPI.json(AdminAPI.stubJSON(stub)), problems)
   }
 
   /// `GET /__admin/mappings/unmatched`: stubs no request in the journal matched (since the last journal
@@ -219,7 +219,7 @@ extension AdminAPI {
         .error(
           file: "", path: "$.mappings", expected: "an array of stub mappings",
           found: o["mappings"]?.kindDescription ?? "nothing"))
-      return AdminAPI.invalid(problems, title: "Invalid import")
+      return AdminAPI.invalidStub(problems)
     }
     var stubs: [StubMapping] = []
     var seen: [String: Int] = [:]
@@ -238,9 +238,9 @@ extension AdminAPI {
       seen[stub.id] = k
       stubs.append(stub)
     }
-    if problems.contains(where: \.isError) { return AdminAPI.invalid(problems, title: "Invalid import") }
+    if problems.contains(where: \.isError) { return AdminAPI.invalidStub(problems) }
     store.importStubs(stubs, policy: policy, deleteAllNotInImport: deleteAll)
-    return AdminAPI.empty
+    return AdminAPI.withWarnings(AdminAPI.empty, problems)
   }
 
   /// `POST /__admin/mappings/reset`: the stubs of the fixtures folder only (runtime stubs dropped).

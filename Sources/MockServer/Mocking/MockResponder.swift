@@ -59,7 +59,8 @@ public final class MockResponder: Sendable {
     let scenarios = scenarioBook.states
     guard
       case .matched(let stub, _) = table.match(
-        request, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted }, nearMissLimit: 0),
+        request, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted }, nearMissLimit: 0,
+        connection: context.connection),
       stub.response.respondBeforeContent
     else { return nil }
     var plan = serve(stub, table: table, request: request, context: context)
@@ -99,7 +100,7 @@ public final class MockResponder: Sendable {
     let table = store.table
     let scenarios = scenarioBook.states
     let scenarioState = { (name: String) in scenarios[name] ?? StubMapping.scenarioStarted }
-    var outcome = table.match(request, scenarioState: scenarioState)
+    var outcome = table.match(request, scenarioState: scenarioState, connection: context.connection)
     if request.method == .head {
       // RFC 9110 §9.3.2: HEAD is GET without the content. Unless a stub names HEAD itself, the request is
       // matched as the GET it stands for (headers and framing included); the connection sends no content.
@@ -109,7 +110,7 @@ public final class MockResponder: Sendable {
         var asGet = request
         asGet.head.method = .get
         if case .matched(let stub, let parameters) = table.match(
-          asGet, scenarioState: scenarioState, nearMissLimit: 0)
+          asGet, scenarioState: scenarioState, nearMissLimit: 0, connection: context.connection)
         {
           outcome = .matched(stub, pathParameters: parameters)
         }

@@ -1,4 +1,5 @@
 import HTTPCore
+import Mappings
 
 /// What the connection does to answer one request: a sequence of steps, so that normal responses, delays,
 /// slow drip and network faults are all executed by the same machinery, in order, per request.
@@ -92,6 +93,11 @@ public struct RequestContext: Sendable {
   public var requestNumber: Int
   /// Wall-clock time the request head completed, seconds since 1970.
   public var receivedAt: Double
+
+  /// What request matching sees of the connection (`scheme`, `port`, `clientIp`).
+  var connection: RequestView.Connection {
+    RequestView.Connection(isTLS: isTLS, localPort: localPort, clientAddress: clientAddress)
+  }
 }
 
 /// The application behind the server: turns requests into plans. Called on an event-loop thread; it must
