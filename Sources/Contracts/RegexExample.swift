@@ -1,5 +1,5 @@
-import RegularExpressions
 import Mappings
+import RegularExpressions
 
 /// Builds one string a regular expression matches, for concrete requests made from stub patterns
 /// (`mockserver verify`, `export pact`): literals kept, `\d` → `0`, `\w` → `a`, `.` → `x`, a class → its
