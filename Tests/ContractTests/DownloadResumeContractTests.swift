@@ -14,13 +14,8 @@ struct DownloadResumeContractTests {
     "a download cut at half resumes with Range and If-Range; the file is byte-identical",
     arguments: TransportKind.allCases)
   func resumeAfterTruncation(kind: TransportKind) async throws {
-    let fixtures = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "ck-resume-\(UUID().uuidString)")
+    let fixtures = try temporaryFixtures("ck-resume")
     defer { try? FileManager.default.removeItem(at: fixtures) }
-    try FileManager.default.createDirectory(
-      at: fixtures.appendingPathComponent("mappings"), withIntermediateDirectories: true)
-    try FileManager.default.createDirectory(
-      at: fixtures.appendingPathComponent("__files"), withIntermediateDirectories: true)
     let size = 8 << 20
     let half = size / 2
     let content = Data((0..<size).map { UInt8(truncatingIfNeeded: ($0 &* 13) ^ ($0 >> 11)) })

@@ -38,13 +38,8 @@ struct ParityContractTests {
 
   @Test("a 70 MiB download to a file with monotonic progress", arguments: TransportKind.allCases)
   func largeDownload(kind: TransportKind) async throws {
-    let fixtures = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "ck-big-\(UUID().uuidString)")
+    let fixtures = try temporaryFixtures("ck-big")
     defer { try? FileManager.default.removeItem(at: fixtures) }
-    try FileManager.default.createDirectory(
-      at: fixtures.appendingPathComponent("mappings"), withIntermediateDirectories: true)
-    try FileManager.default.createDirectory(
-      at: fixtures.appendingPathComponent("__files"), withIntermediateDirectories: true)
     let size = 70 << 20
     var content = Data(count: size)
     content.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) in
