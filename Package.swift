@@ -4,8 +4,9 @@ import PackageDescription
 // Modules and their arrows (docs/architecture.md):
 //   HTTPCore ← MockJSON ← Templating ← Mappings ← MockServer ← MockServerCLI ← mockserver
 //   NativeSupport (zlib, OpenSSL) ← MockServer, ClientKit;  MockServerTesting → MockServer, Mappings
-//   MockJSON ← JSONSchema ← Contracts (+ Mappings, CYAML) ← MockServerCLI (which also uses ClientKit's
-//   transport for `verify`; MockServer itself never imports ClientKit)
+//   MockJSON ← JSONSchema ← Mappings (matchesJsonSchema), Contracts (+ Mappings, CYAML) ← MockServerCLI
+//   (`verify` sends its requests with MockServer's own upstream client, the one proxy stubs use; neither
+//   imports ClientKit)
 // MockServer and ClientKit never import each other.
 let package = Package(
   name: "MockServer",
@@ -33,7 +34,9 @@ let package = Package(
       name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1",
       providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
     // Values, parser, serializer and HTTP dates: no I/O, shared by server and client.
-    .target(name: "HTTPCore"),
+    // libm linked explicitly: an executable that uses HTTPCore alone (and not Foundation) failed to link on
+    // Linux without it (`round`, `floor` from HTTPDate; found by make test-install).
+    .target(name: "HTTPCore", linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]),
     // zlib, OpenSSL errors and BIOs, digests: the C libraries both sides use, wrapped once.
     .target(name: "NativeSupport", dependencies: ["CZlib", "COpenSSL"]),
     // The one regex engine: ICU's C API in the toolchain's _FoundationICU (the ICU Foundation uses) on
@@ -53,7 +56,7 @@ let package = Package(
     // The stub model, its parser and diagnostics, matching and the stub table.
     .target(
       name: "Mappings",
-      dependencies: ["HTTPCore", "MockJSON", "Templating", "RegularExpressions", "XMLSupport"]),
+      dependencies: ["HTTPCore", "MockJSON", "JSONSchema", "Templating", "RegularExpressions", "XMLSupport"]),
     // The server: event loop, connections, responses and faults, the mock responder, journal, admin API.
     .target(
       name: "MockServer",
@@ -69,7 +72,7 @@ let package = Package(
     .target(
       name: "MockServerCLI",
       dependencies: [
-        "MockServer", "Mappings", "MockJSON", "HTTPCore", "Templating", "Contracts", "ClientKit",
+        "MockServer", "Mappings", "MockJSON", "HTTPCore", "Templating", "Contracts",
       ]),
     .executableTarget(name: "mockserver", dependencies: ["MockServerCLI"]),
     // ClientKit: a portable core (requests, client, decoding, cache, interceptors, URLSession transport;
@@ -96,10 +99,18 @@ let package = Package(
         "RegularExpressions",
       ]),
     .testTarget(name: "ClientKitTests", dependencies: ["ClientKit", "HTTPCore"]),
+    // WireMock mapping compatibility cases (Tests/Compatibility/cases) against the binary and WireMock.
+    .testTarget(name: "CompatibilityTests", dependencies: ["MockServerTesting", "MockJSON"]),
     // Faults of issue 13, mostly against the real binary: fds, memory and CPU read from /proc/PID.
     .testTarget(
       name: "HardeningTests",
       dependencies: ["MockServer", "MockServerTesting", "Mappings", "MockJSON", "HTTPCore"]),
+    // Proxy stubs and recording (issue 15) against the real binary, a Python http.server upstream and a
+    // second mockserver.
+    .testTarget(
+      name: "ProxyTests",
+      dependencies: ["MockServer", "MockServerTesting", "Mappings", "MockJSON", "HTTPCore"],
+      exclude: ["upstream.py"]),
     // Issue 17's XML, form, multipart, charset, query, journal-shape and fixture-folder cases, and issue 14's
     // remaining helpers, against the real binary.
     .testTarget(name: "BodyMatchingTests", dependencies: ["MockServerTesting"]),

@@ -323,6 +323,58 @@ http {{
 # Load generators
 
 
+class Viewers:
+    """Dashboard viewers: `count` connections to GET /__admin/events, each read by a thread until closed
+    (what an open dashboard page costs the server: every request is framed and written to each)."""
+
+    def __init__(self, port, count):
+        import threading
+        self.sockets = []
+        self.bytes = [0] * count
+        self.threads = []
+        for i in range(count):
+            s = socket.create_connection((HOST, port))
+            s.sendall(b"GET /__admin/events HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n")
+            self.sockets.append(s)
+            t = threading.Thread(target=self._drain, args=(i, s), daemon=True)
+            t.start()
+            self.threads.append(t)
+
+    def _drain(self, i, s):
+        try:
+            while True:
+                data = s.recv(65536)
+                if not data:
+                    return
+                self.bytes[i] += len(data)
+        except OSError:
+            return
+
+    def close(self):
+        for s in self.sockets:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+        for t in self.threads:
+            t.join(timeout=5)
+        return sum(self.bytes)
+
+
+def measure_viewers(binary, fixtures, workdir, count=10):
+    """Serving with `count` dashboard viewers connected and reading (wrk c32), on a fresh server; returns
+    the wrk runs and the event-stream bytes the viewers read."""
+    s = Ours("ours-viewers", binary, fixtures, workdir).start()
+    viewers = Viewers(s.port, count)
+    time.sleep(0.2)
+    wrk(s, 32, 1)
+    runs = [wrk(s, 32, DURATION) for _ in range(ROUNDS)]
+    read = viewers.close()
+    s.stop()
+    return runs, read
+
+
 def _units_to_ms(value, unit):
     v = float(value)
     return {"us": v / 1000, "ms": v, "s": v * 1000, "m": v * 60000}[unit]
@@ -607,6 +659,40 @@ def fmt_summary(s, unit):
     return f"{fmt_value(s['median'], unit)} ({fmt_value(s['min'], unit)}–{fmt_value(s['max'], unit)})"
 
 
+def measure_proxy(binary, fixtures, tmp):
+    """req/s and server CPU through a catch-all proxy stub (`proxyBaseUrl`) to a local upstream (ours, one
+    stub, pinned to the same CPU), against that upstream alone: the proxy's overhead (issue 15)."""
+    up = Ours("proxy-upstream", binary, fixtures, os.path.join(tmp, "proxy-upstream")).start()
+    root = os.path.join(tmp, "fixtures-proxy")
+    os.makedirs(os.path.join(root, "mappings"), exist_ok=True)
+    write_stub(os.path.join(root, "mappings"), "proxy.json",
+               {"request": {"urlPattern": ".*"}, "response": {"proxyBaseUrl": f"http://{HOST}:{up.port}"}})
+    px = Ours("proxy", binary, root, os.path.join(tmp, "proxy")).start()
+    for s in (up, px):
+        if http_get_status(s.port, BENCH_PATH) != 200:
+            die(f"{s.label} does not answer GET {BENCH_PATH} with 200")
+        wrk(s, 32, 1)
+    runs = {"direct": [], "proxied": []}
+    for _ in range(ROUNDS):
+        runs["direct"].append(wrk(up, 32, DURATION))
+        runs["proxied"].append(wrk(px, 32, DURATION))
+    up.stop()
+    px.stop()
+    return runs
+
+
+def proxy_rows(runs):
+    """The proxy rows of the table: (label, summary, unit)."""
+    direct = summary([x["rps"] for x in runs["direct"]])
+    proxied = summary([x["rps"] for x in runs["proxied"]])
+    return [
+        ("req/s, upstream alone (c32)", direct, "req/s"),
+        ("req/s, through a proxy stub (c32)", proxied, "req/s"),
+        ("  proxy server CPU µs/req", summary([x["cpu_us_per_req"] for x in runs["proxied"]]), "µs"),
+        ("  proxied p99", summary([x["p99_ms"] for x in runs["proxied"]]), "ms"),
+    ], ratio(median_of(proxied), median_of(direct)), sum(x["non2xx"] for g in runs.values() for x in g)
+
+
 def median_of(s):
     return s["median"] if s else None
 
@@ -639,6 +725,13 @@ def main():
     tmp = tempfile.mkdtemp(prefix="mockserver-bench-")
     atexit.register(shutil.rmtree, tmp, True)
     single = make_single_stub_fixtures(os.path.join(tmp, "fixtures-1"))
+    if os.environ.get("BENCH_ONLY") == "proxy":
+        # Only the proxy rows (to check them quickly); nothing is written.
+        rows, r, non2xx = proxy_rows(measure_proxy(binary, single, tmp))
+        for label, value, unit in rows:
+            print(f"{label:36} {fmt_summary(value, unit):>26}")
+        print(f"proxied / alone: {r:.2f}" + (f"; {non2xx} non-2xx responses" if non2xx else ""))
+        return
     many = make_many_stub_fixtures(os.path.join(tmp, "fixtures-10k"))
     bundled, bundled_note = make_bundled_fixtures(os.path.join(tmp, "fixtures-bundled"), repo)
     log(f"fixtures in {tmp}; rounds={ROUNDS}, wrk {DURATION} s, ab -n {AB_REQUESTS}"
@@ -724,6 +817,8 @@ def main():
             tpl_runs[name].append(wrk(tpl, 32, DURATION, path=f"/bench/{name}/7", script=tpl_script))
     tpl.stop()
 
+    log("proxy overhead: through a proxy stub against the upstream alone")
+    proxy_runs = measure_proxy(binary, single, tmp)
     log("content matching (equalToJson, matchesJsonPath on 2 KB) and gzip")
     feat_root, post_script, gzip_script, close_script = make_feature_fixtures(os.path.join(tmp, "fixtures-features"))
     feat = Ours("ours-features", binary, feat_root, os.path.join(tmp, "ours-features")).start()
@@ -763,6 +858,8 @@ def main():
             wrk(t, 64, 1, threads=2, client_cpus="0,1")
             thread_runs[n_threads].append(wrk(t, 64, DURATION, threads=2, client_cpus="0,1"))
             t.stop()
+    log("serving with ten dashboard viewers (GET /__admin/events)")
+    viewer_runs, viewer_bytes = measure_viewers(binary, single, os.path.join(tmp, "ours-viewers"))
 
     log(f"startup, median of {STARTUP_RUNS}")
     startup = {"ours": [], "nginx": [], "ours_10k": []}
@@ -827,6 +924,10 @@ def main():
     o["template_cpu_us_per_req"] = summary([x["cpu_us_per_req"] for x in tpl_runs["templated"]])
     o["template_prepared_cpu_us_per_req"] = summary([x["cpu_us_per_req"] for x in tpl_runs["prepared"]])
     o["match_non2xx"] += sum(x["non2xx"] for g in tpl_runs.values() for x in g)
+    p_rows, p_ratio, p_non2xx = proxy_rows(proxy_runs)
+    o["proxy_direct_rps"], o["proxy_rps"], o["proxy_cpu_us_per_req"], o["proxy_p99_ms"] = (
+        v for _, v, _ in p_rows)
+    o["match_non2xx"] += p_non2xx
     for name, key in (("literal", "post_literal"), ("equal-json", "equal_json"), ("json-path", "json_path")):
         o[f"{key}_rps"] = summary([x["rps"] for x in feat_runs[name]])
         o[f"{key}_cpu_us_per_req"] = summary([x["cpu_us_per_req"] for x in feat_runs[name]])
@@ -843,6 +944,12 @@ def main():
             result[kind]["non2xx"] += sum(x["non2xx"] for x in tls_runs[kind][mode])
     o["threads_1_rps"] = summary([x["rps"] for x in thread_runs["1"]])
     o["threads_2_rps"] = summary([x["rps"] for x in thread_runs["2"]])
+    o["viewers10_rps"] = summary([x["rps"] for x in viewer_runs])
+    o["viewers10_p50_ms"] = summary([x["p50_ms"] for x in viewer_runs])
+    o["viewers10_p99_ms"] = summary([x["p99_ms"] for x in viewer_runs])
+    o["match_1_p99_ms"] = summary([x["p99_ms"] for x in match_runs["1"]])
+    o["viewers10_event_bytes"] = viewer_bytes
+    o["match_non2xx"] += sum(x["non2xx"] for x in viewer_runs)
     match_cost = 1 - median_of(o["match_10k_rps"]) / median_of(o["match_1_rps"])
     match_cost_t = 1 - median_of(o["match_10k_template_rps"]) / median_of(o["match_1_rps"])
     o["match_cost_pct"] = 100 * match_cost
@@ -860,11 +967,14 @@ def main():
         "startup": ratio(median_of(o["startup_ms"]), median_of(n["startup_ms"])),
         "templated_vs_prepared": ratio(median_of(o["template_rendered_rps"]),
                                        median_of(o["template_prepared_rps"])),
+        "proxied_vs_direct": p_ratio,
         "equal_json_vs_literal": ratio(median_of(o["equal_json_rps"]), median_of(o["post_literal_rps"])),
         "json_path_vs_literal": ratio(median_of(o["json_path_rps"]), median_of(o["post_literal_rps"])),
         "gzip_cpu": ratio(median_of(o["gzip_cpu_us_per_req"]), median_of(n["gzip_cpu_us_per_req"])),
         "tls_handshake_rps": ratio(median_of(o["tls_handshake_rps"]), median_of(n["tls_handshake_rps"])),
         "threads_2_vs_1": ratio(median_of(o["threads_2_rps"]), median_of(o["threads_1_rps"])),
+        "viewers10_rps": ratio(median_of(o["viewers10_rps"]), median_of(o["match_1_rps"])),
+        "viewers10_p99": ratio(median_of(o["viewers10_p99_ms"]), median_of(o["match_1_p99_ms"])),
     }
 
     # Rows: label, key, unit, target text, target check (on ratio or our value).
@@ -899,6 +1009,10 @@ def main():
          "≥ 0.5×", lambda r, v: r >= 0.5),
         ("  server CPU µs/req, prepared", "template_prepared_cpu_us_per_req", "µs", None, "", None),
         ("  server CPU µs/req, templated", "template_cpu_us_per_req", "µs", None, "", None),
+        ("req/s, upstream alone (proxy base)", "proxy_direct_rps", "req/s", None, "", None),
+        ("req/s, through a proxy stub", "proxy_rps", "req/s", "proxied_vs_direct", "", None),
+        ("  proxy server CPU µs/req", "proxy_cpu_us_per_req", "µs", None, "", None),
+        ("  proxied p99", "proxy_p99_ms", "ms", None, "", None),
         ("req/s, POST literal path (baseline)", "post_literal_rps", "req/s", None, "", None),
         ("req/s, equalToJson on 2 KB (vs literal)", "equal_json_rps", "req/s", "equal_json_vs_literal", "", None),
         ("req/s, matchesJsonPath on 2 KB (vs lit.)", "json_path_rps", "req/s", "json_path_vs_literal", "", None),
@@ -913,6 +1027,9 @@ def main():
         ("  server CPU µs/handshake", "tls_handshake_cpu_us_per_req", "µs", None, "", None),
         ("req/s, --threads 1 (both CPUs shared)", "threads_1_rps", "req/s", None, "", None),
         ("req/s, --threads 2 (vs --threads 1)", "threads_2_rps", "req/s", "threads_2_vs_1", "", None),
+        ("serving latency with ten viewers p99", "viewers10_p99_ms", "ms", "viewers10_p99",
+         "vs 1 stub", None),
+        ("  req/s with ten viewers (vs 1 stub)", "viewers10_rps", "req/s", "viewers10_rps", "", None),
         ("RSS idle MiB", "rss_idle_mib", "MiB", None, "≤ 16 MiB", lambda r, v: v <= 16),
         ("RSS idle MiB, 10,000 stubs", "rss_idle_10k_mib", "MiB", None, "", None),
         ("RSS under load (max) MiB", "rss_load_mib", "MiB", None, "flat", None),

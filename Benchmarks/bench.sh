@@ -11,6 +11,7 @@
 #   BENCH_STATIC=0       build without --static-swift-stdlib (default: static, as `make run` ships it)
 #   BENCH_BINARY=PATH    benchmark this binary instead
 #   BENCH_FIXTURES=DIR   the "bundled" fixtures for the startup figure (default Fixtures/)
+#   BENCH_ONLY=proxy     only the proxy rows (req/s through a proxy stub against the upstream alone)
 set -eu
 
 cd "$(dirname "$0")/.."

@@ -8,7 +8,13 @@
 #   2. The object's undefined symbols may only be Swift symbols and the Swift runtime's: a direct call to
 #      a C library function (Glibc's poll, socket, epoll_*, errno...) fails the check, even though
 #      Foundation re-exports Glibc on Linux.
-#   3. No core source imports Glibc, Musl, or a C module by name.
+#   3. No core source imports Glibc, Musl, a C module, or a module only swift-corelibs-foundation has
+#      (FoundationEssentials, FoundationInternationalization…); FoundationNetworking only under
+#      `#if canImport(FoundationNetworking)` (Apple's Foundation has URLSession itself).
+#   4. No core source names an API Apple platforms only have from their 2025 releases (iOS/macOS 26),
+#      later than the platforms Package.swift declares (iOS 18, macOS 15, tvOS 18, watchOS 11): the Linux
+#      toolchain has no availability checking, so these would compile here and fail in Xcode.
+#   5. The core compiles without warnings (-warnings-as-errors).
 set -eu
 SWIFT=${SWIFT:-swift}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,15 +29,44 @@ cp -R "$BIN/Modules/HTTPCore.swiftmodule" "$OUT/modules/"
 SOURCES=$(find "$ROOT/Sources/ClientKit" -name '*.swift' -not -path "$ROOT/Sources/ClientKit/Linux/*" | sort)
 echo "check-portable: compiling $(echo "$SOURCES" | wc -l | tr -d ' ') core sources without Sources/ClientKit/Linux"
 
-if grep -nE '^[[:space:]]*(@_exported[[:space:]]+)?import[[:space:]]+(Glibc|Musl|COpenSSL|CZlib|CLinuxShims|NativeSupport)\b' $SOURCES; then
+# shellcheck disable=SC2086
+if grep -nE '^[[:space:]]*(@_exported[[:space:]]+)?import[[:space:]]+(struct[[:space:]]+|enum[[:space:]]+|class[[:space:]]+|func[[:space:]]+)?(Glibc|Musl|Android|WinSDK|COpenSSL|CZlib|CLinuxShims|NativeSupport|FoundationEssentials|FoundationInternationalization|_FoundationCollections|_FoundationCShims|_CoreFoundation)\b' $SOURCES; then
   echo "check-portable: FAILED: the portable core imports a Linux-only module (above)" >&2
+  exit 1
+fi
+
+# FoundationNetworking exists on Linux only: every import of it must sit right under its canImport check.
+# shellcheck disable=SC2086
+UNGUARDED=$(awk '
+  /^[[:space:]]*#if[[:space:]]+canImport\(FoundationNetworking\)/ { guarded = 1; next }
+  /^[[:space:]]*(@_exported[[:space:]]+)?import[[:space:]]+FoundationNetworking/ {
+    if (!guarded) print FILENAME ":" FNR ": " $0
+    next
+  }
+  /^[[:space:]]*$/ { next }
+  { guarded = 0 }
+' $SOURCES)
+if [ -n "$UNGUARDED" ]; then
+  echo "$UNGUARDED" >&2
+  echo "check-portable: FAILED: import FoundationNetworking outside #if canImport(FoundationNetworking) (above)" >&2
+  exit 1
+fi
+
+# APIs Apple platforms have only from iOS 26 / macOS 26 / tvOS 26 / watchOS 26 (2025), later than the
+# declared platforms; swift-corelibs-foundation and the Linux standard library have them unconditionally.
+# Comments (// and ///) are skipped, and so are lines marked `// check-portable: allow (reason)`, for a
+# branch Apple platforms never compile (e.g. the `#else` of `#if canImport(Darwin)`).
+NEWER='String\.Encoding\(ianaName|\.ianaName\b|\bInlineArray\b|Task\.immediate|\bTask[[:space:]]*\(name:|\bUTF8Span\b|\butf8Span\b|\bObservations[[:space:]]*[({]|\bTaskGroup\.addImmediateTask|\bwithTaskCancellationShield\b'
+# shellcheck disable=SC2086
+if grep -nE "$NEWER" $SOURCES | grep -vE '^[^:]+:[0-9]+:[[:space:]]*//' | grep -v 'check-portable: allow'; then
+  echo "check-portable: FAILED: the portable core uses an API Apple platforms only have from their 2025 releases (above); the package declares iOS 18 / macOS 15 / tvOS 18 / watchOS 11" >&2
   exit 1
 fi
 
 # shellcheck disable=SC2086
 swiftc -parse-as-library -swift-version 6 -module-name ClientKit -package-name "$PACKAGE" \
-  -D CLIENTKIT_PORTABLE_CHECK -I "$OUT/modules" -wmo -c $SOURCES -o "$OUT/ClientKitCore.o" \
-  || { echo "check-portable: FAILED: the portable core does not compile without the Linux-only parts" >&2; exit 1; }
+  -D CLIENTKIT_PORTABLE_CHECK -I "$OUT/modules" -wmo -warnings-as-errors -c $SOURCES -o "$OUT/ClientKitCore.o" \
+  || { echo "check-portable: FAILED: the portable core does not compile without the Linux-only parts, or compiles with a warning" >&2; exit 1; }
 
 # Undefined symbols that are neither Swift symbols ($s…) nor the Swift runtime's entry points, minus a
 # short list of C symbols every Apple platform has too: the C math library (Double.rounded, pow), the

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs what the tests need beyond the Swift toolchain, only when it is missing.
-# Tools the tests drive: curl and python3 (both on the Debian Swift image).
+# Tools the tests drive: curl and python3 (both on the Debian Swift image), and headless Chromium with
+# chromedriver for the dashboard test (Tests/Browser/dashboard_test.py).
 set -e
 if ! command -v curl >/dev/null 2>&1; then
   echo "setup: installing curl"
@@ -25,4 +26,24 @@ if ! python3 -c "import pact; assert int(pact.__version__.split('.')[0]) >= 3" >
   echo "setup: installing pact-python"
   python3 -m pip install -q --disable-pip-version-check 'pact-python>=3' >/dev/null 2>&1 \
     || python3 -m pip install -q --disable-pip-version-check --break-system-packages 'pact-python>=3' >/dev/null
+fi
+# Headless Chromium and chromedriver (Debian packages) for the browser tests: CORS
+# (Tests/HardeningTests/CORSBrowserTests.swift, driving Tests/Browser/cors_fetch.py) and the dashboard
+# (Tests/Browser/dashboard_test.py).
+if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing chromium and chromium-driver"
+    apt-get update -qq >/dev/null 2>&1 || true
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null \
+      || echo "setup: chromium could not be installed; the browser tests are skipped (make test-browser fails)"
+  else
+    echo "setup: no apt-get; install Chromium and chromedriver to run the browser tests"
+  fi
+fi
+# Java for the differential compatibility run against WireMock 2.35.1 (the standalone jar ships in the
+# Python `wiremock` package above; Tests/CompatibilityTests).
+if ! command -v java >/dev/null 2>&1; then
+  echo "setup: installing openjdk-17-jre-headless"
+  apt-get update -qq >/dev/null 2>&1 || true
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null
 fi

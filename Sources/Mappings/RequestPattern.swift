@@ -54,6 +54,17 @@ public struct RequestPattern: Sendable, Hashable {
   public var multipartPatterns: [MultipartPattern] = []
 
   package var basicAuth: BasicCredentials?
+  /// `scheme`: `http` or `https`.
+  public var scheme: String?
+  /// `host`: a matcher for the `Host` field's host name.
+  public var host: StringValuePattern?
+  /// `port`: the port the request was addressed to.
+  public var port: Int?
+  /// `clientIp`: a matcher for the client's IP address.
+  public var clientIp: StringValuePattern?
+
+  /// True when the pattern names a connection part (scheme, host, port, client IP).
+  package var hasConnectionParts: Bool { scheme != nil || host != nil || port != nil || clientIp != nil }
 
   package struct BasicCredentials: Sendable, Hashable {
     var username: String
@@ -110,6 +121,7 @@ public struct RequestPattern: Sendable, Hashable {
           expected: url.description, actual: url.actual(request), distance: url.distance(request))
       else { return (r, params) }
     }
+    guard evaluateConnectionParts(request, &r) else { return (r, params) }
     guard evaluateNamedParts(request, params, &r) else { return (r, params) }
     if let basicAuth {
       let got = request.basicCredentials
@@ -131,6 +143,40 @@ public struct RequestPattern: Sendable, Hashable {
       else { return (r, params) }
     }
     return (r, params)
+  }
+
+  /// `scheme`, `host`, `port`, `clientIp`. Returns false when evaluation can stop.
+  private func evaluateConnectionParts(_ request: RequestView, _ r: inout MatchResult) -> Bool {
+    if let scheme {
+      guard
+        r.record(
+          "scheme", weight: MatchResult.partWeight, matched: scheme.lowercased() == request.scheme,
+          expected: scheme, actual: request.scheme)
+      else { return false }
+    }
+    if let host {
+      guard
+        r.record(
+          "host", weight: MatchResult.partWeight, matched: host.match(request.host),
+          expected: host.description, actual: request.host, distance: host.distance(request.host))
+      else { return false }
+    }
+    if let port {
+      guard
+        r.record(
+          "port", weight: MatchResult.partWeight, matched: port == request.port, expected: String(port),
+          actual: String(request.port))
+      else { return false }
+    }
+    if let clientIp {
+      guard
+        r.record(
+          "clientIp", weight: MatchResult.partWeight, matched: clientIp.match(request.clientIP),
+          expected: clientIp.description, actual: request.clientIP ?? "(unknown)",
+          distance: clientIp.distance(request.clientIP))
+      else { return false }
+    }
+    return true
   }
 
   /// Path parameters, query parameters, headers and cookies. Returns false when evaluation can stop.
@@ -210,7 +256,8 @@ public struct RequestPattern: Sendable, Hashable {
       && a.queryParameters == b.queryParameters && a.headers == b.headers && a.cookies == b.cookies
       && a.basicAuth == b.basicAuth && a.bodyPatterns == b.bodyPatterns
       && a.formParameters == b.formParameters
-      && a.multipartPatterns == b.multipartPatterns
+      && a.multipartPatterns == b.multipartPatterns && a.scheme == b.scheme
+      && a.host == b.host && a.port == b.port && a.clientIp == b.clientIp
   }
 
   /// Hash of method and URL.

@@ -40,11 +40,36 @@ public struct RequestView: Sendable {
   public let parts: [MultipartPart]
   /// The body parsed as JSON, when it is JSON.
   public let bodyJSON: JSONValue?
+  /// `http` or `https` (WireMock's `scheme` request field).
+  public let scheme: String
+  /// The host name of the `Host` field, without port (WireMock's `host`); empty when absent.
+  public let host: String
+  /// The port of the `Host` field, else the port the request arrived on, else the scheme's default
+  /// (WireMock's `port`).
+  public let port: Int
+  /// The client's IP address without port (WireMock's `clientIp`), nil when unknown.
+  public let clientIP: String?
+
+  /// Where a request arrived: what `scheme`, `port` and `clientIp` compare.
+  public struct Connection: Sendable {
+    /// True on the HTTPS listener.
+    public var isTLS: Bool
+    /// The local port.
+    public var localPort: Int
+    /// The peer as `ip:port` or `[v6]:port`.
+    public var clientAddress: String
+    /// Creates a connection description.
+    public init(isTLS: Bool, localPort: Int, clientAddress: String) {
+      self.isTLS = isTLS
+      self.localPort = localPort
+      self.clientAddress = clientAddress
+    }
+  }
 
   /// Builds the view of `request`.
   /// - Throws: ``URLDecodingError`` when the path or query holds invalid percent-encoding or decodes to
   ///   bytes that are not UTF-8.
-  public init(_ request: HTTPRequest) throws(URLDecodingError) {
+  public init(_ request: HTTPRequest, connection: Connection? = nil) throws(URLDecodingError) {
     method = request.head.method
     target = request.head.target
     let rawPath = request.head.rawPath
@@ -93,6 +118,11 @@ public struct RequestView: Sendable {
     bodyJSON = RequestView.jsonIfLikely(request.body)
     formParameters = FormDecoding.fields(request.body, contentType: contentType)
     parts = MultipartPart.parse(request.body, contentType: contentType)
+    scheme = connection?.isTLS == true ? "https" : "http"
+    let (h, p) = RequestView.hostAndPort(headers.first("Host") ?? "")
+    host = h
+    port = p ?? connection?.localPort ?? (scheme == "https" ? 443 : 80)
+    clientIP = connection.map { RequestView.ipOnly($0.clientAddress) }
   }
 
   /// The view of one multipart part: its headers and body (for `multipartPatterns`' `bodyPatterns`).
@@ -112,11 +142,39 @@ public struct RequestView: Sendable {
     queryIsUndecodable = false
     formParameters = []
     parts = []
+    scheme = "http"
+    host = ""
+    port = 80
+    clientIP = nil
   }
 
   /// Values of form field `name` (case-sensitive), in order.
   public func formValues(_ name: String) -> [String] {
     formParameters.compactMap { $0.name == name ? $0.value : nil }
+  }
+
+  /// `example.com:8080` → (`example.com`, 8080); `[::1]:80` → (`::1`, 80).
+  package static func hostAndPort(_ value: String) -> (String, Int?) {
+    let v = value.trimmingOWS()
+    if v.hasPrefix("["), let close = v.firstIndex(of: "]") {
+      let h = String(v[v.index(after: v.startIndex)..<close])
+      let rest = v[v.index(after: close)...]
+      return (
+        h, rest.hasPrefix(":") ? Int(rest.dropFirst()).flatMap { (0...65535).contains($0) ? $0 : nil } : nil
+      )
+    }
+    guard let colon = v.lastIndex(of: ":") else { return (v, nil) }
+    let port = Int(v[v.index(after: colon)...]).flatMap { (0...65535).contains($0) ? $0 : nil }
+    return (String(v[..<colon]), port)
+  }
+
+  /// `127.0.0.1:5000` → `127.0.0.1`; `[::1]:5000` → `::1`.
+  package static func ipOnly(_ address: String) -> String {
+    if address.hasPrefix("["), let close = address.firstIndex(of: "]") {
+      return String(address[address.index(after: address.startIndex)..<close])
+    }
+    guard let colon = address.lastIndex(of: ":") else { return address }
+    return String(address[..<colon])
   }
 
   /// Values of query parameter `name` (case-sensitive), in order.

@@ -49,6 +49,8 @@ public struct ResponseDefinition: Sendable, Hashable {
   public var respondBeforeContent = false
   /// Response templating: the templated fields compiled at load time, nil when the stub has none.
   public var template: ResponseTemplate?
+  /// `proxyBaseUrl` and its fields: forward the request upstream instead of answering from the stub.
+  public var proxy: ProxyDefinition?
 
   /// Creates a response definition.
   public init(

@@ -1,3 +1,4 @@
+import JSONSchema
 import MockJSON
 
 /// Distances for near-miss ranking. Each is 0 exactly when the matcher matches (the match decides;
@@ -19,6 +20,8 @@ extension StringValuePattern {
         JSONComparison.distance(expected, actual, ignoreArrayOrder: order, ignoreExtraElements: extra))
     case .and(let all): return all.map { $0.bodyDistance(request) }.reduce(0, +) / Double(max(all.count, 1))
     case .or(let any): return any.map { $0.bodyDistance(request) }.min() ?? 1
+    case .matchesJsonSchema(let schema, _):
+      return JSONComparison.schemaDistance(schema, request.bodyJSON ?? .string(request.bodyText))
     case .binaryEqualTo, .matchesJsonPath, .not, .absent: return 1
     default: return distance(request.bodyText)
     }
@@ -35,6 +38,10 @@ extension StringValuePattern {
       return JSONComparison.distance(expected, actual, ignoreArrayOrder: order, ignoreExtraElements: extra)
     case .and(let all): return all.map { $0.distance(value) }.reduce(0, +) / Double(max(all.count, 1))
     case .or(let any): return any.map { $0.distance(value) }.min() ?? 1
+    case .dateTime(let d): return d.missDistance(value)
+    case .matchesJsonSchema(let schema, _):
+      let instance = (try? JSONValue.parse(value)) ?? .string(value)
+      return JSONComparison.schemaDistance(schema, instance)
     default: return 1
     }
   }
@@ -75,6 +82,12 @@ extension URLMatcher {
 }
 
 extension JSONComparison {
+  /// How far `instance` is from conforming to `schema`: grows with the number of violations (one ≈ 0.5).
+  package static func schemaDistance(_ schema: JSONValue, _ instance: JSONValue) -> Double {
+    let n = Double(JSONSchemaValidator(schema: schema).validate(instance).count)
+    return n == 0 ? 0 : max(MatchResult.minimumMiss, n / (n + 1))
+  }
+
   /// How different `actual` is from `expected` under `equalToJson`'s rules, 0...1: the mean over the
   /// expected members (and, unless extra elements are ignored, the actual ones) of each member's distance,
   /// 1 for a member missing or of another kind, normalized Levenshtein distance for differing strings.

@@ -1,3 +1,4 @@
+import JSONSchema
 import MockJSON
 import RegularExpressions
 
@@ -33,6 +34,13 @@ public indirect enum StringValuePattern: Sendable, Hashable, CustomStringConvert
   case not(StringValuePattern)
   /// `{"equalToXml": …}` and `{"matchesXPath": …}` (``XMLValuePattern``).
   case xml(XMLValuePattern)
+  /// `{"anything": "anything"}`: any value, also an absent one.
+  case anything
+  /// `{"matchesJsonSchema": schema, "schemaVersion": "V7"}`: the value (parsed as JSON; text that is not
+  /// JSON stands for a JSON string) conforms to the schema.
+  case matchesJsonSchema(JSONValue, schemaVersion: String?)
+  /// `{"before": …}`, `{"after": …}`, `{"equalToDateTime": …}` with their modifiers.
+  case dateTime(DateTimePattern)
 
   /// True when the value (nil = absent) satisfies the pattern.
   public func match(_ value: String?) -> Bool {
@@ -55,6 +63,11 @@ public indirect enum StringValuePattern: Sendable, Hashable, CustomStringConvert
     case .or(let any): return any.contains { $0.match(value) }
     case .not(let p): return !p.match(value)
     case .xml(let x): return x.match(value)
+    case .anything: return true
+    case .matchesJsonSchema(let schema, _):
+      let instance = (try? JSONValue.parse(value)) ?? .string(value)
+      return JSONSchemaValidator(schema: schema).validate(instance).isEmpty
+    case .dateTime(let d): return d.match(value)
     }
   }
 
@@ -73,6 +86,9 @@ public indirect enum StringValuePattern: Sendable, Hashable, CustomStringConvert
     case .or(let any): return any.contains { $0.matchBody(request) }
     case .not(let p): return !p.matchBody(request)
     case .absent: return request.body.isEmpty
+    case .matchesJsonSchema(let schema, _):
+      let instance = request.bodyJSON ?? .string(request.bodyText)
+      return JSONSchemaValidator(schema: schema).validate(instance).isEmpty
     default: return match(request.bodyText)
     }
   }
@@ -80,7 +96,7 @@ public indirect enum StringValuePattern: Sendable, Hashable, CustomStringConvert
   /// True when an absent field satisfies the pattern.
   public var acceptsAbsence: Bool {
     switch self {
-    case .absent: return true
+    case .absent, .anything: return true
     case .and(let all): return all.allSatisfy(\.acceptsAbsence)
     case .or(let any): return any.contains(where: \.acceptsAbsence)
     case .not(let p): return !p.acceptsAbsence
@@ -145,6 +161,12 @@ public indirect enum StringValuePattern: Sendable, Hashable, CustomStringConvert
     case .or(let any): return .object(JSONObject(pairs: [("or", .array(any.map(\.json)))]))
     case .not(let p): return .object(JSONObject(pairs: [("not", p.json)]))
     case .xml(let x): return x.json
+    case .anything: return .object(JSONObject(pairs: [("anything", .string("anything"))]))
+    case .matchesJsonSchema(let schema, let version):
+      var pairs: [(String, JSONValue)] = [("matchesJsonSchema", schema)]
+      if let version { pairs.append(("schemaVersion", .string(version))) }
+      return .object(JSONObject(pairs: pairs))
+    case .dateTime(let d): return .object(JSONObject(pairs: d.jsonPairs.map { ($0.0, .string($0.1)) }))
     }
   }
 
@@ -204,37 +226,48 @@ public enum MultiValuePattern: Sendable, Hashable, CustomStringConvertible {
   public var description: String { json.serialized() }
 }
 
-/// JSON equality as `equalToJson` defines it.
+/// JSON equality as `equalToJson` defines it (WireMock delegates to JsonUnit).
 package enum JSONComparison {
   /// True when `actual` equals `expected`: numbers by decimal value, objects regardless of member order;
   /// with `ignoreArrayOrder` arrays as multisets; with `ignoreExtraElements` `actual` objects may have
-  /// members `expected` lacks.
+  /// members `expected` lacks and `actual` arrays items it lacks (JsonUnit's `IGNORING_EXTRA_FIELDS` and
+  /// `IGNORING_EXTRA_ARRAY_ITEMS`). Strings of `expected` may be JsonUnit placeholders:
+  /// `${json-unit.any-string}`, `${json-unit.any-number}`, `${json-unit.any-boolean}`, `${json-unit.ignore}`,
+  /// `${json-unit.ignore-element}` (the member may also be missing), `${json-unit.regex}PATTERN` (the whole
+  /// string matches) and `${json-unit.matches:NAME}` (a custom matcher: none is registered, so it never
+  /// matches). `#{json-unit.…}` is the same.
   package static func equal(
     _ expected: JSONValue, _ actual: JSONValue, ignoreArrayOrder: Bool, ignoreExtraElements: Bool
   ) -> Bool {
-    if !ignoreArrayOrder && !ignoreExtraElements { return expected == actual }
+    if case .string(let s) = expected, let placeholder = Placeholder(s) { return placeholder.accepts(actual) }
     switch (expected, actual) {
     case (.object(let e), .object(let a)):
       let ea = e.effective
       let aa = a.effective
-      if !ignoreExtraElements && ea.count != aa.count { return false }
       for (k, v) in ea {
+        if case .string(let s) = v, Placeholder(s) == .ignoreElement { continue }
         guard let w = aa[k],
           equal(v, w, ignoreArrayOrder: ignoreArrayOrder, ignoreExtraElements: ignoreExtraElements)
         else { return false }
       }
+      if !ignoreExtraElements {
+        for k in aa.keys where ea[k] == nil { return false }
+      }
       return true
     case (.array(let e), .array(let a)):
-      guard e.count == a.count else { return false }
+      guard e.count == a.count || (ignoreExtraElements && e.count < a.count) else { return false }
       if !ignoreArrayOrder {
         return zip(e, a).allSatisfy {
           equal($0, $1, ignoreArrayOrder: false, ignoreExtraElements: ignoreExtraElements)
         }
       }
       var used = [Bool](repeating: false, count: a.count)
+      var budget = 100_000
       func go(_ k: Int) -> Bool {
         if k == e.count { return true }
         for j in a.indices where !used[j] {
+          budget -= 1
+          if budget < 0 { return false }
           if equal(e[k], a[j], ignoreArrayOrder: true, ignoreExtraElements: ignoreExtraElements) {
             used[j] = true
             if go(k + 1) { return true }
@@ -246,6 +279,44 @@ package enum JSONComparison {
       return go(0)
     default:
       return expected == actual
+    }
+  }
+
+  /// A JsonUnit placeholder written as a string of the expected JSON.
+  package enum Placeholder: Equatable {
+    case anyString, anyNumber, anyBoolean, ignore, ignoreElement
+    case regex(String)
+    case custom(String)
+
+    /// Recognises `${json-unit.…}` / `#{json-unit.…}`; nil for any other string.
+    package init?(_ s: String) {
+      guard s.hasPrefix("${json-unit.") || s.hasPrefix("#{json-unit.") else { return nil }
+      let rest = s.dropFirst(12)
+      guard let close = rest.firstIndex(of: "}") else { return nil }
+      let name = rest[..<close]
+      let tail = String(rest[rest.index(after: close)...])
+      switch name {
+      case "any-string" where tail.isEmpty: self = .anyString
+      case "any-number" where tail.isEmpty: self = .anyNumber
+      case "any-boolean" where tail.isEmpty: self = .anyBoolean
+      case "ignore" where tail.isEmpty: self = .ignore
+      case "ignore-element" where tail.isEmpty: self = .ignoreElement
+      case "regex": self = .regex(tail)
+      default:
+        guard name.hasPrefix("matches:") else { return nil }
+        self = .custom(String(name.dropFirst(8)))
+      }
+    }
+
+    /// True when `actual` satisfies the placeholder.
+    package func accepts(_ actual: JSONValue) -> Bool {
+      switch (self, actual) {
+      case (.ignore, _), (.ignoreElement, _): return true
+      case (.anyString, .string), (.anyNumber, .number), (.anyBoolean, .bool): return true
+      case (.regex(let pattern), .string(let s)):
+        return (try? CompiledRegex(pattern))?.matches(s) ?? false
+      default: return false
+      }
     }
   }
 }

@@ -97,12 +97,39 @@ extension StubParser {
     ("and", { m, d in m.list(&d).map { .and($0) } }),
     ("or", { m, d in m.list(&d).map { .or($0) } }),
     ("not", { m, d in StubParser.parseMatcher(m.value, m.operandPath, &d).map { .not($0) } }),
+    ("anything", { _, _ in .anything }),
+    ("matchesJsonSchema", parseMatchesJsonSchema),
+    ("before", parseDateTime),
+    ("after", parseDateTime),
+    ("equalToDateTime", parseDateTime),
   ]
   package static let matcherOperators = matcherParsers.map(\.0)
   static let matcherParserByOperator = Dictionary(uniqueKeysWithValues: matcherParsers)
   /// Keys that modify an operator rather than name one.
-  static let matcherModifiers = Set(["caseInsensitive", "ignoreArrayOrder", "ignoreExtraElements"])
-    .union(xmlMatcherModifiers)
+  static let matcherModifiers: Set<String> = Set([
+    "caseInsensitive", "ignoreArrayOrder", "ignoreExtraElements", "schemaVersion", "actualFormat",
+    "truncateExpected", "truncateActual", "expectedOffset", "expectedOffsetUnit",
+  ]).union(xmlMatcherModifiers)
+  /// Each modifier and the operators it belongs to. Beside another operator WireMock's reader ignores
+  /// it, so it loads here too, with a warning saying it has no effect.
+  static let modifierOwners: [(String, Set<String>)] = [
+    ("caseInsensitive", ["equalTo"]),
+    ("ignoreArrayOrder", ["equalToJson"]),
+    ("ignoreExtraElements", ["equalToJson"]),
+    ("schemaVersion", ["matchesJsonSchema"]),
+    ("actualFormat", dateOperators),
+    ("truncateExpected", dateOperators),
+    ("truncateActual", dateOperators),
+    ("expectedOffset", dateOperators),
+    ("expectedOffsetUnit", dateOperators),
+    ("enablePlaceholders", ["equalToXml"]),
+    ("placeholderOpeningDelimiterRegex", ["equalToXml"]),
+    ("placeholderClosingDelimiterRegex", ["equalToXml"]),
+    ("exemptedComparisons", ["equalToXml"]),
+    ("namespaceAwareness", ["equalToXml"]),
+    ("xPathNamespaces", ["matchesXPath"]),
+  ]
+  static let dateOperators: Set<String> = ["before", "after", "equalToDateTime"]
 
   package static func parseMultiMatcher(_ v: JSONValue, _ path: String, _ d: inout Diagnostics)
     -> MultiValuePattern?
@@ -144,21 +171,26 @@ extension StubParser {
       return nil
     }
     let operand = MatcherOperand(object: o, op: op, value: value, path: path)
-    // Modifiers are checked against the operator even when the operator itself ignores them.
-    for (name, owner) in [
-      ("caseInsensitive", "equalTo"), ("ignoreArrayOrder", "equalToJson"),
-      ("ignoreExtraElements", "equalToJson"),
-    ]
-    where op != owner {
-      _ = operand.flag(name, allowedWith: [owner], &d)
+    // A modifier beside an operator it does not belong to has no effect (as in WireMock): a warning.
+    for (name, owners) in modifierOwners where o[name] != nil && !owners.contains(op) {
+      d.warning(
+        JSONPathText.child(path, name),
+        "\(name) has no effect with \(op) (only with \(owners.sorted().joined(separator: " or "))); it is ignored"
+      )
     }
     return parse(operand, &d)
   }
 
   /// Reports keys that are neither an operator nor a modifier.
   static func checkMatcherKeys(_ o: JSONObject, _ path: String, _ d: inout Diagnostics) {
+    let hasOperator = o.keys.contains { matcherParserByOperator[$0] != nil }
     for key in o.keys where matcherParserByOperator[key] == nil && !matcherModifiers.contains(key) {
       let p = JSONPathText.child(path, key)
+      if hasOperator && !unsupportedMatchers.contains(key) {
+        // WireMock's reader picks the operator and ignores other members.
+        d.warning(p, "\(JSONValue.quoted(key)) is not a matcher modifier; it has no effect and is ignored")
+        continue
+      }
       if unsupportedMatchers.contains(key) {
         let why =
           key == "hasExactly" || key == "includes"
@@ -197,7 +229,40 @@ extension StubParser {
         return nil
       }
     }
+    checkPlaceholders(expected, m.operandPath, &d)
     return .equalToJson(expected, ignoreArrayOrder: order, ignoreExtraElements: extra)
+  }
+
+  /// Reports JsonUnit placeholders that cannot work: a `${json-unit.regex}` that does not compile (error),
+  /// a custom `${json-unit.matches:…}` or an unknown `${json-unit.…}` (warnings: they never match, or are
+  /// compared as text).
+  static func checkPlaceholders(_ v: JSONValue, _ path: String, _ d: inout Diagnostics, depth: Int = 0) {
+    guard depth < 64 else { return }
+    switch v {
+    case .string(let s) where s.hasPrefix("${json-unit.") || s.hasPrefix("#{json-unit."):
+      switch JSONComparison.Placeholder(s) {
+      case .regex(let pattern)?:
+        do {
+          _ = try CompiledRegex(pattern)
+        } catch {
+          d.error(path, expected: "a valid regular expression after ${json-unit.regex}", found: error.message)
+        }
+      case .custom(let name)?:
+        d.warning(
+          path,
+          "no custom JsonUnit matcher \(JSONValue.quoted(name)) is registered, so this value never matches")
+      case nil:
+        d.warning(path, "\(JSONValue.quoted(s)) is not a JsonUnit placeholder; it is compared as text")
+      default: break
+      }
+    case .object(let o):
+      for m in o.members { checkPlaceholders(m.value, JSONPathText.child(path, m.key), &d, depth: depth + 1) }
+    case .array(let a):
+      for (k, item) in a.enumerated() {
+        checkPlaceholders(item, JSONPathText.index(path, k), &d, depth: depth + 1)
+      }
+    default: break
+    }
   }
 
   /// `matchesJsonPath`: an expression, or `{"expression": …, <matcher>}`.
@@ -225,6 +290,90 @@ extension StubParser {
       d.error(path, expected: "a JSONPath expression", found: error.description)
       return nil
     }
+  }
+
+  /// `matchesJsonSchema`: the schema inline or as a string holding JSON, `schemaVersion` one of WireMock's
+  /// names (V4, V6, V7, V201909, V202012; all validated with the one validator).
+  static func parseMatchesJsonSchema(_ m: MatcherOperand, _ d: inout Diagnostics) -> StringValuePattern? {
+    var schema = m.value
+    if case .string(let s) = m.value {
+      guard let parsed = try? JSONValue.parse(s) else {
+        d.error(
+          m.operandPath, expected: "a JSON Schema (inline, or a string holding JSON)",
+          found: "text that is not JSON")
+        return nil
+      }
+      schema = parsed
+    }
+    switch schema {
+    case .object, .bool: break
+    default:
+      d.error(m.operandPath, expected: "a JSON Schema object", found: schema)
+      return nil
+    }
+    var version: String?
+    if let v = m.object["schemaVersion"] {
+      let known = ["V4", "V6", "V7", "V201909", "V202012"]
+      if let s = v.stringValue, known.contains(s.uppercased()) {
+        version = s
+      } else {
+        d.error(
+          JSONPathText.child(m.path, "schemaVersion"), expected: known.joined(separator: ", "), found: v)
+      }
+    }
+    return .matchesJsonSchema(schema, schemaVersion: version)
+  }
+
+  /// `before`, `after`, `equalToDateTime` with `actualFormat`, `truncateExpected`, `truncateActual`,
+  /// `expectedOffset` and `expectedOffsetUnit`.
+  static func parseDateTime(_ m: MatcherOperand, _ d: inout Diagnostics) -> StringValuePattern? {
+    guard let expected = m.string(&d), let comparison = DateTimePattern.Comparison(rawValue: m.op) else {
+      return nil
+    }
+    var pattern = DateTimePattern(comparison: comparison, expected: expected)
+    func text(_ key: String) -> String? {
+      guard let v = m.object[key] else { return nil }
+      guard let s = v.stringValue else {
+        d.error(JSONPathText.child(m.path, key), expected: "a string", found: v)
+        return nil
+      }
+      return s
+    }
+    pattern.actualFormat = text("actualFormat")
+    for key in ["truncateExpected", "truncateActual"] {
+      guard let t = text(key) else { continue }
+      let unit = t.lowercased().replacingAll("_", with: " ")
+      guard DateTimePattern.truncations.contains(unit) else {
+        d.error(
+          JSONPathText.child(m.path, key), expected: DateTimePattern.truncations.joined(separator: ", "),
+          found: JSONValue.quoted(t))
+        continue
+      }
+      if key == "truncateExpected" { pattern.truncateExpected = unit } else { pattern.truncateActual = unit }
+    }
+    if let amount = m.object["expectedOffset"] {
+      let unit = text("expectedOffsetUnit")?.lowercased() ?? "days"
+      if let n = amount.numberValue?.intValue ?? amount.stringValue.flatMap({ Int($0) }),
+        abs(n) <= 1_000_000, DateTimePattern.offsetUnits.contains(unit)
+      {
+        pattern.expectedOffset = "\(n) \(unit)"
+      } else {
+        d.error(
+          JSONPathText.child(m.path, "expectedOffset"),
+          expected:
+            "a whole number with expectedOffsetUnit one of \(DateTimePattern.offsetUnits.joined(separator: ", "))",
+          found: amount)
+      }
+    }
+    if pattern.expectedMilliseconds(now: 0) == nil {
+      d.error(
+        m.operandPath,
+        expected: "a date-time (2021-06-24T00:00:00Z, a local date-time or date) or now with an offset "
+          + "such as \"now +3 days\"",
+        found: JSONValue.quoted(expected))
+      return nil
+    }
+    return .dateTime(pattern)
   }
 
   static func parseBinaryEqualTo(_ m: MatcherOperand, _ d: inout Diagnostics) -> StringValuePattern? {

@@ -22,9 +22,16 @@ extension StubParser {
     }
     if let v = o["headers"] { r.headers = parseMultiMatchers(v, JSONPathText.child(path, "headers"), &d) }
     if let v = o["cookies"] { r.cookies = parseNamedMatchers(v, JSONPathText.child(path, "cookies"), &d) }
-    if let v = o["basicAuthCredentials"] {
-      r.basicAuthCredentials = parseBasicAuth(v, JSONPathText.child(path, "basicAuthCredentials"), &d)
+    // `basicAuth` is the name recorded stubs and older WireMock versions write.
+    for key in ["basicAuthCredentials", "basicAuth"] {
+      guard let v = o[key] else { continue }
+      if key == "basicAuth" && o["basicAuthCredentials"] != nil {
+        d.warning(JSONPathText.child(path, key), "basicAuth is ignored beside basicAuthCredentials")
+        continue
+      }
+      r.basicAuthCredentials = parseBasicAuth(v, JSONPathText.child(path, key), &d)
     }
+    parseConnectionParts(o, path, &r, &d)
     if let v = o["bodyPatterns"] {
       r.bodyPatterns = parseBodyPatterns(v, JSONPathText.child(path, "bodyPatterns"), &d)
     }
@@ -37,10 +44,48 @@ extension StubParser {
     return r
   }
 
+  /// `scheme`, `host`, `port` and `clientIp`.
+  static func parseConnectionParts(
+    _ o: JSONObject, _ path: String, _ r: inout RequestPattern, _ d: inout Diagnostics
+  ) {
+    if let s = string(o, "scheme", path, &d) {
+      if ["http", "https"].contains(s.lowercased()) {
+        r.scheme = s.lowercased()
+      } else {
+        d.error(
+          JSONPathText.child(path, "scheme"), expected: "\"http\" or \"https\"", found: JSONValue.quoted(s))
+      }
+    }
+    if let v = o["port"] {
+      if let n = v.numberValue?.intValue, (1...65535).contains(n) {
+        r.port = n
+      } else {
+        d.error(JSONPathText.child(path, "port"), expected: "a port number in 1...65535", found: v)
+      }
+    }
+    // WireMock writes `host` and `clientIp` as a matcher or, in older exports, as plain text.
+    for key in ["host", "clientIp"] {
+      guard let v = o[key] else { continue }
+      let p = JSONPathText.child(path, key)
+      let pattern: StringValuePattern?
+      if case .string(let s) = v {
+        pattern = .equalTo(s, caseInsensitive: key == "host")
+      } else {
+        pattern = parseMatcher(v, p, &d)
+      }
+      if key == "host" { r.host = pattern } else { r.clientIp = pattern }
+    }
+  }
+
   static func checkRequestFields(_ o: JSONObject, _ path: String, _ d: inout Diagnostics) {
     for m in o where !requestFields.contains(m.key) {
       let p = JSONPathText.child(path, m.key)
-      if unsupportedRequestFields.contains(m.key) {
+      if m.key == "customMatcher" {
+        d.error(
+          p, expected: "request matching MockServer can do from the mapping alone",
+          found: "customMatcher, which names Java code (a RequestMatcherExtension) that only exists inside "
+            + "a WireMock server with that extension loaded")
+      } else if unsupportedRequestFields.contains(m.key) {
         d.error(
           p, expected: "a request field this server supports",
           found: "\(m.key), which WireMock supports but MockServer does not yet")
@@ -49,7 +94,7 @@ extension StubParser {
           p,
           expected: "a request field (method, url, urlPath, urlPattern, urlPathPattern, urlPathTemplate, "
             + "pathParameters, queryParameters, headers, cookies, basicAuthCredentials, bodyPatterns, "
-            + "formParameters, multipartPatterns)",
+            + "formParameters, multipartPatterns, scheme, host, port, clientIp)",
           found: "unknown field \(JSONValue.quoted(m.key))")
       }
     }

@@ -32,24 +32,20 @@ extension StubParser {
     r.conditional = parseFlag(o, "x-conditional", path, &d) ?? r.conditional
     r.respondBeforeContent = parseFlag(o, "x-respondBeforeBody", path, &d) ?? r.respondBeforeContent
     r.template = parseTemplates(o, path, context, r, &d)
+    r.proxy = parseProxy(o, path, &d)
     return r
   }
 
   static func checkResponseFields(_ o: JSONObject, _ path: String, _ d: inout Diagnostics) {
-    for key in o.keys where !responseFields.contains(key) {
-      let p = JSONPathText.child(path, key)
-      if key == "proxyBaseUrl" || key.hasPrefix("proxy") || key.hasSuffix("ProxyRequestHeaders") {
-        d.error(
-          p, expected: "a response field this server supports", found: "\(key) (proxying is not supported)")
-      } else {
-        d.error(
-          p,
-          expected:
-            "a response field (status, statusMessage, headers, body, jsonBody, base64Body, bodyFileName, "
-            + "fixedDelayMilliseconds, delayDistribution, chunkedDribbleDelay, fault, x-envelope, "
-            + "x-compression, x-conditional, x-respondBeforeBody)",
-          found: "unknown field \(JSONValue.quoted(key))")
-      }
+    for key in o.keys where !responseFields.contains(key) && !proxyFields.contains(key) {
+      d.error(
+        JSONPathText.child(path, key),
+        expected:
+          "a response field (status, statusMessage, headers, body, jsonBody, base64Body, bodyFileName, "
+          + "fixedDelayMilliseconds, delayDistribution, chunkedDribbleDelay, fault, x-envelope, "
+          + "x-compression, x-conditional, x-respondBeforeBody, proxyBaseUrl, additionalProxyRequestHeaders, "
+          + "removeProxyRequestHeaders, proxyUrlPrefixToRemove)",
+        found: "unknown field \(JSONValue.quoted(key))")
     }
   }
 

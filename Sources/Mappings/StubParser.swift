@@ -36,15 +36,15 @@ public enum StubParser {
   package static let stubFields: Set<String> = [
     "id", "uuid", "name", "priority", "request", "response", "scenarioName", "requiredScenarioState",
     "newScenarioState", "metadata", "persistent", "insertionIndex", "x-responseSequence",
-    "postServeActions", "serveEventListeners",
+    "postServeActions", "serveEventListeners", "x-cors",
   ]
   package static let requestFields: Set<String> = [
     "method", "url", "urlPath", "urlPattern", "urlPathPattern", "urlPathTemplate", "pathParameters",
-    "queryParameters", "headers", "cookies", "basicAuthCredentials", "bodyPatterns", "formParameters",
-    "multipartPatterns",
+    "queryParameters", "headers", "cookies", "basicAuthCredentials", "basicAuth", "bodyPatterns",
+    "formParameters", "multipartPatterns", "scheme", "host", "port", "clientIp",
   ]
   package static let unsupportedRequestFields: Set<String> = [
-    "host", "port", "scheme", "customMatcher", "clientIp",
+    "customMatcher",
   ]
   package static let responseFields: Set<String> = [
     "status", "statusMessage", "headers", "body", "jsonBody", "base64Body", "bodyFileName",
@@ -52,7 +52,7 @@ public enum StubParser {
     "transformers", "transformerParameters", "x-compression", "x-conditional", "x-respondBeforeBody",
   ]
   package static let unsupportedMatchers: Set<String> = [
-    "before", "after", "equalToDateTime", "hasExactly", "includes",
+    "hasExactly", "includes",
   ]
 
   /// Parses one stub mapping.
@@ -73,6 +73,7 @@ public enum StubParser {
   package static func parse(
     _ json: JSONValue, location: String, context: StubParsingContext, diagnostics d: inout Diagnostics
   ) -> StubMapping? {
+    let json = coerceNumbers(json, location, &d)
     guard case .object(let o) = json else {
       d.error(location, expected: "a stub mapping object {\"request\": …, \"response\": …}", found: json)
       return nil
@@ -102,6 +103,47 @@ public enum StubParser {
       source: json, file: d.file, location: location)
   }
 
+  /// Numeric fields WireMock's reader also accepts written as strings (Jackson coerces `"400"` to 400):
+  /// they load, each with a warning. Paths are relative to the stub.
+  static let coercibleNumbers: [[String]] = [
+    ["priority"], ["response", "status"], ["response", "fixedDelayMilliseconds"],
+    ["response", "chunkedDribbleDelay", "numberOfChunks"],
+    ["response", "chunkedDribbleDelay", "totalDuration"],
+    ["response", "delayDistribution", "median"], ["response", "delayDistribution", "sigma"],
+    ["response", "delayDistribution", "lower"], ["response", "delayDistribution", "upper"],
+    ["response", "delayDistribution", "mean"], ["response", "delayDistribution", "stddev"],
+    ["request", "port"],
+  ]
+
+  /// The stub with numbers written as strings turned into numbers (see ``coercibleNumbers``).
+  static func coerceNumbers(_ json: JSONValue, _ location: String, _ d: inout Diagnostics) -> JSONValue {
+    guard case .object = json else { return json }
+    var out = json
+    for keys in coercibleNumbers {
+      out = coerce(out, keys[...], location, &d)
+    }
+    return out
+  }
+
+  private static func coerce(
+    _ v: JSONValue, _ keys: ArraySlice<String>, _ path: String, _ d: inout Diagnostics
+  ) -> JSONValue {
+    guard let key = keys.first, case .object(var o) = v, let child = o[key] else { return v }
+    let p = JSONPathText.child(path, key)
+    let replaced: JSONValue
+    if keys.count == 1 {
+      guard case .string(let s) = child, let n = JSONNumber(text: s.trimmingOWS()) else { return v }
+      d.warning(
+        p, "a number written as a string (\(JSONValue.quoted(s))); read as \(n.text), as WireMock does")
+      replaced = .number(n)
+    } else {
+      replaced = coerce(child, keys.dropFirst(), p, &d)
+      if replaced == child { return v }
+    }
+    for k in o.members.indices where o.members[k].key == key { o.members[k].value = replaced }
+    return .object(o)
+  }
+
   static func checkStubFields(_ o: JSONObject, _ location: String, _ d: inout Diagnostics) {
     for m in o where !stubFields.contains(m.key) {
       d.error(
@@ -109,8 +151,21 @@ public enum StubParser {
         expected: "a stub mapping field (request, response, priority, id, name, scenarioName, …)",
         found: "unknown field \(JSONValue.quoted(m.key))")
     }
-    for key in ["postServeActions", "serveEventListeners"] where o[key] != nil {
-      d.warning(JSONPathText.child(location, key), "\(key) is not supported and is ignored")
+    // Webhooks (the listener named "webhook") are sent by the server; other listeners are ignored.
+    for key in ["postServeActions", "serveEventListeners"] {
+      guard let value = o[key] else { continue }
+      let path = JSONPathText.child(location, key)
+      if let list = value.arrayValue {
+        for (i, item) in list.enumerated() where item.objectValue?["name"]?.stringValue != "webhook" {
+          d.warning("\(path)[\(i)]", "only the listener named \"webhook\" is supported; this one is ignored")
+        }
+      } else if let map = value.objectValue {
+        for m in map where m.key != "webhook" {
+          d.warning(JSONPathText.child(path, m.key), "only \"webhook\" is supported; this one is ignored")
+        }
+      } else {
+        d.error(path, expected: "an array of {\"name\": \"webhook\", \"parameters\": {…}}", found: value)
+      }
     }
   }
 

@@ -68,7 +68,7 @@ public final class StubTable: Sendable {
       guard case .urlPath = r.url else { return false }
       return r.pathParameters.isEmpty && r.queryParameters.isEmpty && r.headers.isEmpty && r.cookies.isEmpty
         && r.basicAuthCredentials == nil && r.bodyPatterns.isEmpty && stub.requiredScenarioState == nil
-        && r.formParameters.isEmpty && r.multipartPatterns.isEmpty
+        && r.formParameters.isEmpty && r.multipartPatterns.isEmpty && !r.hasConnectionParts
     }
     hasAnyMethodURL = urlIndex.keys.contains { $0.method.isEmpty }
     let rank: (Int, Int) -> Bool = { a, b in
@@ -109,11 +109,12 @@ public final class StubTable: Sendable {
 
   /// Matches a raw request: builds the ``RequestView`` and calls ``match(_:scenarioState:nearMissLimit:)``.
   public func match(
-    _ request: HTTPRequest, scenarioState: (String) -> String, nearMissLimit: Int = 3
+    _ request: HTTPRequest, scenarioState: (String) -> String, nearMissLimit: Int = 3,
+    connection: RequestView.Connection? = nil
   ) -> StubMatch {
     if let stub = matchByMethodAndPath(request.head) { return .matched(stub, pathParameters: [:]) }
     do {
-      let view = try RequestView(request)
+      let view = try RequestView(request, connection: connection)
       return match(view, scenarioState: scenarioState, nearMissLimit: nearMissLimit)
     } catch {
       return .invalidRequest(error)

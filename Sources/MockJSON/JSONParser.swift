@@ -24,8 +24,11 @@ extension JSONValue {
   }
 
   /// Parses JSON from UTF-8 bytes; see ``parse(_:)-(String)``.
-  public static func parse(bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
+  /// - Parameter allowComments: accept `//` line comments and `/* */` block comments wherever whitespace
+  ///   may stand, as WireMock's reader does for mapping files (fixture files only; off for request bodies).
+  public static func parse(bytes: [UInt8], allowComments: Bool = false) throws(JSONParseError) -> JSONValue {
     var parser = JSONParser(bytes: bytes)
+    parser.allowComments = allowComments
     return try parser.parseDocument()
   }
 }
@@ -36,6 +39,8 @@ package struct JSONParser {
   package var i = 0
   package var depth = 0
   package static let maxDepth = 512
+  /// `//` and `/* */` comments count as whitespace.
+  package var allowComments = false
 
   package init(bytes: [UInt8]) {
     // Skip a UTF-8 byte order mark.
@@ -85,7 +90,21 @@ package struct JSONParser {
   }
 
   package mutating func skipWhitespace() {
-    while i < b.count, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 }
+    while i < b.count {
+      if b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 {
+        i += 1
+      } else if allowComments, b[i] == UInt8(ascii: "/"), i + 1 < b.count, b[i + 1] == UInt8(ascii: "/") {
+        while i < b.count, b[i] != 0x0A { i += 1 }
+      } else if allowComments, b[i] == UInt8(ascii: "/"), i + 1 < b.count, b[i + 1] == UInt8(ascii: "*") {
+        var k = i + 2
+        while k + 1 < b.count, !(b[k] == UInt8(ascii: "*") && b[k + 1] == UInt8(ascii: "/")) { k += 1 }
+        // An unclosed comment leaves `i` on it: the caller reports what it expected there.
+        guard k + 1 < b.count else { return }
+        i = k + 2
+      } else {
+        return
+      }
+    }
   }
 
   package mutating func parseValue() throws(JSONParseError) -> JSONValue {

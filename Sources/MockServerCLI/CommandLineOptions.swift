@@ -16,6 +16,9 @@ public struct CommandLineOptions: Sendable, Equatable {
     case version
     /// Write a local CA and server/client certificates (`mockserver cert [--out DIR]`) and exit.
     case cert
+    /// A recording proxy to `--upstream` until SIGINT/SIGTERM, then fixtures written to `--out`
+    /// (`mockserver record`).
+    case record
   }
 
   /// The command to run (default `serve`).
@@ -40,6 +43,8 @@ public struct CommandLineOptions: Sendable, Equatable {
   public var maxBodyBytes = 64 << 20
   /// `--skip-invalid`: start with the valid fixtures and warn about the rest.
   public var skipInvalid = false
+  /// `--allow-empty`: a fixtures folder without `mappings/` is not an error.
+  public var allowEmpty = false
   /// `--verbose`: log headers and bodies too.
   public var verbose = false
   /// `--quiet`: no per-request log lines.
@@ -97,6 +102,21 @@ public struct CommandLineOptions: Sendable, Equatable {
   /// an `x-contract-violation` header.
   public var validateResponses = false
 
+  /// Proxying and recording: `--proxy-timeout-ms`, `--proxy-ca`, `--proxy-insecure`, `--proxy-all`,
+  /// `--record-mappings`, and `record`'s `--upstream`, `--out`, `--match-headers`, `--redact`.
+  public var proxy = ProxyOptions()
+  /// `--enable-stub-cors` (WireMock's flag): CORS preflights and `Access-Control-*` headers for every stub.
+  public var stubCORS = false
+  /// `--disable-gzip` (WireMock's flag): responses are not compressed unless a stub forces it.
+  public var gzipDisabled = false
+  /// `--disable-banner` (WireMock's flag): accepted; mockserver prints no banner either way.
+  public var bannerDisabled = false
+  /// True when `--fixtures`/`--root-dir` (or `lint DIR`) named the folder; false for the default.
+  public var fixturesDirectoryGiven = false
+  /// `--async-response-enabled` (WireMock's flag): accepted and has no effect (responses are always
+  /// asynchronous here); said once at start.
+  public var asyncResponseFlagGiven = false
+
   /// Defaults.
   public init() {}
 
@@ -118,7 +138,9 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "help": options.command = .help
       case "version": options.command = .version
       case "cert": options.command = .cert
-      default: throw UsageError(description: "unknown command '\(first)' (expected serve, lint, cert)")
+      case "record": options.command = .record
+      default:
+        throw UsageError(description: "unknown command '\(first)' (expected serve, lint, cert, record)")
       }
       rest = rest.dropFirst()
     }
@@ -137,19 +159,22 @@ public struct CommandLineOptions: Sendable, Equatable {
     var lintDirectoryGiven = false
     while let argument = rest.popFirst() {
       var name = argument
+      var inlineValue = false
       if let eq = argument.firstIndex(of: "="), argument.hasPrefix("--") {
         name = String(argument[..<eq])
         rest.insert(String(argument[argument.index(after: eq)...]), at: rest.startIndex)
+        inlineValue = true
       }
       switch name {
       case "-h", "--help": options.command = .help
       case "-V", "--version": options.command = .version
-      case "--host":
+      case "--host", "--bind-address":
         options.host = try value(name)
         guard !options.host.isEmpty else { throw UsageError(description: "--host needs an address") }
       case "-p", "--port": options.port = try integer(name, 0...65535)
       case "--fixtures", "--root-dir":
         options.fixturesDirectory = try value(name)
+        options.fixturesDirectoryGiven = true
         guard !options.fixturesDirectory.isEmpty else {
           throw UsageError(description: "\(name) needs a folder")
         }
@@ -160,6 +185,7 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "--max-header-bytes": options.maxHeaderSectionBytes = try integer(name, 1024...(64 << 20))
       case "--max-body-bytes": options.maxBodyBytes = try integer(name, 0...(4 << 30))
       case "--skip-invalid": options.skipInvalid = true
+      case "--allow-empty": options.allowEmpty = true
       case "--seed":
         let v = try value(name)
         guard let n = UInt64(v) else {
@@ -183,7 +209,19 @@ public struct CommandLineOptions: Sendable, Equatable {
         }
         options.templating.environment.allowedEnvironment.formUnion(names.filter { !$0.isEmpty })
       case "--journal-size": options.journalSize = try integer(name, 0...10_000_000)
-      case "--no-journal": options.journalSize = 0
+      case "--no-journal", "--no-request-journal": options.journalSize = 0
+      case "--max-request-journal-entries": options.journalSize = try integer(name, 0...10_000_000)
+      case "--enable-stub-cors": options.stubCORS = true
+      case "--disable-gzip": options.gzipDisabled = true
+      case "--disable-banner": options.bannerDisabled = true
+      case "--async-response-enabled":
+        options.asyncResponseFlagGiven = true
+        if inlineValue {
+          let v = try value(name)
+          guard v == "true" || v == "false" else {
+            throw UsageError(description: "--async-response-enabled expects true or false, got '\(v)'")
+          }
+        }
       case "--journal-max-bytes": options.journalMaxBytes = try integer(name, 0...(64 << 30))
       case "--global-delay-ms": options.globalDelayMilliseconds = try integer(name, 0...3_600_000)
       case "--max-hold-ms": options.maxHoldMilliseconds = try integer(name, 0...86_400_000)
@@ -218,6 +256,9 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "--validate-responses": options.validateResponses = true
       case "--out" where options.command == .cert: options.certOutputDirectory = try value(name)
       default:
+        if try options.parseProxyOption(name, value: value, integer: integer) {
+          continue
+        }
         if options.command == .lint, !argument.hasPrefix("-"), !lintDirectoryGiven {
           lintDirectoryGiven = true
           options.fixturesDirectory = argument
@@ -229,6 +270,7 @@ public struct CommandLineOptions: Sendable, Equatable {
       }
     }
     try options.validateTLS()
+    try options.validateProxy()
     if options.validateRequests || options.validateResponses, options.openAPISpec == nil {
       throw UsageError(description: "--validate-requests and --validate-responses need --openapi SPEC")
     }
@@ -265,14 +307,21 @@ public struct CommandLineOptions: Sendable, Equatable {
       mockserver export pact --consumer C --provider P [--fixtures DIR] [--from-journal URL] [--out FILE]
       mockserver verify --upstream URL [--fixtures DIR] [--only NAME]... [--junit FILE] [--header 'K: V']
                                        compare the fixtures with the running provider (docs/contracts.md)
+      mockserver record --upstream URL [--out DIR] [--port N] [--match-headers H,...] [--redact NAME,...]
+                                       a recording proxy until Ctrl-C, then DIR/mappings/ and DIR/__files/
+                                       (default DIR: Fixtures; docs/recording.md)
       mockserver cert [--out DIR]      write ca.pem, ca-key.pem, server.pem, server-key.pem, client.pem,
                                        client-key.pem into DIR (default certs; an existing CA is kept)
 
     OPTIONS
       --host ADDR              address to bind (default 127.0.0.1; ::1 and 0.0.0.0 work)
+      --bind-address ADDR      the same as --host (WireMock's name)
       -p, --port N             port (default 8080; 0 picks a free port)
-      --fixtures DIR           fixtures folder: mappings/, __files/, envelopes.json (default Fixtures)
+      --fixtures DIR           fixtures folder: mappings/, __files/, envelopes.json (default Fixtures;
+                               started without it, mockserver serves no stubs and says so)
+      --root-dir DIR           the same as --fixtures (WireMock's name)
       --skip-invalid           start with the valid fixtures, warn about invalid ones
+      --allow-empty            accept a fixtures folder without mappings/ (start with no stubs)
       --no-watch               do not reload the fixtures folder when its files change
       --seed N                 seed random delays, fault data and template random values (reproducible)
       --global-response-templating   render every stub's response as a template (docs/templating.md)
@@ -287,6 +336,13 @@ public struct CommandLineOptions: Sendable, Equatable {
       --journal-max-bytes N    most bytes the journal holds, oldest evicted first (default 268435456);
                                request content beyond 64 KiB is kept as a prefix, its length and SHA-256
       --no-journal             keep no journal entries (counts by stub stay exact)
+      --no-request-journal     the same as --no-journal (WireMock's name)
+      --max-request-journal-entries N   the same as --journal-size N (WireMock's name)
+      --enable-stub-cors       answer CORS preflights for every stub and add Access-Control-* headers
+                               to stub responses (per stub: "x-cors": true); see docs/admin-api.md
+      --disable-gzip           never compress responses (unless a stub says "x-compression": "always")
+      --disable-banner         accepted for WireMock start lines (mockserver prints no banner)
+      --async-response-enabled accepted for WireMock start lines; no effect (said once at start)
       --no-admin               turn the /__admin API off
       --admin-token TOKEN      require "Authorization: Bearer TOKEN" on /__admin requests
       --admin-host ADDR        also accept /__admin requests from ADDR (default: loopback clients only;
@@ -310,6 +366,14 @@ public struct CommandLineOptions: Sendable, Equatable {
       --tls-fault KIND         serve an expired, wrong-host or untrusted certificate instead
       --tls-ca FILE            with --tls-cert and --tls-fault: the CA (and --tls-ca-key FILE its key)
                                that signs the expired and wrong-host certificates
+      --proxy-all URL          forward requests no stub matches to URL (proxy stubs: docs/recording.md)
+      --record-mappings        record what is proxied; on exit write it to the fixtures folder
+      --proxy-timeout-ms N     502/504 when an upstream makes no progress for N ms (default 30000)
+      --proxy-ca FILE          also trust these CA certificates (PEM) for upstream HTTPS
+      --proxy-insecure         accept any upstream certificate
+      --match-headers H,...    (recording) request headers the recorded stubs match on
+      --redact NAME,...        (recording) headers and JSON fields written as REDACTED, besides
+                               Authorization, Cookie, Set-Cookie and Proxy-Authorization
       -h, --help               this help
       -V, --version            print the version
 

@@ -32,7 +32,7 @@ public enum MockServerMain {
       return 0
     case .lint:
       return lint(options)
-    case .serve:
+    case .serve, .record:
       return serve(options)
     case .cert:
       return writeCertificates(options)
@@ -47,12 +47,11 @@ public enum MockServerMain {
 
   static func lint(_ options: CommandLineOptions) -> Int32 {
     if let spec = options.openAPISpec { return ContractCommands.lintOpenAPI(options, spec: spec) }
-    let (output, code) = FixtureLoader.runLint(directory: options.fixturesDirectory)
-    if code == 0 {
-      print("\(options.fixturesDirectory): " + (output.isEmpty ? "no problems" : output))
-    } else {
-      printError(output)
-    }
+    let (output, code) = FixtureLoader.runLint(
+      directory: options.fixturesDirectory, allowEmpty: options.allowEmpty)
+    // One stream (standard error, as `serve` reports them) for errors and warnings alike, one
+    // `file: path: message` line each, then the summary.
+    printError(output)
     return code
   }
 
@@ -67,7 +66,24 @@ public enum MockServerMain {
     configuration.eventLoops = options.eventLoops
     configuration.limits.maxHeaderSectionBytes = options.maxHeaderSectionBytes
     configuration.limits.maxBodyBytes = options.maxBodyBytes
-    var fixtures = FixtureLoader.load(directory: options.fixturesDirectory)
+    // `record` starts with no stubs: everything goes to the upstream.
+    var fixtures =
+      options.command == .record
+      ? FixtureSet()
+      : FixtureLoader.load(
+        directory: options.fixturesDirectory, allowEmpty: options.allowEmpty || options.openAPISpec != nil)
+    var isDirectory: ObjCBool = false
+    if options.command != .record, !options.fixturesDirectoryGiven,
+      !FileManager.default.fileExists(atPath: options.fixturesDirectory, isDirectory: &isDirectory)
+    {
+      // Started outside a project: serve no stubs rather than refuse, and say how to add some.
+      fixtures = FixtureSet()
+      printError(
+        "mockserver: no \(options.fixturesDirectory)/ folder in \(FileManager.default.currentDirectoryPath); "
+          + "starting with no stubs. Add stubs with POST /__admin/mappings, create "
+          + "\(options.fixturesDirectory)/mappings/*.json (picked up while running), or pass --fixtures DIR")
+    }
+    for line in startNotes(options) { printError(line) }
     var requestValidator: OpenAPIRequestValidator?
     if let spec = options.openAPISpec {
       // --openapi: the document's stubs, then the fixtures folder's (when there is one).
@@ -119,6 +135,15 @@ public enum MockServerMain {
     configuration.maxHoldMilliseconds = options.maxHoldMilliseconds
     configuration.shutdownGraceMilliseconds = options.shutdownGraceMilliseconds
     serviceConfiguration.requestCheck = requestValidator.map(RequestValidation.check)
+    switch RecordingSession.configuration(options) {
+    case .success(let proxy): serviceConfiguration.proxy = proxy
+    case .failure(let message):
+      printError("mockserver: \(message)")
+      return 2
+    }
+    if options.command == .record { serviceConfiguration.fixturesDirectory = nil }
+    serviceConfiguration.stubCORS = options.stubCORS
+    serviceConfiguration.gzipDisabled = options.gzipDisabled
     let service = MockService(configuration: serviceConfiguration, fixtures: fixtures)
     let server = HTTPServer(configuration: configuration, responder: service)
     var tls: TLSSetup.Prepared?
@@ -148,7 +173,8 @@ public enum MockServerMain {
       )
     }
     let watcher = FixtureWatcher(directory: options.fixturesDirectory, service: service)
-    if options.watch, options.openAPISpec == nil { watcher.start() }
+    if options.watch, options.openAPISpec == nil, options.command != .record { watcher.start() }
+    RecordingSession.startProgress(service, options)
     service.onShutdownRequested = { done.signal() }
     print("listening on \(server.baseURL)")
     if let tls, !startHTTPS(server, tls, port: options.httpsPort ?? 0) {
@@ -166,8 +192,25 @@ public enum MockServerMain {
       )
     }
     service.logger.flush()
+    let unsaved = service.store.runtimeStubs.count
+    let edits = service.store.unsavedFileEditCount
+    if unsaved + edits > 0 {
+      printError(
+        "mockserver: \(unsaved) runtime stub(s) and \(edits) runtime edit(s) of file stubs were not saved "
+          + "and are lost (POST /__admin/mappings/save writes them to \(options.fixturesDirectory)/mappings)")
+    }
     if let tls, tls.isGenerated { try? FileManager.default.removeItem(atPath: tls.trustPath) }
-    return 0
+    return RecordingSession.finish(service, options)
+  }
+
+  /// What the start says about WireMock flags that are accepted but do nothing here.
+  static func startNotes(_ options: CommandLineOptions) -> [String] {
+    var notes: [String] = []
+    if options.asyncResponseFlagGiven {
+      notes.append(
+        "mockserver: --async-response-enabled has no effect: responses are always asynchronous here")
+    }
+    return notes
   }
 
   /// Makes SIGINT and SIGTERM signal `done` (also `POST /__admin/shutdown` does). Keep the sources

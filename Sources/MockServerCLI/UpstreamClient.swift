@@ -1,48 +1,50 @@
-import ClientKit
 import Contracts
-import Dispatch
-import Foundation
 import HTTPCore
+import MockServer
 
-/// Sends one request to the provider with ClientKit's socket transport (HTTP and HTTPS, no redirects
-/// followed, one deadline, 20 s by default), blocking the calling thread: the command line is synchronous.
+/// Sends one request to the provider for `mockserver verify` and `export pact --from-journal` with the
+/// server's own upstream client (HTTP and HTTPS verified against the system trust store, no redirects
+/// followed, one connection per request), blocking the calling thread: the command line is synchronous.
+/// Compressed responses (`gzip`, `deflate`) are decoded, as an HTTP library would.
 enum UpstreamClient {
-  /// Status, headers and body, or a one-line reason (connection refused, timeout…).
+  /// Status, headers and body, or a one-line reason (connection refused, timed out…).
+  /// - Parameter timeoutMilliseconds: longest wait without progress (connect, send, each read).
   static func send(base: String, _ request: ExampleRequest, timeoutMilliseconds: Int = 20_000) -> Result<
     (Int, HTTPHeaders, [UInt8]), UpstreamFailure
   > {
-    guard let url = URL(string: base + request.url) else {
-      return .failure(UpstreamFailure(message: "not a URL: \(base + request.url)"))
+    guard let url = UpstreamURL(base) else {
+      return .failure(UpstreamFailure(message: "not an http:// or https:// base URL: \(base)"))
     }
-    var headers = HTTPHeaders()
-    for (name, value) in request.headers { headers.add(name: name, value: value) }
-    let transportRequest = TransportRequest(
-      method: HTTPMethod(rawValue: request.method), url: url, headers: headers,
-      body: Data((request.body ?? "").utf8), timeout: .milliseconds(timeoutMilliseconds))
-    let box = ResultBox()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-      let transport = SocketTransport(followsRedirects: false)
-      do throws(APIError) {
-        let response = try await transport.send(transportRequest, progress: nil)
-        box.set(.success((response.statusCode, response.headers, Array(response.body))))
-      } catch {
-        box.set(.failure(UpstreamFailure(message: "\(error)")))
+    guard request.url.hasPrefix("/"), !request.url.contains(where: { $0 == " " || $0 == "\r" || $0 == "\n" })
+    else {
+      return .failure(UpstreamFailure(message: "not a request path: \(request.url)"))
+    }
+    let tls: UpstreamTLSContext?
+    do {
+      tls = url.isTLS ? try UpstreamTLSContext() : nil
+    } catch {
+      return .failure(UpstreamFailure(message: "\(error)"))
+    }
+    var headers = HTTPHeaders([("Host", url.hostField)])
+    for (name, value) in request.headers where !name.equalsIgnoringASCIICase("Host") {
+      headers.add(name: name, value: value)
+    }
+    let head = HTTPRequestHead(
+      method: HTTPMethod(rawValue: request.method), target: url.basePath + request.url, headers: headers)
+    let client = UpstreamHTTPClient(timeoutMilliseconds: timeoutMilliseconds, tls: tls)
+    switch client.send(HTTPRequest(head: head, body: Array((request.body ?? "").utf8)), to: url) {
+    case .failure(let e):
+      return .failure(UpstreamFailure(message: e.description))
+    case .success(var response):
+      if let coding = response.headers.first("Content-Encoding").flatMap(ContentCoding.init(fieldValue:)),
+        coding != .identity, let decoded = try? coding.decode(response.body)
+      {
+        response.body = decoded
+        response.head.headers.remove(name: "Content-Encoding")
+        response.head.headers.remove(name: "Content-Length")
       }
-      done.signal()
+      return .success((response.status.code, response.headers, response.body))
     }
-    done.wait()
-    return box.get()
-  }
-
-  /// The result handed from the task to the waiting thread (written once before the semaphore is
-  /// signalled, read after it: the lock makes that visible).
-  final class ResultBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Result<(Int, HTTPHeaders, [UInt8]), UpstreamFailure> = .failure(
-      UpstreamFailure(message: "no answer"))
-    func set(_ v: Result<(Int, HTTPHeaders, [UInt8]), UpstreamFailure>) { lock.withLock { value = v } }
-    func get() -> Result<(Int, HTTPHeaders, [UInt8]), UpstreamFailure> { lock.withLock { value } }
   }
 }
 

@@ -65,12 +65,17 @@ public final class MockServerProcess: @unchecked Sendable {
   ///   - timeout: seconds to wait for the line (default 10).
   ///   - standardError: where the child's standard error goes; nil (the default) captures it, readable
   ///     as ``standardErrorText``.
-  /// - Throws: ``TestMockServerError/launchFailed(_:)`` with what the process printed when it exits or
-  ///   stays silent.
+  /// - Throws: ``TestMockServerError/launchFailed(_:)`` when the binary is missing (saying how to build
+  ///   it), or with what the process printed when it exits or stays silent.
   public static func launch(
     binary: String = defaultBinary(), arguments: [String] = [], timeout: Double = 10,
     standardError: FileHandle? = nil
   ) throws -> MockServerProcess {
+    guard FileManager.default.isExecutableFile(atPath: binary) else {
+      throw TestMockServerError.launchFailed(
+        "no mockserver binary at \(binary). Build it first with `swift build --product mockserver` "
+          + "(it works from a package that depends on MockServer too), or set MOCKSERVER_BINARY to its path")
+    }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: binary)
     var args = arguments

@@ -23,6 +23,9 @@ public struct TemplateDate: Sendable, Hashable {
 
   static func currentMilliseconds() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 
+  /// The clock's milliseconds since 1970 (date matchers compare with `now`).
+  package static func nowMilliseconds() -> Int64 { currentMilliseconds() }
+
   var zone: TimeZone {
     guard let timezone else { return TimeZone(identifier: "UTC")! }
     return TimeZone(identifier: timezone) ?? TimeZone(abbreviation: timezone) ?? TimeZone(identifier: "UTC")!
@@ -67,7 +70,7 @@ public struct TemplateDate: Sendable, Hashable {
   static func civil(_ days: Int64) -> (Int, Int, Int) { HTTPDate.civilFromDays(days) }
 
   /// The date moved by an offset such as `3 days`, `-24 hours`, `1 months`; nil when the text is not one.
-  func adding(offset: String) -> TemplateDate? {
+  package func adding(offset: String) -> TemplateDate? {
     let parts = offset.split(separator: " ", omittingEmptySubsequences: true)
     guard parts.count == 2, let amount = Int(parts[0].hasPrefix("+") ? parts[0].dropFirst() : parts[0]) else {
       return nil
@@ -84,6 +87,7 @@ public struct TemplateDate: Sendable, Hashable {
     case "day": ms = 86_400_000
     case "week": ms = 604_800_000
     case "month", "year":
+      guard abs(amount) <= 1_000_000 else { return nil }
       var calendar = Calendar(identifier: .gregorian)
       calendar.timeZone = zone
       let date = Date(timeIntervalSince1970: Double(epochMilliseconds) / 1000)
@@ -91,18 +95,24 @@ public struct TemplateDate: Sendable, Hashable {
       else {
         return nil
       }
-      copy.epochMilliseconds = Int64((moved.timeIntervalSince1970 * 1000).rounded())
+      let millis = (moved.timeIntervalSince1970 * 1000).rounded()
+      guard millis.isFinite, abs(millis) < 9e18 else { return nil }
+      copy.epochMilliseconds = Int64(millis)
       return copy
     default: return nil
     }
-    copy.epochMilliseconds += Int64(amount) * ms
+    // An offset from input may be any size: out of range is not an offset (no overflow trap).
+    let (delta, o1) = Int64(amount).multipliedReportingOverflow(by: ms)
+    let (sum, o2) = copy.epochMilliseconds.addingReportingOverflow(delta)
+    guard !o1, !o2 else { return nil }
+    copy.epochMilliseconds = sum
     return copy
   }
 
   /// Parses `text`: with `format` (a Java-style pattern, `epoch` or `unix`), else RFC 3339 (HTTPDate's
   /// parser), the shorter ISO 8601 forms WireMock also reads (a date alone, no zone meaning UTC), or an
   /// HTTP date (RFC 1123).
-  static func parse(_ text: String, format: String?) -> TemplateDate? {
+  package static func parse(_ text: String, format: String?) -> TemplateDate? {
     switch format {
     case "epoch": return Int64(text).map { TemplateDate(epochMilliseconds: $0) }
     case "unix": return Int64(text).map { TemplateDate(epochMilliseconds: $0 * 1000) }
@@ -188,7 +198,7 @@ public struct TemplateDate: Sendable, Hashable {
   }
 
   /// WireMock's `truncateDate` units (`first day of month`, …), in UTC; nil for an unknown unit.
-  func truncated(_ unit: String) -> TemplateDate? {
+  package func truncated(_ unit: String) -> TemplateDate? {
     let seconds = floorDiv(epochMilliseconds, 1000)
     let day = floorDiv(seconds, 86400)
     let (y, m, _) = TemplateDate.civil(day)

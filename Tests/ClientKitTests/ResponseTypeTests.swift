@@ -88,6 +88,35 @@ struct ResponseTypeTests {
     #expect(invalid?.caseName == "decoding")
   }
 
+  @Test("charsets come from the platform's IANA names; an unknown one is a typed error naming it")
+  func charsetNamesFromThePlatform() async throws {
+    // Windows-1252 has € at 0x80, where ISO-8859-1 has a control character.
+    let cp1252 = Data([0x80, 0x20, 0x35])
+    #expect(
+      try await send(
+        String.self, body: cp1252, headers: ["Content-Type": "text/plain; charset=windows-1252"],
+        envelope: nil) == "€ 5")
+    let utf16 = "café".data(using: .utf16BigEndian) ?? Data()
+    #expect(
+      try await send(
+        String.self, body: utf16, headers: ["Content-Type": "text/plain; charset=UTF-16BE"], envelope: nil)
+        == "café")
+    #expect(
+      try await send(
+        String.self, body: Data("plain".utf8), headers: ["Content-Type": "text/plain; charset=US-ASCII"],
+        envelope: nil) == "plain")
+    let unknown = await apiError { () async throws(APIError) in
+      try await send(
+        String.self, body: Data("x".utf8), headers: ["Content-Type": "text/plain; charset=x-klingon-9"],
+        envelope: nil)
+    }
+    guard case .decoding(let failure, _)? = unknown else {
+      Issue.record("expected .decoding, got \(String(describing: unknown))")
+      return
+    }
+    #expect(failure.reason.contains("x-klingon-9"))
+  }
+
   @Test func byteOrderMarkIsSkipped() async throws {
     let bom = Data([0xEF, 0xBB, 0xBF])
     let user = try await send(

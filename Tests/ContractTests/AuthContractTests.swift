@@ -200,4 +200,45 @@ struct AuthContractTests {
     #expect(server.requests.map { $0.request.headers["Authorization"] } == ["Bearer old", "Bearer new"])
     #expect(server.requests.map(\.responseStatus) == [401, 200])
   }
+
+  enum SchemeCase: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case bearer, namedHeader, customPrefix
+    var testDescription: String { rawValue }
+    var scheme: TokenScheme {
+      switch self {
+      case .bearer: return .bearer
+      case .namedHeader: return .header("X-Auth-Token")
+      case .customPrefix: return .authorization(prefix: "Token")
+      }
+    }
+  }
+
+  @Test(
+    "token header schemes: the token in the scheme's header, and a 401 refreshes through the interceptor",
+    arguments: TransportKind.allCases, SchemeCase.allCases)
+  func tokenSchemesWithRefresh(kind: TransportKind, scheme: SchemeCase) async throws {
+    let server = try TestMockServer.start()
+    defer { server.stop() }
+    let name = scheme.scheme.headerName
+    try server.stub(
+      .get("/me").header(name, scheme.scheme.value(for: "old")).willReturn(
+        status: 401, json: #"{"status":"NG","error":{"code":"E_TOKEN_EXPIRED"}}"#))
+    try server.stub(
+      .get("/me").header(name, scheme.scheme.value(for: "new")).willReturn(
+        json: #"{"status":"OK","result":{"id":1}}"#))
+    let authenticator = BearerTokenAuthenticator(token: "old") { _ in "new" }
+    let client = makeClient(
+      server.baseURL, kind.make(), envelope: StatusResultEnvelope(),
+      authentication: .token(authenticator, scheme.scheme))
+    let response = try await client.response(Endpoint<Me>(.get, "/me"))
+    #expect(response.value == Me(id: 1))
+    #expect(response.attempts == 2)
+    #expect(authenticator.refreshCount == 1)
+    let sent = server.requests.map { $0.request.headers[name] }
+    #expect(sent == [scheme.scheme.value(for: "old"), scheme.scheme.value(for: "new")])
+    if scheme == .namedHeader {
+      #expect(server.requests.allSatisfy { $0.request.headers["Authorization"] == nil })
+    }
+    #expect(sent.last == ["Bearer new", "new", "Token new"][SchemeCase.allCases.firstIndex(of: scheme) ?? 0])
+  }
 }

@@ -212,3 +212,15 @@ func jsonLiteral(_ s: String) -> String {
   }
   return out + "\""
 }
+
+/// A new fixtures directory under the temporary directory, with empty `mappings` and `__files`, for a test
+/// that launches the binary with `--fixtures`; the caller removes it.
+func temporaryFixtures(_ prefix: String) throws -> URL {
+  let fixtures = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "\(prefix)-\(UUID().uuidString)")
+  for folder in ["mappings", "__files"] {
+    try FileManager.default.createDirectory(
+      at: fixtures.appendingPathComponent(folder), withIntermediateDirectories: true)
+  }
+  return fixtures
+}

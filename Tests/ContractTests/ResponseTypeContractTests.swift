@@ -104,6 +104,36 @@ struct ResponseTypeContractTests {
   }
 
   @Test(
+    "charsets by their IANA names from the platform; an unknown charset is a decoding error naming it",
+    arguments: TransportKind.allCases)
+  func charsetNames(kind: TransportKind) async throws {
+    let server = try await launch()
+    defer { server.stop() }
+    // "€ 5" in Windows-1252 (0x80 is € there, a control character in ISO-8859-1).
+    let cp1252 = Data([0x80, 0x20, 0x35]).base64EncodedString()
+    try await server.stub(
+      .get("/cp1252").willReturn(
+        responseJSON:
+          #"{"status":200,"base64Body":"\#(cp1252)","headers":{"Content-Type":"text/plain; charset=windows-1252"}}"#
+      ))
+    try await server.stub(
+      .get("/klingon").willReturn(
+        responseJSON:
+          #"{"status":200,"body":"x","headers":{"Content-Type":"text/plain; charset=x-klingon-9"}}"#))
+    let raw = makeClient(server.baseURL, kind.make())
+    #expect(try await raw.send(Endpoint<String>(.get, "/cp1252")) == "€ 5")
+    let error = await apiError { () async throws(APIError) in
+      try await raw.send(Endpoint<String>(.get, "/klingon"))
+    }
+    guard case .decoding(let failure, let response)? = error else {
+      Issue.record("expected .decoding, got \(String(describing: error))")
+      return
+    }
+    #expect(failure.reason.contains("x-klingon-9"))
+    #expect(response.statusCode == 200)
+  }
+
+  @Test(
     "a 700 ms timeout with default retries stops at the overall deadline and says so",
     arguments: TransportKind.allCases)
   func overallDeadline(kind: TransportKind) async throws {

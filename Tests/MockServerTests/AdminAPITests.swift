@@ -88,24 +88,25 @@ struct AdminAPITests {
     }
   }
 
-  @Test("malformed admin input gets 400 with a JSON path and changes nothing")
+  @Test("malformed admin input gets 400 (422 for stubs, as WireMock) with a JSON path and changes nothing")
   func malformedInput() async throws {
     try await withMockService { service, port in
       _ = try http(port, "POST", "/__admin/mappings", body: helloStub)
       let syntax = try http(port, "POST", "/__admin/mappings", body: #"{"request": "#)
-      #expect(syntax.status == 400)
+      #expect(syntax.status == 422)
       #expect(syntax.json?["errors"]?.arrayValue?.first?["title"] == .string("Error parsing JSON"))
 
       let bad = try http(
         port, "POST", "/__admin/mappings", body: #"{"request":{"url":5},"response":{"status":200}}"#)
-      #expect(bad.status == 400)
+      #expect(bad.status == 422)
+      #expect(bad.json?["errors"]?.arrayValue?.first?["code"] == .number(JSONNumber(10)))
       let detail = bad.json?["errors"]?.arrayValue?.first?["detail"]?.stringValue ?? ""
       #expect(detail.hasPrefix("$.request.url: expected"))
       #expect(detail.contains("found the number 5"))
       #expect(bad.json?["errors"]?.arrayValue?.first?["source"]?["pointer"] == .string("/request/url"))
 
-      #expect(try http(port, "POST", "/__admin/mappings").status == 400)
-      #expect(try http(port, "PUT", "/__admin/mappings/hello", body: "[]").status == 400)
+      #expect(try http(port, "POST", "/__admin/mappings").status == 422)
+      #expect(try http(port, "PUT", "/__admin/mappings/hello", body: "[]").status == 422)
       #expect(try http(port, "POST", "/__admin/requests/count", body: #"{"method":7}"#).status == 400)
       #expect(try http(port, "POST", "/__admin/settings", body: #"{"fixedDelay":-1}"#).status == 400)
       #expect(try http(port, "GET", "/__admin/requests?since=yesterday").status == 400)
@@ -117,7 +118,7 @@ struct AdminAPITests {
                      {"id":"b","request":{"url":"/b"},"response":{"status":"x"}}]}
         """#
       let imported = try http(port, "POST", "/__admin/mappings/import", body: importBody)
-      #expect(imported.status == 400)
+      #expect(imported.status == 422)
       #expect(imported.body.contains("$.mappings[1].response.status"))
       #expect(service.store.stubs.map(\.id) == ["hello"])
       #expect(try http(port, "GET", "/hello").body == "hi")

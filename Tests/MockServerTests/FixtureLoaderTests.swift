@@ -53,7 +53,7 @@ struct FixtureLoaderTests {
       (
         "unknown matcher",
         #"{"request":{"urlPath":"/a","headers":{"Accept":{"equalsTo":"x"}}},"response":{}}"#,
-        #"mappings/t.json: $.request.headers.Accept.equalsTo: expected a matcher (equalTo, contains, doesNotContain, matches, doesNotMatch, absent, equalToJson, matchesJsonPath, binaryEqualTo, equalToXml, matchesXPath, and, or, not), found unknown matcher "equalsTo""#
+        #"mappings/t.json: $.request.headers.Accept.equalsTo: expected a matcher (equalTo, contains, doesNotContain, matches, doesNotMatch, absent, equalToJson, matchesJsonPath, binaryEqualTo, equalToXml, matchesXPath, and, or, not, anything, matchesJsonSchema, before, after, equalToDateTime), found unknown matcher "equalsTo""#
       ),
       (
         "header matcher is a string",
@@ -61,7 +61,7 @@ struct FixtureLoaderTests {
         #"mappings/t.json: $.mappings[1].request.headers.Authorization: expected a matcher object such as {"equalTo": …}, found a string"#
       ),
       (
-        "status of wrong type", #"{"request":{"urlPath":"/a"},"response":{"status":"200"}}"#,
+        "status of wrong type", #"{"request":{"urlPath":"/a"},"response":{"status":"OK"}}"#,
         "mappings/t.json: $.response.status: expected an integer final status code 200...599, found a string"
       ),
       (
@@ -144,7 +144,7 @@ struct FixtureLoaderTests {
       ),
       (
         "unknown request field", #"{"request":{"urlpath":"/a"},"response":{}}"#,
-        #"mappings/t.json: $.request.urlpath: expected a request field (method, url, urlPath, urlPattern, urlPathPattern, urlPathTemplate, pathParameters, queryParameters, headers, cookies, basicAuthCredentials, bodyPatterns, formParameters, multipartPatterns), found unknown field "urlpath""#
+        #"mappings/t.json: $.request.urlpath: expected a request field (method, url, urlPath, urlPattern, urlPathPattern, urlPathTemplate, pathParameters, queryParameters, headers, cookies, basicAuthCredentials, bodyPatterns, formParameters, multipartPatterns, scheme, host, port, clientIp), found unknown field "urlpath""#
       ),
       (
         "scenario state without name",
@@ -177,8 +177,8 @@ struct FixtureLoaderTests {
       ),
       (
         "unsupported WireMock matcher",
-        #"{"request":{"urlPath":"/a","bodyPatterns":[{"before":"now"}]},"response":{}}"#,
-        "mappings/t.json: $.request.bodyPatterns[0].before: expected a supported matcher (equalTo, contains, doesNotContain, matches, doesNotMatch, absent, equalToJson, matchesJsonPath, binaryEqualTo, equalToXml, matchesXPath, and, or, not), found before, which MockServer does not support"
+        #"{"request":{"urlPath":"/a","bodyPatterns":[{"includes":"x"}]},"response":{}}"#,
+        "mappings/t.json: $.request.bodyPatterns[0].includes: expected a supported matcher (equalTo, contains, doesNotContain, matches, doesNotMatch, absent, equalToJson, matchesJsonPath, binaryEqualTo, equalToXml, matchesXPath, and, or, not, anything, matchesJsonSchema, before, after, equalToDateTime), found includes, which MockServer does not support"
       ),
       (
         "missing request", #"{"response":{}}"#,

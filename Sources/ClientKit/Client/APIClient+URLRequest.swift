@@ -17,7 +17,11 @@ extension TransportRequest {
     return r
   }
 
-  /// A transport request from a `URLRequest` (method default `GET`, header fields, body, timeout).
+  /// The longest `timeoutInterval` taken from a `URLRequest` (a year, in seconds); longer ones are clamped.
+  static let longestTimeout: Double = 365 * 86_400
+
+  /// A transport request from a `URLRequest` (method default `GET`, header fields, body, timeout; a
+  /// `timeoutInterval` that is not positive and finite means the default 20 s).
   /// - Throws: ``APIError/invalidRequest(_:)`` when it has no URL or its body is a stream.
   public init(_ urlRequest: URLRequest) throws(APIError) {
     guard let url = urlRequest.url else { throw .invalidRequest("the URLRequest has no URL") }
@@ -28,11 +32,14 @@ extension TransportRequest {
     for (name, value) in (urlRequest.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {
       headers.add(name: name, value: value)
     }
+    // Range-checked before the conversion: an infinite or huge interval would trap in Int64(_:).
     let interval = urlRequest.timeoutInterval
+    let timeout: Duration =
+      interval.isFinite && interval > 0
+      ? .milliseconds(Int64(min(interval, Self.longestTimeout) * 1000)) : .seconds(20)
     self.init(
       method: HTTPMethod(rawValue: urlRequest.httpMethod ?? "GET"), url: url, headers: headers,
-      body: urlRequest.httpBody ?? Data(),
-      timeout: interval > 0 ? .milliseconds(Int64(interval * 1000)) : .seconds(20))
+      body: urlRequest.httpBody ?? Data(), timeout: timeout)
   }
 }
 

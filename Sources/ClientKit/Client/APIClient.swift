@@ -32,7 +32,13 @@ public struct APIClient: Sendable {
   public let envelope: (any ResponseEnvelope)?
   /// Credentials.
   public let authentication: Authentication
-  /// Adapters run in order on every attempt, after defaults and authentication.
+  /// The interceptor that applies ``authentication`` and refreshes a token after a 401: the first adapter
+  /// of every attempt and the first retrier asked after a failure.
+  public let authenticationInterceptor: AuthenticationInterceptor
+  /// Interceptors (adapter and retrier in one) run in order after ``authenticationInterceptor``: as
+  /// adapters before ``adapters``, as retriers before ``retrier``.
+  public let interceptors: [any RequestInterceptor]
+  /// Adapters run in order on every attempt, after defaults, authentication and ``interceptors``.
   public let adapters: [any RequestAdapter]
   /// The built-in retrier's settings (used when no custom ``retrier`` is given).
   public let retryPolicy: RetryPolicy
@@ -62,6 +68,8 @@ public struct APIClient: Sendable {
   ///   - decoder: JSON decoder for responses.
   ///   - envelope: default envelope, nil for none.
   ///   - authentication: default `.none`.
+  ///   - interceptors: adapters and retriers in one, run after authentication (adapting) and asked
+  ///     after it and before `retrier` (retrying); default none.
   ///   - adapters: run in order on each attempt (put ``SigningAdapter`` last).
   ///   - retryPolicy: default ``RetryPolicy/default``.
   ///   - retrier: a custom ``Retrier`` replacing `retryPolicy`, or nil.
@@ -81,6 +89,7 @@ public struct APIClient: Sendable {
     decoder: JSONDecoder = JSONDecoder(),
     envelope: (any ResponseEnvelope)? = nil,
     authentication: Authentication = .none,
+    interceptors: [any RequestInterceptor] = [],
     adapters: [any RequestAdapter] = [],
     retryPolicy: RetryPolicy = .default,
     retrier: (any Retrier)? = nil,
@@ -98,6 +107,8 @@ public struct APIClient: Sendable {
     self.decoder = decoder
     self.envelope = envelope
     self.authentication = authentication
+    self.authenticationInterceptor = AuthenticationInterceptor(authentication)
+    self.interceptors = interceptors
     self.adapters = adapters
     self.retryPolicy = retryPolicy
     self.retrier = retrier ?? retryPolicy
@@ -187,16 +198,19 @@ public struct APIClient: Sendable {
     }
   }
 
-  /// Everything up to decoding: cache, build, authenticate, adapt, send, retry, refresh after 401, check
-  /// the status, store in the cache. Reports ``EventMonitor`` events (not the final decoded/failed one on
-  /// success; on failure it reports ``EventMonitor/requestFailed(_:error:metrics:)`` itself).
+  /// Everything up to decoding: cache, build, authenticate, adapt, send, check the status, ask the retry
+  /// chain (authentication interceptor: refresh after 401; interceptors; retrier), store in the cache.
+  /// Reports ``EventMonitor`` events (not the final decoded/failed one on success; on failure it reports
+  /// ``EventMonitor/requestFailed(_:error:metrics:)`` itself).
   func perform<R: Request>(
     _ request: R, call: CallID, options: TransferOptions, forceNetwork: Bool
   ) async throws(APIError) -> Outcome {
     let clock = ContinuousClock()
     let start = clock.now
     var retries = 0
-    var refreshedAfter401 = false
+    // The retry chain: who is asked after a failed attempt, in order, and how many retries each granted.
+    let retriers: [any Retrier] = [authenticationInterceptor] + interceptors + [retrier]
+    var granted = [Int](repeating: 0, count: retriers.count)
     var attempts: [RequestMetrics.Attempt] = []
     let cacheKey = cacheKey(for: request)
     let attemptLimit = request.timeout ?? timeout
@@ -241,9 +255,12 @@ public struct APIClient: Sendable {
       var sentThisIteration = false
       var recordedThisIteration = false
       do throws(APIError) {
-        let (built, sentToken) = try await makeTransportRequest(
+        let (built, _) = try await makeTransportRequest(
           request, created: attempts.isEmpty && retries == 0 ? call : nil)
         var outgoing = built
+        for field in options.extraHeaders {
+          outgoing.headers.replaceOrAdd(name: field.name, value: field.value)
+        }
         for monitor in monitors {
           monitor.requestAdapted(call, request: outgoing, attempt: attempts.count + 1)
         }
@@ -277,9 +294,18 @@ public struct APIClient: Sendable {
         var body = raw.body
         var bodyFile = raw.bodyFile
         if let file = options.bodyFile, raw.bodyFile == nil {
-          // A transport without file support returned the body in memory: write it out.
+          // A transport without file support returned the body in memory: write it out (after the bytes
+          // kept when a resumed download got its 206).
           do {
-            try raw.body.write(to: file, options: .atomic)
+            if options.bodyFileOffset > 0, raw.statusCode == 206 {
+              let handle = try FileHandle(forWritingTo: file)
+              defer { try? handle.close() }
+              try handle.truncate(atOffset: UInt64(options.bodyFileOffset))
+              try handle.seekToEnd()
+              try handle.write(contentsOf: raw.body)
+            } else {
+              try raw.body.write(to: file, options: .atomic)
+            }
           } catch {
             throw APIError.invalidRequest("cannot write the download to \(file.path): \(error)")
           }
@@ -307,18 +333,6 @@ public struct APIClient: Sendable {
             request: outgoing.info, statusCode: updated.statusCode, headers: updated.headers,
             body: updated.body)
           source = .revalidated
-        }
-
-        if info.statusCode == 401, !refreshedAfter401, let authenticator = authentication.authenticator,
-          authenticator.canRefresh, request.requiresAuthentication, !BearerTokenAuthenticator.isRefreshing
-        {
-          refreshedAfter401 = true
-          do {
-            _ = try await authenticator.token(replacing: sentToken)
-          } catch {
-            throw APIError.refreshFailed(response: info, reason: error.reason)
-          }
-          continue
         }
 
         guard request.acceptableStatusCodes.contains(info.statusCode) else {
@@ -361,10 +375,19 @@ public struct APIClient: Sendable {
         if case .timedOut = error { timedOut = true } else { timedOut = false }
         // The attempt ran into the overall deadline, not its own limit.
         if timedOut, clippedByDeadline { throw fail(report(nil)) }
-        let context = RetryContext(
-          request: lastRequest, isIdempotent: request.isIdempotent, retryCount: retries,
-          elapsed: clock.now - start)
-        guard case .retry(let delay) = await retrier.retry(error, context: context) else {
+        var decision = RetryDecision.doNotRetry
+        var granter = 0
+        for (index, candidate) in retriers.enumerated() {
+          let context = RetryContext(
+            request: lastRequest, isIdempotent: request.isIdempotent, retryCount: granted[index],
+            requiresAuthentication: request.requiresAuthentication, elapsed: clock.now - start)
+          decision = await candidate.retry(error, context: context)
+          granter = index
+          if case .doNotRetry = decision { continue }
+          break
+        }
+        if case .doNotRetryWithError(let replacement) = decision { throw fail(replacement) }
+        guard case .retry(let delay) = decision else {
           // Retries ran out on a timeout: say how many attempts there were, not only the last limit.
           if timedOut, attempts.count > 1 { throw fail(report(nil)) }
           throw fail(error)
@@ -378,6 +401,7 @@ public struct APIClient: Sendable {
           monitor.retryScheduled(call, error: error, delay: delay, attempt: attempts.count)
         }
         retries += 1
+        granted[granter] += 1
         do {
           try await sleep(delay)
         } catch {
@@ -398,7 +422,8 @@ public struct APIClient: Sendable {
   // MARK: - Building
 
   /// Builds the request exactly as the next attempt would send it: URL from base URL, path and query
-  /// (defaults first), headers (defaults replaced by the request's), body, authentication, then adapters.
+  /// (defaults first), headers (defaults replaced by the request's), body, then the adapters: the
+  /// ``authenticationInterceptor``, the ``interceptors``, the ``adapters``.
   /// - Returns: the request and the bearer token it carries (nil when none).
   /// - Throws: ``APIError/invalidRequest(_:)`` when the URL cannot be formed, the body cannot be encoded
   ///   or an adapter fails with a non-``APIError``; an adapter's own ``APIError``.
@@ -437,20 +462,28 @@ public struct APIClient: Sendable {
     if let created {
       for monitor in monitors { monitor.requestCreated(created, request: built) }
     }
-    var bearerToken: String?
-    if request.requiresAuthentication {
-      bearerToken = authentication.apply(to: &built.headers)
-    }
-    for adapter in adapters {
-      do {
-        built = try await adapter.adapt(built)
-      } catch let error as APIError {
-        throw error
-      } catch {
-        throw .invalidRequest("adapter \(type(of: adapter)) failed: \(error)")
-      }
+    let context = AdaptContext(requiresAuthentication: request.requiresAuthentication)
+    built = try await adapt(built, with: authenticationInterceptor, context: context)
+    let bearerToken =
+      request.requiresAuthentication
+      ? authentication.tokenScheme?.token(in: built.headers) : nil
+    for adapter in interceptors as [any RequestAdapter] + adapters {
+      built = try await adapt(built, with: adapter, context: context)
     }
     return (built, bearerToken)
+  }
+
+  /// Runs one adapter; an error that is not an ``APIError`` becomes ``APIError/invalidRequest(_:)``.
+  private func adapt(_ request: TransportRequest, with adapter: any RequestAdapter, context: AdaptContext)
+    async throws(APIError) -> TransportRequest
+  {
+    do {
+      return try await adapter.adapt(request, context: context)
+    } catch let error as APIError {
+      throw error
+    } catch {
+      throw .invalidRequest("adapter \(type(of: adapter)) failed: \(error)")
+    }
   }
 
   /// The absolute URL for `path` (joined to the base path with exactly one `/`) and `query`.

@@ -6,7 +6,7 @@ import HTTPCore
 /// Transport failures carry the ``RequestInfo`` of the attempt; failures with a response carry the
 /// ``ResponseInfo`` (status, headers, full body, and ``ResponseInfo/bodyExcerpt``). Helpers such as
 /// ``isUnauthorized`` and ``retryAfter`` answer the usual questions without a `switch`.
-public enum APIError: Error, Sendable {
+public enum APIError: Error, Sendable, Hashable {
   /// No complete response arrived within `limit` (connect, send, wait and read together).
   case timedOut(limit: Duration, request: RequestInfo)
   /// The call's overall deadline (``Request/totalTimeout`` or ``APIClient/totalTimeout``) passed, or

@@ -27,31 +27,28 @@ public enum Authentication: Sendable {
     }
   }
 
-  /// Adds the credentials to `headers` (replacing a field of the same name).
-  /// - Returns: the token sent, for token schemes (nil when there is none yet).
-  func apply(to headers: inout HTTPHeaders) -> String? {
+  /// The token scheme, for ``bearer(_:)`` and ``token(_:_:)``.
+  public var tokenScheme: TokenScheme? {
     switch self {
-    case .none:
-      return nil
-    case .basic(let username, let password):
-      headers.replaceOrAdd(
-        name: "Authorization", value: Self.basicValue(username: username, password: password))
-      return nil
-    case .bearer(let authenticator):
-      return Self.apply(authenticator, .bearer, to: &headers)
-    case .token(let authenticator, let scheme):
-      return Self.apply(authenticator, scheme, to: &headers)
+    case .bearer: return .bearer
+    case .token(_, let scheme): return scheme
+    case .none, .basic: return nil
     }
   }
 
-  private static func apply(
-    _ a: BearerTokenAuthenticator, _ scheme: TokenScheme, to headers: inout HTTPHeaders
-  )
-    -> String?
-  {
-    guard let token = a.token else { return nil }
-    headers.replaceOrAdd(name: scheme.headerName, value: scheme.value(for: token))
-    return token
+  /// Adds the credentials to `headers` (replacing a field of the same name); a token scheme without a
+  /// token yet adds nothing.
+  func apply(to headers: inout HTTPHeaders) {
+    switch self {
+    case .none:
+      return
+    case .basic(let username, let password):
+      headers.replaceOrAdd(
+        name: "Authorization", value: Self.basicValue(username: username, password: password))
+    case .bearer(let authenticator), .token(let authenticator, _):
+      guard let token = authenticator.token, let scheme = tokenScheme else { return }
+      headers.replaceOrAdd(name: scheme.headerName, value: scheme.value(for: token))
+    }
   }
 }
 
@@ -79,5 +76,23 @@ public enum TokenScheme: Sendable, Hashable {
     case .header: return token
     case .authorization(let prefix): return prefix.isEmpty ? token : "\(prefix) \(token)"
     }
+  }
+
+  /// The token a request carried in `headers` under this scheme (the inverse of ``value(for:)``), or nil
+  /// when the field is absent or does not have the scheme's prefix (compared without regard to case,
+  /// RFC 9110 §11.1).
+  public func token(in headers: HTTPHeaders) -> String? {
+    guard let value = headers.first(headerName) else { return nil }
+    let prefix: String
+    switch self {
+    case .bearer: prefix = "Bearer"
+    case .header: return value
+    case .authorization(let p): prefix = p
+    }
+    if prefix.isEmpty { return value }
+    guard value.count > prefix.count, value.lowercased().hasPrefix(prefix.lowercased() + " ") else {
+      return nil
+    }
+    return String(value.dropFirst(prefix.count + 1))
   }
 }

@@ -47,18 +47,7 @@ public enum ResponseDecoding {
     let enveloped = envelope.map { !($0 is NoEnvelope) } ?? false
     guard enveloped, let envelope else {
       if let data = body as? T { return data }
-      if T.self == String.self {
-        guard let text = Self.text(of: body, contentType: response.headers.first("Content-Type")) else {
-          throw .decoding(
-            DecodingFailure(
-              codingPath: "",
-              reason:
-                "the body is not valid \(Self.charset(of: response.headers.first("Content-Type")) ?? "UTF-8") text"
-            ),
-            response: response)
-        }
-        if let value = text as? T { return value }
-      }
+      if T.self == String.self, let text = try Self.text(of: response) as? T { return text }
       return try decodeValue(T.self, from: body, key: nil, response: response, decoder: decoder)
     }
     let json: Any
@@ -130,29 +119,41 @@ public enum ResponseDecoding {
     return nil
   }
 
-  /// `body` as text in the charset `contentType` names (UTF-8 when none; a UTF-8 BOM skipped), or nil when
-  /// the bytes are not valid in it. Unknown charsets are read as UTF-8.
-  static func text(of body: Data, contentType: String?) -> String? {
-    switch charset(of: contentType) {
-    case "iso-8859-1", "iso8859-1", "latin1", "iso_8859-1", "l1":
-      return String(data: body, encoding: .isoLatin1)
-    case "windows-1252", "cp1252":
-      return String(data: body, encoding: .windowsCP1252)
-    case "us-ascii", "ascii":
-      return String(data: body, encoding: .ascii)
-    case "utf-16":
-      return String(data: body, encoding: .utf16)
-    case "utf-16le":
-      return String(data: body, encoding: .utf16LittleEndian)
-    case "utf-16be":
-      return String(data: body, encoding: .utf16BigEndian)
-    case "shift_jis", "shift-jis", "sjis":
-      return String(data: body, encoding: .shiftJIS)
-    case "euc-jp":
-      return String(data: body, encoding: .japaneseEUC)
-    default:
-      return String(data: withoutBOM(body), encoding: .utf8)
+  /// The body of `response` as text in the charset its `Content-Type` names (RFC 9110 §8.3.2), UTF-8 when
+  /// it names none (a UTF-8 byte order mark skipped).
+  /// - Throws: ``APIError/decoding(_:response:)`` naming the charset when the platform does not know it,
+  ///   or when the bytes are not valid text in it.
+  static func text(of response: ResponseInfo) throws(APIError) -> String {
+    let name = charset(of: response.headers.first("Content-Type"))
+    guard let name, name != "utf-8", name != "utf8" else {
+      if let text = String(data: withoutBOM(response.body), encoding: .utf8) { return text }
+      throw .decoding(
+        DecodingFailure(codingPath: "", reason: "the body is not valid UTF-8 text"), response: response)
     }
+    guard let encoding = encoding(ianaName: name) else {
+      throw .decoding(
+        DecodingFailure(codingPath: "", reason: "the body's charset \"\(name)\" is not supported"),
+        response: response)
+    }
+    guard let text = String(data: response.body, encoding: encoding) else {
+      throw .decoding(
+        DecodingFailure(codingPath: "", reason: "the body is not valid \(name) text"), response: response)
+    }
+    return text
+  }
+
+  /// The encoding the IANA charset `name` (any case) stands for, from the platform, or nil when it does not
+  /// know the name: CoreFoundation's `CFStringConvertIANACharSetNameToEncoding` on Apple platforms (every
+  /// OS version ClientKit supports), Foundation's `String.Encoding(ianaName:)` elsewhere (swift-foundation,
+  /// FOU-0033; on Apple platforms only from the 2025 releases, hence CoreFoundation there).
+  static func encoding(ianaName name: String) -> String.Encoding? {
+    #if canImport(Darwin)
+      let cf = CFStringConvertIANACharSetNameToEncoding(name as CFString)
+      guard cf != kCFStringEncodingInvalidId else { return nil }
+      return String.Encoding(rawValue: CFStringConvertEncodingToNSStringEncoding(cf))
+    #else
+      return String.Encoding(ianaName: name)  // check-portable: allow (not compiled on Apple platforms)
+    #endif
   }
 
   /// `nil` of `T` when `T` is an `Optional`, else nil.

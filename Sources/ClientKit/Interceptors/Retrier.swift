@@ -1,6 +1,11 @@
 /// Decides whether a failed attempt is sent again: ``RetryPolicy`` is the built-in one; plug in your own
 /// with `APIClient(retrier:)`.
 ///
+/// After a failed attempt the client asks, in order, its ``AuthenticationInterceptor``, its
+/// ``RequestInterceptor``s and then its retrier (Alamofire's retry chain): the first
+/// ``RetryDecision/retry(after:)`` is taken; ``RetryDecision/doNotRetryWithError(_:)`` ends the call with
+/// that error; ``RetryDecision/doNotRetry`` passes the question on (the last one reports the error).
+///
 /// ```swift
 /// struct RetryOfflineOnce: Retrier {
 ///   func retry(_ error: APIError, context: RetryContext) async -> RetryDecision {
@@ -24,10 +29,27 @@ public struct RetryContext: Sendable {
   public var request: RequestInfo?
   /// Whether the request may be sent twice.
   public var isIdempotent: Bool
-  /// Retries made so far (0 after the first attempt).
+  /// Retries this retrier (or interceptor) has granted so far in this call (0 after the first attempt).
+  /// Each one in the chain counts its own: a retry after a token refresh does not use up one of
+  /// ``RetryPolicy/maxRetries``.
   public var retryCount: Int
+  /// ``Request/requiresAuthentication`` of the call.
+  public var requiresAuthentication: Bool
   /// Time since the call started.
   public var elapsed: Duration
+
+  /// Creates a context (the client makes one per retrier and failed attempt; tests of custom retriers
+  /// make their own).
+  public init(
+    request: RequestInfo? = nil, isIdempotent: Bool, retryCount: Int = 0, requiresAuthentication: Bool = true,
+    elapsed: Duration = .zero
+  ) {
+    self.request = request
+    self.isIdempotent = isIdempotent
+    self.retryCount = retryCount
+    self.requiresAuthentication = requiresAuthentication
+    self.elapsed = elapsed
+  }
 }
 
 extension RetryPolicy: Retrier {

@@ -4,8 +4,10 @@ import Foundation
 public enum RetryDecision: Sendable, Hashable {
   /// Send again after the delay.
   case retry(after: Duration)
-  /// Give up and report the error.
+  /// Do not send again; the next retrier in the chain decides, the last one reports the error.
   case doNotRetry
+  /// Do not send again and end the call with this error instead (e.g. a failed token refresh).
+  case doNotRetryWithError(APIError)
 }
 
 /// The retrier: exponential backoff with jitter for failures that a new attempt may cure.
@@ -17,8 +19,8 @@ public enum RetryDecision: Sendable, Hashable {
 ///   connections, truncated bodies, other transport failures, and the statuses in ``retryableStatusCodes``.
 ///
 /// Never retried: cancellation, invalid requests, TLS failures, malformed responses, application errors,
-/// decoding errors, failed token refreshes, other statuses. 401 is handled by the token refresh in
-/// ``APIClient``, not here.
+/// decoding errors, failed token refreshes, other statuses. 401 is handled by the
+/// ``AuthenticationInterceptor``, which the client asks first.
 ///
 /// Delay before retry *n* (0-based): `min(maxDelay, baseDelay × multiplier^n)`, scaled by a random factor
 /// in `[1 − jitter, 1]`. A `Retry-After` header (seconds or HTTP-date) replaces the computed delay; one

@@ -132,19 +132,17 @@
       }
 
       var fileLimits = limits
-      var file: FileHandle?
+      var file: DownloadFile?
       if let url = options.bodyFile {
         fileLimits.maxBodyBytes = Int.max
-        guard FileManager.default.createFile(atPath: url.path, contents: nil),
-          let handle = try? FileHandle(forWritingTo: url)
-        else {
-          throw AttemptFailure(
-            error: .invalidRequest("cannot write the download to \(url.path)"), beforeAnyResponseByte: false)
+        do {
+          file = try DownloadFile(url: url, resumeOffset: options.bodyFileOffset)
+        } catch {
+          throw AttemptFailure(error: error, beforeAnyResponseByte: false)
         }
-        file = handle
       }
-      defer { try? file?.close() }
-      var fileBytes = 0
+      defer { file?.close() }
+      var fileBytes: Int { file?.written ?? 0 }
       var parser = HTTPParser(mode: .response, limits: fileLimits)
       parser.expectResponse(to: request.method)
       var head: HTTPResponseHead?
@@ -158,18 +156,23 @@
       func handle(_ event: HTTPParserEvent) {
         switch event {
         case .responseHead(let h):
-          if !h.status.isInformational { head = h }
+          if !h.status.isInformational {
+            head = h
+            file?.begin(statusCode: h.status.code)
+            options.responseHead?(h.status.code, h.headers)
+          }
         case .body(let part):
-          if let file {
-            file.write(Data(part))
-            fileBytes += part.count
+          if file != nil {
+            file?.write(Data(part))
           } else {
             body.append(contentsOf: part)
           }
-          progress?(
-            DownloadProgress(
-              receivedBytes: Int64(file == nil ? body.count : fileBytes),
-              expectedBytes: expected.map(Int64.init)))
+          if let file {
+            progress?(file.progress(contentLength: expected.map(Int64.init)))
+          } else {
+            progress?(
+              DownloadProgress(receivedBytes: Int64(body.count), expectedBytes: expected.map(Int64.init)))
+          }
         case .end:
           if head != nil { finished = true }
         case .requestHead:
@@ -281,6 +284,9 @@
         !sawEOF && parser.isIdle && head.version == .http1_1
         && !head.headers.hasToken("close", in: "Connection")
         && !request.headers.hasToken("close", in: "Connection")
+      if let failure = file?.writeFailure {
+        throw AttemptFailure(error: .invalidRequest(failure), beforeAnyResponseByte: false)
+      }
       if let url = options.bodyFile {
         return (
           TransportResponse(

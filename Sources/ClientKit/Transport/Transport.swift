@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// Sends one HTTP request and returns the complete response: the layer under ``APIClient``.
 ///
 /// Implementations map every failure to an ``APIError`` transport case (``APIError/timedOut(limit:request:)``,
@@ -38,14 +40,28 @@ public struct TransferOptions: Sendable {
   /// When set, the body is written to this file (created or replaced) as it arrives and
   /// ``TransportResponse/bodyFile`` is set; no body size limit then applies.
   public var bodyFile: URL?
+  /// When greater than 0, ``bodyFile`` already holds this many bytes of the body (a resumed download,
+  /// whose request carries `Range: bytes=N-`): a `206` response's body is written after them, any other
+  /// status replaces the file. Progress then counts the bytes in the file. Default 0.
+  public var bodyFileOffset: Int64
+  /// Called once with the status and header fields of the final response head as soon as it arrives,
+  /// before its body (what a download needs to be resumed if the body is cut short), or nil.
+  public var responseHead: (@Sendable (_ statusCode: Int, _ headers: HTTPHeaders) -> Void)?
+  /// Header fields the client adds to every attempt after the adapters (`Range`/`If-Range` of a resumed
+  /// download).
+  var extraHeaders: HTTPHeaders = [:]
 
   /// Creates options.
   public init(
-    downloadProgress: ProgressHandler? = nil, uploadProgress: ProgressHandler? = nil, bodyFile: URL? = nil
+    downloadProgress: ProgressHandler? = nil, uploadProgress: ProgressHandler? = nil, bodyFile: URL? = nil,
+    bodyFileOffset: Int64 = 0,
+    responseHead: (@Sendable (_ statusCode: Int, _ headers: HTTPHeaders) -> Void)? = nil
   ) {
     self.downloadProgress = downloadProgress
     self.uploadProgress = uploadProgress
     self.bodyFile = bodyFile
+    self.bodyFileOffset = max(0, bodyFileOffset)
+    self.responseHead = responseHead
   }
 }
 

@@ -95,17 +95,19 @@ public final class URLSessionTransport: Transport {
     urlRequest.timeoutInterval = seconds.rounded(.up) + 1
     urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
 
-    let task = session.dataTask(with: urlRequest)
-    var file: FileHandle?
+    var file: DownloadFile?
     if let url = options.bodyFile {
-      guard FileManager.default.createFile(atPath: url.path, contents: nil),
-        let handle = try? FileHandle(forWritingTo: url)
-      else { throw .invalidRequest("cannot write the download to \(url.path)") }
-      file = handle
+      file = try DownloadFile(url: url, resumeOffset: options.bodyFileOffset)
+      // The bytes as stored (libcurl would otherwise ask for gzip and decode it, and a resumed range must
+      // count bytes of the same representation).
+      if !request.headers.contains("Accept-Encoding") {
+        urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+      }
     }
+    let task = session.dataTask(with: urlRequest)
     let exchange = Exchange(
       request: request, progress: progress, uploadProgress: options.uploadProgress, file: file,
-      fileURL: options.bodyFile)
+      responseHead: options.responseHead)
     delegate.register(exchange, for: task.taskIdentifier)
     let limit = request.timeout
     let result = await withTaskCancellationHandler {
@@ -138,25 +140,30 @@ final class Exchange: Sendable {
     var trustFailure: TLSTrustFailure?
     var finished = false
     var timer: Task<Void, Never>?
+    /// Where the body goes when downloading to a file.
+    var file: DownloadFile?
   }
 
   let request: TransportRequest
   let progress: ProgressHandler?
   let uploadProgress: ProgressHandler?
-  /// Where the body goes when downloading to a file (written under ``state``'s lock), and its URL.
-  let file: FileHandle?
+  let responseHead: (@Sendable (Int, HTTPHeaders) -> Void)?
+  /// The download's file, when there is one (its writes happen under ``state``'s lock).
   let fileURL: URL?
-  let state = Mutex(State())
+  let state: Mutex<State>
 
   init(
     request: TransportRequest, progress: ProgressHandler?, uploadProgress: ProgressHandler? = nil,
-    file: FileHandle? = nil, fileURL: URL? = nil
+    file: DownloadFile? = nil, responseHead: (@Sendable (Int, HTTPHeaders) -> Void)? = nil
   ) {
     self.request = request
     self.progress = progress
     self.uploadProgress = uploadProgress
-    self.file = file
-    self.fileURL = fileURL
+    self.fileURL = file?.url
+    self.responseHead = responseHead
+    var initial = State()
+    initial.file = file
+    self.state = Mutex(initial)
   }
 
   /// Reports request body bytes written.
@@ -197,17 +204,32 @@ final class Exchange: Sendable {
   }
 
   func received(_ response: HTTPURLResponse) {
-    state.withLock { $0.response = response }
+    state.withLock {
+      $0.response = response
+      $0.file?.begin(statusCode: response.statusCode)
+    }
+    responseHead?(response.statusCode, Self.headers(of: response))
   }
 
   func received(_ data: Data) {
-    let (count, expected) = state.withLock { s -> (Int, Int64?) in
-      if let file { file.write(data) } else { s.body.append(data) }
+    let reported = state.withLock { s -> DownloadProgress in
+      if s.file != nil { s.file?.write(data) } else { s.body.append(data) }
       s.receivedBytes += data.count
       let length = s.response?.expectedContentLength ?? -1
-      return (s.receivedBytes, length >= 0 ? length : nil)
+      let expected = length >= 0 ? length : nil
+      if let file = s.file { return file.progress(contentLength: expected) }
+      return DownloadProgress(receivedBytes: Int64(s.receivedBytes), expectedBytes: expected)
     }
-    progress?(DownloadProgress(receivedBytes: Int64(count), expectedBytes: expected))
+    progress?(reported)
+  }
+
+  /// The header fields of `response` (a dictionary in Foundation: order and repetition are lost).
+  static func headers(of response: HTTPURLResponse) -> HTTPHeaders {
+    var headers = HTTPHeaders()
+    for (key, value) in response.allHeaderFields {
+      headers.add(name: String(describing: key), value: String(describing: value))
+    }
+    return headers
   }
 
   func complete(error: (any Error)?) {
@@ -217,7 +239,7 @@ final class Exchange: Sendable {
         Task<Void, Never>?
       ) in
       s.finished = true
-      try? file?.close()
+      s.file?.close()
       let c = s.continuation
       s.continuation = nil
       return (c, outcome(of: s, error: error, request: request), s.timer)
@@ -231,13 +253,9 @@ final class Exchange: Sendable {
   > {
     let info = request.info
     if s.timedOut { return .failure(.timedOut(limit: request.timeout, request: info)) }
+    if let failure = s.file?.writeFailure { return .failure(.invalidRequest(failure)) }
     if let failure = s.trustFailure { return .failure(.tlsFailure(info, failure)) }
-    var headers = HTTPHeaders()
-    if let response = s.response {
-      for (key, value) in response.allHeaderFields {
-        headers.add(name: String(describing: key), value: String(describing: value))
-      }
-    }
+    let headers = s.response.map(Self.headers(of:)) ?? HTTPHeaders()
     let expected: Int? = {
       guard let raw = headers.first("Content-Length"), let n = Int(raw), n >= 0 else { return nil }
       let coding = headers.first("Content-Encoding")?.lowercasedASCII() ?? "identity"

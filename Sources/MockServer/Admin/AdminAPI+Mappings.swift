@@ -12,8 +12,12 @@ extension AdminAPI {
     case ("POST", 1, "find-by-metadata"): return mappingsByMetadata(call, remove: false)
     case ("POST", 1, "remove-by-metadata"): return mappingsByMetadata(call, remove: true)
     case ("DELETE", 0, _):
+      let persistent = store.stubs.filter { AdminAPI.isPersistent($0) && $0.file != nil }
       store.removeAll()
-      return AdminAPI.empty
+      return rewrite(Set(persistent.compactMap(\.file))) ?? AdminAPI.empty
+    case ("GET", 1, "unmatched"): return unmatchedMappings(remove: false)
+    case ("DELETE", 1, "unmatched"): return unmatchedMappings(remove: true)
+    case ("POST", 1, "remove"): return removeMappingsLike(call)
     case ("POST", 1, "import"): return importMappings(call)
     case ("POST", 1, "reset"): return resetMappings()
     case ("POST", 1, "save"): return saveMappings()
@@ -22,7 +26,8 @@ extension AdminAPI {
       return AdminAPI.json(AdminAPI.stubJSON(stub))
     case ("PUT", 1, let id): return replaceMapping(call, id: id)
     case ("DELETE", 1, let id):
-      return store.remove(id: id) ? AdminAPI.empty : noStub(id)
+      guard let stub = store.stub(id: id) else { return noStub(id) }
+      return deleteStubs([stub]) ?? AdminAPI.empty
     default: return notFound(call)
     }
   }
@@ -44,10 +49,7 @@ extension AdminAPI {
       guard let metadata = stub.metadata else { return false }
       return pattern.match(metadata.serialized())
     }
-    if remove {
-      for stub in matching { store.remove(id: stub.id) }
-      return AdminAPI.empty
-    }
+    if remove { return deleteStubs(matching) ?? AdminAPI.empty }
     return AdminAPI.json(
       .object(
         JSONObject(pairs: [
@@ -83,30 +85,96 @@ extension AdminAPI {
   /// `POST /__admin/mappings` → 201 with the stub (with `id` and `uuid`).
   func createMapping(_ call: Call) -> ResponsePlan {
     let json: JSONValue
-    switch AdminAPI.body(call) {
+    switch AdminAPI.stubBody(call) {
     case .failure(let f): return f.plan
-    case .success(let v): json = v ?? .null
+    case .success(let v): json = v
     }
     let (stub, problems) = StubParser.parse(json, file: "", context: parsingContext())
-    guard let stub else { return AdminAPI.invalid(problems, title: "Invalid stub mapping") }
-    store.add(stub)
-    return AdminAPI.json(AdminAPI.stubJSON(stub), status: .created)
+    guard let stub else { return AdminAPI.invalidStub(problems) }
+    guard AdminAPI.isPersistent(stub), configuration.fixturesDirectory != nil else {
+      if AdminAPI.isPersistent(stub) {
+        logger.line("mockserver: stub \(stub.id) is persistent but not written: no fixtures folder")
+      }
+      store.add(stub)
+      return AdminAPI.withWarnings(AdminAPI.json(AdminAPI.stubJSON(stub), status: .created), problems)
+    }
+    do {
+      store.addFileStub(try persistNew(stub))
+    } catch {
+      return AdminAPI.error(
+        .internalServerError, title: "Write failed",
+        detail: "mappings/: \(error.localizedDescription) (the stub was not added)")
+    }
+    return AdminAPI.withWarnings(AdminAPI.json(AdminAPI.stubJSON(stub), status: .created), problems)
   }
 
   /// `PUT /__admin/mappings/{id}`: replaces the stub in place (the path's id wins over the body's).
   func replaceMapping(_ call: Call, id: String) -> ResponsePlan {
     let json: JSONValue
-    switch AdminAPI.body(call) {
+    switch AdminAPI.stubBody(call) {
     case .failure(let f): return f.plan
-    case .success(let v): json = v ?? .null
+    case .success(let v): json = v
     }
     let (parsed, problems) = StubParser.parse(
       AdminAPI.withID(json, id), file: "", context: parsingContext())
-    guard var stub = parsed else { return AdminAPI.invalid(problems, title: "Invalid stub mapping") }
+    guard var stub = parsed else { return AdminAPI.invalidStub(problems) }
     guard let old = store.stub(id: id) else { return noStub(id) }
     stub.file = old.file
     stub.location = old.location
-    return store.replace(stub) ? AdminAPI.json(AdminAPI.stubJSON(stub)) : noStub(id)
+    guard store.replace(stub) else { return noStub(id) }
+    let persistent = AdminAPI.isPersistent(stub) || AdminAPI.isPersistent(old)
+    if persistent, configuration.fixturesDirectory != nil {
+      if let file = old.file {
+        if let failure = rewrite([file]) { return failure }
+      } else if AdminAPI.isPersistent(stub) {
+        do {
+          let saved = try persistNew(stub)
+          store.markSaved([stub.id: saved.file ?? ""])
+        } catch {
+          return AdminAPI.error(
+            .internalServerError, title: "Write failed",
+            detail: "mappings/: \(error.localizedDescription) (the change is served but not written)")
+        }
+      }
+    }
+    return AdminAPI.withWarnings(AdminAPI.json(AdminAPI.stubJSON(stub)), problems)
+  }
+
+  /// `GET /__admin/mappings/unmatched`: stubs no request in the journal matched (since the last journal
+  /// reset), as `{"mappings":[…],"meta":{"total":N}}`; `DELETE` removes them.
+  func unmatchedMappings(remove: Bool) -> ResponsePlan {
+    let unmatched = store.stubs.filter { journal.count(stubID: $0.id) == 0 }
+    if remove { return deleteStubs(unmatched) ?? AdminAPI.empty }
+    return AdminAPI.json(
+      .object(
+        JSONObject(pairs: [
+          ("mappings", .array(unmatched.map(AdminAPI.stubJSON))),
+          ("meta", .object(JSONObject(pairs: [("total", .number(JSONNumber(unmatched.count)))]))),
+        ])))
+  }
+
+  /// `POST /__admin/mappings/remove`: the body is a stub mapping (or its `request` alone); removes the
+  /// stubs with its `id`/`uuid` and the stubs whose request pattern is the same JSON as its `request`.
+  func removeMappingsLike(_ call: Call) -> ResponsePlan {
+    let o: JSONObject
+    switch AdminAPI.objectBody(call, describing: #"a stub mapping {"request": {…}} or its "id""#) {
+    case .failure(let f): return f.plan
+    case .success(let v): o = v
+    }
+    let id = o["id"]?.stringValue ?? o["uuid"]?.stringValue
+    let request = o["request"] ?? (o["id"] == nil && o["uuid"] == nil ? JSONValue.object(o) : nil)
+    if let request {
+      let (pattern, problems) = StubParser.parseRequestPattern(request)
+      if pattern == nil { return AdminAPI.invalid(problems, title: "Invalid request pattern") }
+    }
+    // JSON equality is semantic: members in any order, numbers by value.
+    let wanted = request
+    let matching = store.stubs.filter { stub in
+      if let id, stub.id == id { return true }
+      guard let wanted, let own = stub.source.objectValue?["request"] else { return false }
+      return own == wanted
+    }
+    return deleteStubs(matching) ?? AdminAPI.empty
   }
 
   /// `POST /__admin/mappings/import` `{"mappings":[…],"importOptions":{…}}`: all or nothing.
@@ -151,7 +219,7 @@ extension AdminAPI {
         .error(
           file: "", path: "$.mappings", expected: "an array of stub mappings",
           found: o["mappings"]?.kindDescription ?? "nothing"))
-      return AdminAPI.invalid(problems, title: "Invalid import")
+      return AdminAPI.invalidStub(problems)
     }
     var stubs: [StubMapping] = []
     var seen: [String: Int] = [:]
@@ -170,9 +238,9 @@ extension AdminAPI {
       seen[stub.id] = k
       stubs.append(stub)
     }
-    if problems.contains(where: \.isError) { return AdminAPI.invalid(problems, title: "Invalid import") }
+    if problems.contains(where: \.isError) { return AdminAPI.invalidStub(problems) }
     store.importStubs(stubs, policy: policy, deleteAllNotInImport: deleteAll)
-    return AdminAPI.empty
+    return AdminAPI.withWarnings(AdminAPI.empty, problems)
   }
 
   /// `POST /__admin/mappings/reset`: the stubs of the fixtures folder only (runtime stubs dropped).
@@ -181,7 +249,7 @@ extension AdminAPI {
       store.removeAll()
       return AdminAPI.empty
     }
-    let set = FixtureLoader.load(directory: directory)
+    let set = loadFixtures(directory)
     if set.hasErrors { return fixtureErrors(set) }
     store.replaceFileStubs(set, keepRuntimeStubs: false)
     return AdminAPI.empty
@@ -213,17 +281,9 @@ extension AdminAPI {
     var written: [JSONValue] = []
     do {
       try FileManager.default.createDirectory(at: mappingsURL, withIntermediateDirectories: true)
-      var taken = Set(
-        (FileTree.files(under: mappingsURL.path).map { $0.path.lowercased() }))
+      var taken = takenMappingFileNames()
       for stub in runtime {
-        let base = AdminAPI.fileSafe(stub.name ?? "stub") + "-" + AdminAPI.fileSafe(stub.id)
-        var name = base + ".json"
-        var suffix = 2
-        while taken.contains(name.lowercased()) {
-          name = base + "-\(suffix).json"
-          suffix += 1
-        }
-        taken.insert(name.lowercased())
+        let name = AdminAPI.newMappingFileName(for: stub, taken: &taken)
         let bytes = AdminAPI.stubJSON(stub).serializedBytes(pretty: true) + [10]
         // withoutOverwriting: a file that appeared meanwhile is an error, never replaced.
         try Data(bytes).write(to: mappingsURL.appendingPathComponent(name), options: .withoutOverwriting)
@@ -238,7 +298,14 @@ extension AdminAPI {
         detail: "\(mappingsURL.path): \(error.localizedDescription) (\(saved.count) stub(s) saved before it)")
     }
     store.markSaved(saved)
-    return AdminAPI.json(.object(JSONObject(pairs: [("saved", .array(written))])))
+    // Runtime edits (deletes, replacements) of file stubs: their files are rewritten to what is served.
+    let edited = store.editedFiles
+    if let failure = rewrite(edited) { return failure }
+    return AdminAPI.json(
+      .object(
+        JSONObject(pairs: [
+          ("saved", .array(written)), ("rewritten", .array(edited.sorted().map { .string($0) })),
+        ])))
   }
 
   /// Context for stubs posted to the admin API: the current envelopes, body files from the fixtures

@@ -40,6 +40,7 @@ extension AdminAPI {
         let stubs = stubLookup()
         return AdminAPI.json(requestsObject(removed.map { $0.json(stub: stubs($0.stubID)) }))
       }
+    case ("POST", 1, "remove-by-metadata"): return removeRequestsByMetadata(call)
     case ("GET", 1, "unmatched"):
       return AdminAPI.json(requestsObject(journal.entries(unmatchedOnly: true).reversed().map(\.requestJSON)))
     case ("GET", 2, "unmatched") where rest[1] == "near-misses":
@@ -73,7 +74,7 @@ extension AdminAPI {
     }
   }
 
-  /// `GET /__admin/requests?limit=&since=&unmatched=` → newest first,
+  /// `GET /__admin/requests?limit=&since=&unmatched=&matchingStub=` → newest first,
   /// `{"requests":[…],"meta":{"total":N},"requestJournalDisabled":false}`.
   /// Entries a journal listing returns when `limit` is not given (newest first; `meta.total` tells how
   /// many are retained, `limit` and `since` page through them). Bounds the answer's size.
@@ -105,8 +106,10 @@ extension AdminAPI {
       }
       unmatchedOnly = text == "true"
     }
+    let matchingStub = call.parameter("matchingStub")
     let journal = journal
-    let entries = journal.entries(limit: limit, since: since, unmatchedOnly: unmatchedOnly)
+    let entries = journal.entries(
+      limit: limit, since: since, unmatchedOnly: unmatchedOnly, matchingStub: matchingStub)
     let stubs = stubLookup()
     return AdminAPI.json(
       .object(

@@ -1,16 +1,19 @@
 import Dispatch
 import Foundation
 import HTTPCore
+import Mappings
 import MockJSON
 
 extension AdminAPI {
-  /// `GET /__admin/settings` → `{"settings":{"fixedDelay":ms}}`; `POST`/`PUT` accept that shape or
-  /// `{"fixedDelay":ms}` (`null` means 0).
+  /// `GET /__admin/settings` → `{"settings":{"fixedDelay":ms,"delayDistribution":{…},"extended":{…}}}`;
+  /// `POST`/`PUT` replace the settings with that shape or its inner object (`fixedDelay: null` means 0;
+  /// `delayDistribution` as in stubs: fixed, uniform, lognormal; `extended` any object); `PATCH` changes
+  /// only the fields given.
   func settings(_ call: Call) -> ResponsePlan {
     switch call.method {
     case "GET":
       return AdminAPI.json(settingsJSON())
-    case "POST", "PUT":
+    case "POST", "PUT", "PATCH":
       let o: JSONObject
       switch AdminAPI.objectBody(call, describing: #"an object {"fixedDelay": ms}"#) {
       case .failure(let f): return f.plan
@@ -34,10 +37,12 @@ extension AdminAPI {
         fields = io
         base = "$.settings"
       }
-      if let unknown = fields.keys.first(where: { $0 != "fixedDelay" }) {
+      let known: Set<String> = ["fixedDelay", "delayDistribution", "extended"]
+      if let unknown = fields.keys.first(where: { !known.contains($0) }) {
         return AdminAPI.error(
           .badRequest, title: "Invalid settings",
-          detail: "\(base).\(unknown): expected a supported setting (fixedDelay), found an unknown field",
+          detail:
+            "\(base).\(unknown): expected a supported setting (fixedDelay, delayDistribution, extended), found an unknown field",
           pointer: AdminAPI.pointer(base + "." + unknown))
       }
       var delay: Int?
@@ -54,7 +59,33 @@ extension AdminAPI {
             pointer: AdminAPI.pointer(base + ".fixedDelay"))
         }
       }
-      if let delay { settings.globalDelayMilliseconds = delay }
+      var distribution: DelayDistribution?
+      let distributionJSON = fields["delayDistribution"].flatMap { $0 == .null ? nil : $0 }
+      if let v = distributionJSON {
+        var d = Diagnostics(file: "")
+        distribution = StubParser.parseDistribution(v, base + ".delayDistribution", &d)
+        if d.errorCount > 0 || distribution == nil {
+          return AdminAPI.invalid(d.problems, title: "Invalid settings")
+        }
+      }
+      var extended: JSONValue?
+      if let v = fields["extended"], v != .null {
+        guard v.objectValue != nil else {
+          return AdminAPI.error(
+            .badRequest, title: "Invalid settings",
+            detail: "\(base).extended: expected an object, found \(v.kindDescription)",
+            pointer: AdminAPI.pointer(base + ".extended"))
+        }
+        extended = v
+      }
+      // POST and PUT replace the settings (WireMock's semantics: a field left out is unset); PATCH
+      // changes only the fields given.
+      let patch = call.method == "PATCH"
+      if !patch || delay != nil { settings.globalDelayMilliseconds = delay ?? 0 }
+      if !patch || fields["delayDistribution"] != nil {
+        settings.setDelayDistribution(distribution, json: distributionJSON)
+      }
+      if !patch || fields["extended"] != nil { settings.extended = extended }
       return AdminAPI.json(settingsJSON())
     default:
       return notFound(call)
@@ -62,21 +93,17 @@ extension AdminAPI {
   }
 
   func settingsJSON() -> JSONValue {
-    .object(
-      JSONObject(pairs: [
-        (
-          "settings",
-          .object(
-            JSONObject(pairs: [("fixedDelay", .number(JSONNumber(settings.globalDelayMilliseconds)))]))
-        )
-      ]))
+    var pairs: [(String, JSONValue)] = [("fixedDelay", .number(JSONNumber(settings.globalDelayMilliseconds)))]
+    if let d = settings.delayDistributionJSON { pairs.append(("delayDistribution", d)) }
+    if let e = settings.extended { pairs.append(("extended", e)) }
+    return .object(JSONObject(pairs: [("settings", .object(JSONObject(pairs: pairs)))]))
   }
 
   /// `POST /__admin/reset`: stubs back to the fixtures folder (runtime stubs dropped), journal cleared,
   /// scenarios and sequences restarted. When the folder has errors now, nothing changes (500).
   func resetAll() -> ResponsePlan {
     if let directory = configuration.fixturesDirectory {
-      let set = FixtureLoader.load(directory: directory)
+      let set = loadFixtures(directory)
       if set.hasErrors { return fixtureErrors(set) }
       store.replaceFileStubs(set, keepRuntimeStubs: false)
     } else {

@@ -18,6 +18,10 @@ struct AdminAPI: Sendable {
   let createdAt: UInt64
   /// The host's hook for `POST /__admin/shutdown`, if any.
   let shutdownHandler: @Sendable () -> (@Sendable () -> Void)?
+  /// The dashboard's live feed and last reload result (`AdminAPI+Dashboard.swift`).
+  let dashboard: DashboardState
+  /// Upstream exchanges and the recorder (`/__admin/recordings`), or nil.
+  var forwarder: ProxyForwarder? = nil
 
   /// One decoded admin request: method, path segments after `/__admin`, query parameters, body.
   struct Call {
@@ -125,11 +129,16 @@ struct AdminAPI: Sendable {
     case (_, "requests"): return requests(call, Array(s.dropFirst()))
     case ("POST", "near-misses") where s.count == 2: return nearMisses(call, kind: s[1])
     case (_, "scenarios"): return scenarios(call, Array(s.dropFirst()))
+    case (_, "files"): return files(call, Array(s.dropFirst()))
+    case ("GET", "openapi.json") where s.count == 1, ("GET", "docs") where s.count == 1:
+      return AdminAPI.openAPIDocument()
     case (_, "settings") where s.count == 1: return settings(call)
     case ("POST", "reset") where s.count == 1: return resetAll()
     case ("GET", "health") where s.count == 1: return health()
     case ("GET", "version") where s.count == 1: return version()
     case ("POST", "shutdown") where s.count == 1: return shutdown()
+    case (_, "dashboard"), (_, "events"): return dashboardRoute(call)
+    case (_, "recordings"): return recordings(call, Array(s.dropFirst()))
     default: return notFound(call)
     }
   }
@@ -160,7 +169,9 @@ struct AdminAPI: Sendable {
   }
 
   /// Several errors at once.
-  static func errors(_ status: HTTPStatus, _ list: [(title: String, detail: String, pointer: String?)])
+  static func errors(
+    _ status: HTTPStatus, _ list: [(title: String, detail: String, pointer: String?)], code: Int? = nil
+  )
     -> ResponsePlan
   {
     json(
@@ -170,7 +181,7 @@ struct AdminAPI: Sendable {
             "errors",
             .array(
               list.map { e in
-                var pairs: [(String, JSONValue)] = [("code", .number(JSONNumber(status.code)))]
+                var pairs: [(String, JSONValue)] = [("code", .number(JSONNumber(code ?? status.code)))]
                 if let p = e.pointer {
                   pairs.append(("source", .object(JSONObject(pairs: [("pointer", .string(p))]))))
                 }
@@ -186,6 +197,46 @@ struct AdminAPI: Sendable {
     errors(
       .badRequest,
       problems.filter(\.isError).map { p in (title, "\(p.path): \(p.message)", pointer(p.path)) })
+  }
+
+  /// WireMock's answer to a stub mapping it cannot read (`POST`/`PUT /__admin/mappings`, `import`): 422,
+  /// each error with code 10, title `Error parsing JSON`, its JSON Pointer and the problem as lint words it
+  /// (`$.request.url: expected …, found …`).
+  static func invalidStub(_ problems: [FixtureProblem]) -> ResponsePlan {
+    errors(
+      HTTPStatus(code: 422),
+      problems.filter(\.isError).map { p in ("Error parsing JSON", "\(p.path): \(p.message)", pointer(p.path))
+      },
+      code: 10)
+  }
+
+  /// The stub JSON of a mapping request, or WireMock's 422 for a body that is not JSON.
+  static func stubBody(_ call: Call) -> Result<JSONValue, AdminFailure> {
+    do {
+      return .success(try JSONValue.parse(bytes: call.request.body))
+    } catch {
+      return .failure(
+        AdminFailure(
+          errors(HTTPStatus(code: 422), [("Error parsing JSON", error.description, nil)], code: 10)))
+    }
+  }
+
+  /// Adds one `MockServer-Warning: JSON-path: message` header field per warning (what lint prints for the
+  /// same stub): WireMock accepts these stubs silently; here the client is told what has no effect.
+  static func withWarnings(_ plan: ResponsePlan, _ problems: [FixtureProblem]) -> ResponsePlan {
+    let warnings = problems.filter { !$0.isError }
+    guard !warnings.isEmpty else { return plan }
+    var plan = plan
+    for k in plan.steps.indices {
+      guard case .response(var head, let body) = plan.steps[k] else { continue }
+      for w in warnings.prefix(50) {
+        // Header values are one line of visible text.
+        let line = "\(w.path): \(w.message)".map { $0.isASCII && ($0 == " " || !$0.isWhitespace) ? $0 : "?" }
+        head.headers.add(name: "MockServer-Warning", value: String(line))
+      }
+      plan.steps[k] = .response(head, body: body)
+    }
+    return plan
   }
 
   /// `$.request.headers.X[0]` → `/request/headers/X/0` (JSON Pointer); nil for syntax positions.

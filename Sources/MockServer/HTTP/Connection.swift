@@ -51,6 +51,9 @@ final class Connection: EventHandler {
     var timer: LoopTimer?
     /// A ``ResponsePlan/Step/deferred(_:)`` step is being computed off the loop.
     var waitingForWork = false
+    /// The event stream being written (``ResponsePlan/Step/eventStream(_:)``); the plan never ends by
+    /// itself while it is set.
+    var eventStream: EventStreamSubscription?
   }
 
   /// Closing after the last response.
@@ -94,6 +97,11 @@ final class Connection: EventHandler {
   static let readPauseBytes = 1 << 20
   /// Re-entrancy guard of ``processInput()``.
   private var processing = false
+  /// Re-entrancy guard of ``pumpEventStream()``.
+  private var pumping = false
+  /// Most output an event stream keeps unsent before it stops taking events (they wait, then drop, in
+  /// the subscription's bounded queue).
+  static let eventStreamOutputBytes = 64 << 10
 
   init(
     id: UInt64, stream: ByteStream, loop: EventLoop, owner: ServerLoopContext, clientAddress: String,
@@ -389,10 +397,18 @@ final class Connection: EventHandler {
           loop.execute { target.connection?.resumeDeferred(with: plan) }
         }
         return
+      case .awaiting(let start):
+        updateExecution { $0.waitingForWork = true }
+        let target = LoopBound(self)
+        let loop = self.loop
+        start { plan in loop.execute { target.connection?.resumeDeferred(with: plan) } }
+        return
       case .close:
         finishPlan(served: true)
         beginClosing(requestFullyRead: e.requestFullyRead)
         return
+      case .eventStream(let subscription):
+        if startEventStream(subscription, e) { return }
       }
     }
     guard case .executing(let e) = state else { return }
@@ -410,6 +426,75 @@ final class Connection: EventHandler {
       applyBackPressure()
     } else {
       beginClosing(requestFullyRead: e.requestFullyRead)
+    }
+  }
+
+  // MARK: Event streams
+
+  /// Writes the event stream's head and first bytes and starts feeding it; false (stream not started,
+  /// subscription cancelled) for HEAD, which gets the head alone.
+  private func startEventStream(_ subscription: EventStreamSubscription, _ e: Execution) -> Bool {
+    var head = HTTPResponseHead(status: .ok)
+    for (name, value) in EventStreamSubscription.headFields { head.headers.add(name: name, value: value) }
+    // No Content-Length and no chunking: the content ends when the connection closes (RFC 9112 §6.3).
+    HTTPSerializer.writeStatusLine(head, into: &out)
+    for field in head.headers.fields {
+      HTTPSerializer.writeField(name: field.name, value: field.value, into: &out)
+    }
+    ResponseHeadWriter.writeConnectionFields(
+      hasDate: false, hasServer: false, date: loop.httpDateBytes(), server: owner.serverLine,
+      connection: ResponseHeadWriter.connectionClose, into: &out)
+    guard e.requestMethod != .head, !owner.isShuttingDown else {
+      subscription.cancel()
+      updateExecution { $0.keepAlive = false }
+      flush()
+      return false
+    }
+    out.append(contentsOf: subscription.initial)
+    let target = LoopBound(self)
+    let loop = self.loop
+    let waiting = subscription.attach { loop.execute { target.connection?.pumpEventStream() } }
+    updateExecution { x in
+      x.keepAlive = false
+      x.eventStream = subscription
+    }
+    scheduleHeartbeat(subscription.heartbeatMilliseconds)
+    flush()
+    if waiting { pumpEventStream() }
+    return true
+  }
+
+  /// A `:` comment line every `ms` while the stream's output is idle (WHATWG: lines starting with a colon
+  /// are ignored; they keep proxies and the client from timing the connection out).
+  private func scheduleHeartbeat(_ ms: Int) {
+    let timer = loop.schedule(afterMilliseconds: ms) { [weak self] in
+      guard let self, case .executing(let e) = self.state, e.eventStream != nil else { return }
+      self.updateExecution { $0.timer = nil }
+      if self.outOffset == self.out.count {
+        self.out.append(contentsOf: Connection.heartbeat)
+        self.flush()
+      }
+      if case .executing(let e) = self.state, e.eventStream != nil { self.scheduleHeartbeat(ms) }
+    }
+    updateExecution { $0.timer = timer }
+  }
+
+  private static let heartbeat = Array(": heartbeat\n\n".utf8)
+
+  /// Loop thread: moves queued events into the output while it has room; stops when the socket is full
+  /// (the writable event resumes it through ``flush()``).
+  fileprivate func pumpEventStream() {
+    guard !pumping, case .executing(let e) = state, let subscription = e.eventStream else { return }
+    pumping = true
+    defer { pumping = false }
+    while !isClosed {
+      let room = Connection.eventStreamOutputBytes - (out.count - outOffset)
+      guard room > 0 else { return }
+      let bytes = subscription.take(maxBytes: room)
+      if bytes.isEmpty { return }
+      out.append(contentsOf: bytes)
+      flush()
+      if outOffset < out.count { return }
     }
   }
 
@@ -483,6 +568,8 @@ final class Connection: EventHandler {
     switch state {
     case .draining(let d) where d.flushing:
       drain(requestFullyRead: d.requestFullyRead)
+    case .executing(let e) where e.eventStream != nil:
+      pumpEventStream()
     case .reading:
       processInput()
       resumeReadingIfRoom()
@@ -530,7 +617,9 @@ final class Connection: EventHandler {
   func close(served: Bool, reset: Bool = false) {
     switch state {
     case .closed: return
-    case .executing(let e): if let timer = e.timer { loop.cancel(timer) }
+    case .executing(let e):
+      if let timer = e.timer { loop.cancel(timer) }
+      e.eventStream?.cancel()
     case .draining(let d): if let timer = d.timer { loop.cancel(timer) }
     case .reading: break
     }
@@ -578,6 +667,7 @@ final class Connection: EventHandler {
     switch state {
     case .draining: close(served: false)
     case .reading where isIdle: close(served: false)
+    case .executing(let e) where e.eventStream != nil: close(served: true)  // a stream never ends by itself
     case .executing: updateExecution { $0.keepAlive = false }
     default: break
     }

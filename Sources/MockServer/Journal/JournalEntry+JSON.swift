@@ -84,10 +84,15 @@ extension JournalEntry {
     if let stub { pairs.append(("stubMapping", stub)) }
     if let durationMilliseconds {
       let total = JSONValue.number(JSONNumber(Int(durationMilliseconds.rounded())))
-      pairs.append(("timing", .object(JSONObject(pairs: [("totalTime", total)]))))
+      var timing: [(String, JSONValue)] = [("totalTime", total)]
+      if let delay = addedDelayMilliseconds {
+        timing.insert(("addedDelay", .number(JSONNumber(delay))), at: 0)
+      }
+      pairs.append(("timing", .object(JSONObject(pairs: timing))))
     }
     if let fault { pairs.append(("fault", .string(fault))) }
     if let served { pairs.append(("served", .bool(served))) }
+    if !webhooks.isEmpty { pairs.append(("webhooks", .array(webhooks.map { .string($0) }))) }
     if !wasMatched {
       let report = NearMissReport(
         method: request.method.rawValue, url: request.head.target, nearMisses: nearMisses)

@@ -20,9 +20,12 @@ public struct JournalEntry: Sendable {
     var fault: String?
     var served: Bool?
     var durationMilliseconds: Double?
+    var addedDelayMilliseconds: Int?
     var sequence: UInt64
     /// When the journal kept only a prefix of the content: its full length and SHA-256 (hex).
     var truncatedBody: (size: Int, sha256: String)?
+    /// Outcomes of the stub's webhooks, as they complete (`POST http://… -> 204`, `… failed: …`).
+    var webhooks: [String] = []
   }
 
   private var fields: CopyOnWrite<Fields>
@@ -78,6 +81,12 @@ public struct JournalEntry: Sendable {
     get { fields.value.fault }
     set { fields.value.fault = newValue }
   }
+  /// Outcomes of the served stub's webhooks, added as each completes (at most one line per webhook):
+  /// `POST http://host/hook -> 204` or `POST http://host/hook failed: cannot connect …`.
+  public var webhooks: [String] {
+    get { fields.value.webhooks }
+    set { fields.value.webhooks = newValue }
+  }
   /// Whether the response was served completely (false when the client went away first).
   public var served: Bool? {
     get { fields.value.served }
@@ -87,6 +96,12 @@ public struct JournalEntry: Sendable {
   public var durationMilliseconds: Double? {
     get { fields.value.durationMilliseconds }
     set { fields.value.durationMilliseconds = newValue }
+  }
+  /// The delay added before the response (the stub's delay and the global one), in milliseconds; nil or
+  /// 0 when none (WireMock's `timing.addedDelay`).
+  public var addedDelayMilliseconds: Int? {
+    get { fields.value.addedDelayMilliseconds }
+    set { fields.value.addedDelayMilliseconds = newValue }
   }
   /// When the journal kept only the first bytes of a large request content: the content's full length in
   /// bytes and its SHA-256 digest (lower-case hex); `request.body` then holds the prefix. Nil when the
@@ -112,7 +127,8 @@ public struct JournalEntry: Sendable {
         id: id, request: request, clientAddress: clientAddress, isTLS: isTLS,
         clientCertificateSubject: clientCertificateSubject, loggedAt: loggedAt, stubID: stubID,
         nearMisses: nearMisses, responseStatus: responseStatus, fault: fault, served: served,
-        durationMilliseconds: durationMilliseconds, sequence: 0, truncatedBody: nil))
+        durationMilliseconds: durationMilliseconds, addedDelayMilliseconds: nil, sequence: 0,
+        truncatedBody: nil))
   }
 
   /// Bytes the entry holds, roughly: content, target, header fields and a fixed overhead for the rest.
@@ -195,13 +211,19 @@ public final class RequestJournal: Sendable {
   public let maxTrackedPatterns: Int
   private let state: Mutex<State>
   private let trackedCount = Atomic<Int>(0)
+  /// Told of every entry once its response is complete (recorded final, or updated to final).
+  private let onCompleted: (@Sendable (JournalEntry) -> Void)?
 
   /// Creates a journal holding at most `capacity` entries (default 10,000; 0 keeps none) and at most
-  /// `maxBytes` bytes of them, each request content cut to `maxBodyBytesPerEntry`.
+  /// `maxBytes` bytes of them, each request content cut to `maxBodyBytesPerEntry`. `onCompleted` is
+  /// called (outside the lock, on the recording thread) with each entry once its response is complete:
+  /// at ``record(_:)`` when the entry is already final (`served` set), else at ``update(_:_:)``.
   public init(
     capacity: Int = 10_000, maxBytes: Int = RequestJournal.defaultMaxBytes,
-    maxBodyBytesPerEntry: Int = RequestJournal.defaultMaxBodyBytesPerEntry, maxTrackedPatterns: Int = 256
+    maxBodyBytesPerEntry: Int = RequestJournal.defaultMaxBodyBytesPerEntry, maxTrackedPatterns: Int = 256,
+    onCompleted: (@Sendable (JournalEntry) -> Void)? = nil
   ) {
+    self.onCompleted = onCompleted
     self.capacity = max(0, capacity)
     self.maxBytes = max(0, maxBytes)
     self.maxBodyBytesPerEntry = max(0, maxBodyBytesPerEntry)
@@ -237,6 +259,7 @@ public final class RequestJournal: Sendable {
     }
     let size = entry.approximateBytes
     let maxBytes = self.maxBytes
+    if let onCompleted, entry.served != nil { onCompleted(entry) }
     return state.withLock { s in
       s.sequence += 1
       entry.sequence = s.sequence
@@ -286,13 +309,15 @@ public final class RequestJournal: Sendable {
   /// Updates the entry recorded with `ticket` in place; no-op if it was evicted or removed.
   public func update(_ ticket: Ticket, _ change: (inout JournalEntry) -> Void) {
     guard ticket.slot >= 0 else { return }
-    state.withLock { s in
+    let updated = state.withLock { s -> JournalEntry? in
       guard ticket.slot < s.ring.count, var entry = s.ring[ticket.slot], entry.sequence == ticket.sequence
-      else { return }
+      else { return nil }
       s.ring[ticket.slot] = nil
       change(&entry)
       s.ring[ticket.slot] = entry
+      return entry
     }
+    if let onCompleted, let updated, updated.served != nil { onCompleted(updated) }
   }
 
   /// Counts requests matching `pattern` since the last clear (see the type's documentation for when the
@@ -388,14 +413,17 @@ public final class RequestJournal: Sendable {
   ///   - limit: at most this many (nil: all).
   ///   - since: only entries logged at or after this time (seconds since 1970).
   ///   - unmatchedOnly: only requests no stub matched.
-  public func entries(limit: Int? = nil, since: Double? = nil, unmatchedOnly: Bool = false) -> [JournalEntry]
-  {
+  ///   - matchingStub: only requests the stub with this id answered.
+  public func entries(
+    limit: Int? = nil, since: Double? = nil, unmatchedOnly: Bool = false, matchingStub: String? = nil
+  ) -> [JournalEntry] {
     if let limit, limit <= 0 { return [] }
     let all = snapshot()
     var result: [JournalEntry] = []
     for entry in all.reversed() {
       if let since, entry.loggedAt < since { continue }
       if unmatchedOnly, entry.wasMatched { continue }
+      if let matchingStub, entry.stubID != matchingStub { continue }
       result.append(entry)
       if let limit, result.count >= limit { break }
     }

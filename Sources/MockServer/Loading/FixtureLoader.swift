@@ -1,6 +1,8 @@
 import Foundation
+import HTTPCore
 import Mappings
 import MockJSON
+import NativeSupport
 
 /// Everything loaded from a fixtures directory.
 public struct FixtureSet: Sendable {
@@ -35,9 +37,11 @@ public struct FixtureSet: Sendable {
 /// file), bodies from `__files/`, envelope templates from `envelopes.json`.
 public enum FixtureLoader {
   /// Loads `directory` (default `Fixtures/`).
+  /// - Parameter allowEmpty: when false, a folder without `mappings/` is an error (`serve` and `lint`
+  ///   without `--allow-empty`: a wrong `--fixtures` path must not start a server that answers nothing).
   /// - Returns: the valid stubs, the envelopes and every problem (a stub with an error is left out; a
   ///   file with a syntax error contributes nothing).
-  public static func load(directory: String = "Fixtures") -> FixtureSet {
+  public static func load(directory: String = "Fixtures", allowEmpty: Bool = true) -> FixtureSet {
     let fm = FileManager.default
     let root = URL(fileURLWithPath: directory, isDirectory: true).standardizedFileURL
     var problems: [FixtureProblem] = []
@@ -65,6 +69,14 @@ public enum FixtureLoader {
 
     let mappingsURL = root.appendingPathComponent("mappings", isDirectory: true)
     guard fm.fileExists(atPath: mappingsURL.path, isDirectory: &isDir), isDir.boolValue else {
+      if !allowEmpty {
+        problems.append(
+          .error(
+            file: "mappings", path: "$",
+            expected: "a mappings/ folder in \(directory) (pass --allow-empty to start with no stubs)",
+            found: "no mappings/ folder"))
+        return FixtureSet(stubs: [], envelopes: envelopes, problems: problems)
+      }
       problems.append(
         FixtureProblem(
           severity: .warning, file: "mappings", path: "$",
@@ -72,8 +84,9 @@ public enum FixtureLoader {
       return FixtureSet(stubs: [], envelopes: envelopes, problems: problems)
     }
     // Each file once, however many paths (symbolic links) lead to it: the first path in sorted order.
+    // `.json` in any case (`.JSON` from Windows exports), as WireMock reads them.
     var identities = Set<FileTree.FileIdentity>()
-    let files = FileTree.files(under: mappingsURL.path).filter { $0.path.hasSuffix(".json") }
+    let files = FileTree.files(under: mappingsURL.path).filter { $0.path.lowercased().hasSuffix(".json") }
       .sorted { $0.path < $1.path }
       .filter { identities.insert($0.stamp.identity).inserted }
       .map(\.path)
@@ -83,15 +96,16 @@ public enum FixtureLoader {
     for rel in files {
       let file = "mappings/" + rel
       var d = Diagnostics(file: file)
-      guard let json = parseFile(path: mappingsPath + "/" + rel, &d) else {
+      guard let json = parseFile(path: mappingsPath + "/" + rel, allowComments: true, &d) else {
         problems += d.problems
         continue
       }
       for (stub, location) in stubObjects(json, &d) {
         let before = d.errorCount
-        guard let s = StubParser.parse(stub, location: location, context: context, diagnostics: &d),
+        guard var s = StubParser.parse(stub, location: location, context: context, diagnostics: &d),
           d.errorCount == before
         else { continue }
+        if stub["id"] == nil, stub["uuid"] == nil { s.id = stableID(file: file, location: location) }
         if let first = seenIDs[s.id] {
           d.error(
             JSONPathText.child(location, stub["uuid"] != nil && stub["id"] == nil ? "uuid" : "id"),
@@ -107,25 +121,88 @@ public enum FixtureLoader {
     return FixtureSet(stubs: stubs, envelopes: envelopes, problems: problems)
   }
 
+  /// The id of a file stub that has neither `id` nor `uuid`: a UUID made from its file and JSON path, so
+  /// it stays the same across reloads (admin edits, journal entries and logs keep referring to it).
+  static func stableID(file: String, location: String) -> String {
+    let digest = LibcryptoDigest.hash(.sha256, Array("mockserver-stub\u{0}\(file)\u{0}\(location)".utf8))
+    var a: UInt64 = 0
+    var b: UInt64 = 0
+    guard digest.count >= 16 else { return UUID().uuidString.lowercased() }
+    for i in 0..<8 {
+      a = a << 8 | UInt64(digest[i])
+      b = b << 8 | UInt64(digest[8 + i])
+    }
+    return SplitMix64.uuidString(a, b)
+  }
+
   /// Validates `directory` without serving it: every problem `load` would report.
-  public static func lint(directory: String = "Fixtures") -> [FixtureProblem] {
-    load(directory: directory).problems
+  public static func lint(directory: String = "Fixtures", allowEmpty: Bool = true) -> [FixtureProblem] {
+    load(directory: directory, allowEmpty: allowEmpty).problems
   }
 
   /// `mockserver lint [DIR]`: the report text and the exit status (1 when any error, else 0).
-  public static func runLint(directory: String = "Fixtures") -> (output: String, exitCode: Int32) {
-    let set = load(directory: directory)
+  public static func runLint(directory: String = "Fixtures", allowEmpty: Bool = true) -> (
+    output: String, exitCode: Int32
+  ) {
+    let set = load(directory: directory, allowEmpty: allowEmpty)
     let summary = "\(set.stubs.count) stub\(set.stubs.count == 1 ? "" : "s") valid"
     return (set.report() + " (" + summary + ")", set.hasErrors ? 1 : 0)
   }
 
-  /// One problem per line, then `N errors, M warnings`.
+  /// How many warnings of one kind are printed before the rest are summarised.
+  public static let warningsShownPerKind = 3
+
+  /// One problem per line (`file: path: message`; warnings `file: path: warning: message`), then
+  /// `N errors, M warnings`. After ``warningsShownPerKind`` warnings of one kind (the same message once
+  /// quoted values and numbers are set aside), the rest of that kind are counted in one line.
   public static func report(_ problems: [FixtureProblem]) -> String {
     let errors = problems.filter(\.isError).count
     let warnings = problems.count - errors
-    var lines = problems.map(\.description)
+    var lines: [String] = []
+    var seen: [String: Int] = [:]
+    var order: [String] = []
+    for p in problems {
+      guard !p.isError else {
+        lines.append(p.description)
+        continue
+      }
+      let kind = warningKind(p.message)
+      let n = seen[kind, default: 0]
+      if n == 0 { order.append(kind) }
+      seen[kind] = n + 1
+      if n < warningsShownPerKind { lines.append(p.description) }
+    }
+    for kind in order {
+      let n = seen[kind, default: 0]
+      guard n > warningsShownPerKind else { continue }
+      let more = n - warningsShownPerKind
+      lines.append("… and \(more) more warning\(more == 1 ? "" : "s") like: \(kind)")
+    }
     lines.append("\(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")")
     return lines.joined(separator: "\n")
+  }
+
+  /// A warning's kind: its message with quoted text shown as `"…"` and numbers as `N`.
+  static func warningKind(_ message: String) -> String {
+    var out = ""
+    var inQuote = false
+    var lastDigit = false
+    for c in message {
+      if c == "\"" {
+        if !inQuote { out += "\"…\"" }
+        inQuote.toggle()
+        continue
+      }
+      if inQuote { continue }
+      if c.isNumber {
+        if !lastDigit { out += "N" }
+        lastDigit = true
+        continue
+      }
+      lastDigit = false
+      out.append(c)
+    }
+    return out
   }
 
   /// The stub objects of a mapping file with their JSON paths.
@@ -152,13 +229,13 @@ public enum FixtureLoader {
   }
 
   /// Reads and parses the JSON file at `path`, reporting unreadable files and syntax errors.
-  static func parseFile(path: String, _ d: inout Diagnostics) -> JSONValue? {
+  static func parseFile(path: String, allowComments: Bool = false, _ d: inout Diagnostics) -> JSONValue? {
     guard let data = FileManager.default.contents(atPath: path) else {
       d.error("$", expected: "a readable file", found: "a file that cannot be read")
       return nil
     }
     do {
-      return try JSONValue.parse(bytes: [UInt8](data))
+      return try JSONValue.parse(bytes: [UInt8](data), allowComments: allowComments)
     } catch {
       d.error("line \(error.line), column \(error.column)", expected: error.expected, found: error.found)
       return nil

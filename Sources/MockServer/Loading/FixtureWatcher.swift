@@ -1,6 +1,7 @@
 import CLinuxShims
 import Dispatch
 import Foundation
+import Mappings
 import Synchronization
 
 #if canImport(Glibc)
@@ -23,10 +24,12 @@ public final class FixtureWatcher: Sendable {
   public let directory: String
   /// Poll period in milliseconds.
   public let intervalMilliseconds: Int
-  /// Takes a good new set (swaps it into the stub store).
-  private let apply: @Sendable (FixtureSet) -> Void
+  /// Takes a good new set and the files (relative to the folder) that changed since the last load.
+  private let apply: @Sendable (FixtureSet, Set<String>) -> Void
   /// Writes one report line (reload done or failed).
   private let log: @Sendable (String) -> Void
+  /// Told each reload's result (the dashboard shows the last one).
+  private let report: (@Sendable (FixtureReloadResult) -> Void)?
   private let queue = DispatchQueue(label: "mockserver.fixture-watcher")
   private let running = Atomic<Bool>(false)
   private let fingerprint = Mutex<[String: FileTree.Stamp]>([:])
@@ -41,14 +44,27 @@ public final class FixtureWatcher: Sendable {
   private let pending = Atomic<Bool>(false)
 
   /// Creates a watcher for `directory` that hands each good new set to `apply` and reports to `log`.
-  /// Call ``start()``.
-  public init(
+  /// Call ``start()``. `report`, when given, is told every reload's result, good or failed.
+  public convenience init(
     directory: String, intervalMilliseconds: Int = 250, log: @escaping @Sendable (String) -> Void,
+    report: (@Sendable (FixtureReloadResult) -> Void)? = nil,
     apply: @escaping @Sendable (FixtureSet) -> Void
+  ) {
+    self.init(
+      directory: directory, intervalMilliseconds: intervalMilliseconds, log: log, report: report,
+      applyChanges: { set, _ in apply(set) })
+  }
+
+  /// Creates a watcher whose `applyChanges` also gets the files (relative to `directory`) that changed.
+  init(
+    directory: String, intervalMilliseconds: Int, log: @escaping @Sendable (String) -> Void,
+    report: (@Sendable (FixtureReloadResult) -> Void)?,
+    applyChanges apply: @escaping @Sendable (FixtureSet, Set<String>) -> Void
   ) {
     self.directory = directory
     self.apply = apply
     self.log = log
+    self.report = report
     self.intervalMilliseconds = max(10, intervalMilliseconds)
     let url = URL(fileURLWithPath: directory, isDirectory: true).standardizedFileURL
     folderName = url.lastPathComponent
@@ -58,10 +74,10 @@ public final class FixtureWatcher: Sendable {
   /// Creates a watcher that swaps good sets into `service`'s stub store (keeping runtime stubs) and logs
   /// to its logger. Call ``start()``.
   public convenience init(directory: String, service: MockService, intervalMilliseconds: Int = 250) {
-    let (store, logger) = (service.store, service.logger)
+    let (store, logger, dashboard) = (service.store, service.logger, service.dashboard)
     self.init(
       directory: directory, intervalMilliseconds: intervalMilliseconds, log: { logger.line($0) },
-      apply: { store.replaceFileStubs($0) })
+      report: { dashboard.record($0) }, applyChanges: { store.replaceFileStubs($0, changedFiles: $1) })
   }
 
   /// Takes the current state of the folder as the baseline and starts polling.
@@ -172,12 +188,15 @@ public final class FixtureWatcher: Sendable {
   /// One poll: reloads when the folder changed since the last poll.
   func poll() {
     let now = FixtureWatcher.scan(directory)
-    let changed = fingerprint.withLock { old -> Bool in
-      guard old != now else { return false }
+    let changedFiles = fingerprint.withLock { old -> Set<String>? in
+      guard old != now else { return nil }
+      var changed = Set<String>()
+      for (path, stamp) in now where old[path] != stamp { changed.insert(path) }
+      for path in old.keys where now[path] == nil { changed.insert(path) }
       old = now
-      return true
+      return changed
     }
-    guard changed else { return }
+    guard let changedFiles else { return }
     reloads.wrappingAdd(1, ordering: .relaxed)
     var isDirectory: ObjCBool = false
     let mappings = directory + "/mappings"
@@ -188,15 +207,31 @@ public final class FixtureWatcher: Sendable {
       log(
         "mockserver: reload of \(directory) failed; still serving the last good set\n"
           + "\(mappings): missing (a reload needs the mappings/ folder)")
+      report?(
+        FixtureReloadResult(
+          directory: directory, succeeded: false, stubCount: 0,
+          problems: [
+            FixtureProblem(
+              severity: .error, file: "mappings", path: "$",
+              message: "missing (a reload needs the mappings/ folder)")
+          ], at: Date().timeIntervalSince1970))
       return
     }
     let set = FixtureLoader.load(directory: directory)
     if set.hasErrors {
       log(
         "mockserver: reload of \(directory) failed; still serving the last good set\n" + set.report())
+      report?(
+        FixtureReloadResult(
+          directory: directory, succeeded: false, stubCount: 0, problems: set.problems,
+          at: Date().timeIntervalSince1970))
       return
     }
-    apply(set)
+    apply(set, changedFiles)
+    report?(
+      FixtureReloadResult(
+        directory: directory, succeeded: true, stubCount: set.stubs.count, problems: set.problems,
+        at: Date().timeIntervalSince1970))
     var message = "mockserver: reloaded \(set.stubs.count) stub(s) from \(directory)"
     if !set.warnings.isEmpty { message += "\n" + set.report() }
     log(message)

@@ -17,6 +17,16 @@ public final class MockResponder: Sendable {
   let requestCheck: (@Sendable (HTTPRequest) -> (response: HTTPResponse, note: String)?)?
   /// Response templating settings (`--global-response-templating`, …).
   let templating: TemplatingConfiguration
+  /// Upstream exchanges: proxy stubs, `--proxy-all`, recording.
+  package let forwarder: ProxyForwarder
+  /// `--enable-stub-cors`: every stub answers CORS requests (otherwise only stubs with `"x-cors": true`).
+  let stubCORS: Bool
+  /// `--disable-gzip`: responses are never compressed unless a stub forces it.
+  let gzipDisabled: Bool
+  /// The fixtures folder's `__files/`, served to unmatched `GET`s; nil without a fixtures folder.
+  let filesRoot: URL?
+  /// Sends the webhooks of served stubs (`serveEventListeners`, `postServeActions`).
+  let webhooks: WebhookDispatcher
   private let random: Mutex<SplitMix64>
 
   init(
@@ -31,6 +41,14 @@ public final class MockResponder: Sendable {
     builder = ResponsePlanBuilder(maxHoldMilliseconds: configuration.maxHoldMilliseconds)
     requestCheck = configuration.requestCheck
     templating = configuration.templating
+    forwarder = ProxyForwarder(configuration: configuration.proxy)
+    stubCORS = configuration.stubCORS
+    gzipDisabled = configuration.gzipDisabled
+    filesRoot = configuration.fixturesDirectory.map {
+      URL(fileURLWithPath: $0, isDirectory: true).standardizedFileURL.appendingPathComponent(
+        "__files", isDirectory: true)
+    }
+    webhooks = WebhookDispatcher(logger: logger, templating: configuration.templating)
     random = Mutex(SplitMix64(seed: configuration.seed ?? UInt64.random(in: .min ... .max)))
   }
 
@@ -41,7 +59,8 @@ public final class MockResponder: Sendable {
     let scenarios = scenarioBook.states
     guard
       case .matched(let stub, _) = table.match(
-        request, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted }, nearMissLimit: 0),
+        request, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted }, nearMissLimit: 0,
+        connection: context.connection),
       stub.response.respondBeforeContent
     else { return nil }
     var plan = serve(stub, table: table, request: request, context: context)
@@ -74,10 +93,14 @@ public final class MockResponder: Sendable {
         responseHead: response.head, responseBody: response.body)
       return .respond(status: response.status, headers: response.head.headers, body: response.body)
     }
+    if let target = forwarder.recorder.recordingTarget {
+      // A recording session with a target proxies every request there (WireMock's recorder).
+      return serveProxy(ProxyDefinition(baseURL: target), stub: nil, request: request, context: context)
+    }
     let table = store.table
     let scenarios = scenarioBook.states
     let scenarioState = { (name: String) in scenarios[name] ?? StubMapping.scenarioStarted }
-    var outcome = table.match(request, scenarioState: scenarioState)
+    var outcome = table.match(request, scenarioState: scenarioState, connection: context.connection)
     if request.method == .head {
       // RFC 9110 §9.3.2: HEAD is GET without the content. Unless a stub names HEAD itself, the request is
       // matched as the GET it stands for (headers and framing included); the connection sends no content.
@@ -87,7 +110,7 @@ public final class MockResponder: Sendable {
         var asGet = request
         asGet.head.method = .get
         if case .matched(let stub, let parameters) = table.match(
-          asGet, scenarioState: scenarioState, nearMissLimit: 0)
+          asGet, scenarioState: scenarioState, nearMissLimit: 0, connection: context.connection)
         {
           outcome = .matched(stub, pathParameters: parameters)
         }
@@ -97,6 +120,13 @@ public final class MockResponder: Sendable {
     case .matched(let stub, let parameters):
       return serve(stub, table: table, request: request, context: context, pathParameters: parameters)
     case .unmatched(let report):
+      if let preflight = corsPreflight(request, table: table, scenarioState: scenarioState) {
+        return preflight
+      }
+      if let base = forwarder.configuration.proxyAllBaseURL {
+        return serveProxy(ProxyDefinition(baseURL: base), stub: nil, request: request, context: context)
+      }
+      if let plan = serveBodyFile(request, context: context) { return plan }
       let entry = makeEntry(request, context: context, stubID: nil, nearMisses: report.nearMisses)
       var entryWithStatus = entry
       entryWithStatus.responseStatus = 404
@@ -104,8 +134,11 @@ public final class MockResponder: Sendable {
       entryWithStatus.durationMilliseconds = 0
       journal.record(consume entryWithStatus)
       if logger.level != .quiet {
+        var text = report.text()
+        if let note = MockResponder.unservedPreflightNote(request) { text = note + "\n" + text }
         logger.request(
-          request, status: 404, fault: nil, stub: nil, durationMilliseconds: 0, nearMisses: report.text())
+          request, status: 404, fault: nil, stub: nil, durationMilliseconds: 0, nearMisses: text,
+          nearMissReport: report)
       }
       return .respond(
         status: .notFound, headers: ["Content-Type": "application/json"], body: report.jsonBody())
@@ -128,17 +161,39 @@ public final class MockResponder: Sendable {
     let serveCount = stub.responseSequence == nil ? 0 : scenarioBook.serveCount(stubID: stub.id)
     let globalDelay = settings.globalDelayMilliseconds
     var definition = stub.response(serveCount: serveCount)
+    if let proxy = definition.proxy {
+      let delay = random.withLock { rng in definition.sampleDelayMilliseconds { rng.nextDouble() } }
+      return serveProxy(
+        proxy, stub: stub, request: request, context: context,
+        delayMilliseconds: MockResponder.totalDelay(sampled: delay, global: globalDelay))
+    }
     // A templated response is rendered per request; every other stub keeps its prepared response.
     let templated = templating.applies(to: definition)
-    var prepared = templated ? nil : store.prepared(stubID: stub.id, table: table)
-    if prepared == nil, !templated, stub.responseSequence == nil, let made = builder.prepare(definition) {
+    let cors = corsHeaders(for: stub, request: request)
+    if gzipDisabled, definition.compression == .auto { definition.compression = .never }
+    if let cors {
+      // The answer depends on the request's Origin: not from (or into) the prepared-response cache.
+      for (name, value) in cors { definition.headers.replaceOrAdd(name: name, value: value) }
+      if !definition.headers.contains("Access-Control-Expose-Headers") {
+        let names = definition.headers.map(\.name).filter { !$0.lowercased().hasPrefix("access-control-") }
+        if !names.isEmpty {
+          definition.headers.add(name: "Access-Control-Expose-Headers", value: names.joined(separator: ", "))
+        }
+      }
+    }
+    var prepared = templated || cors != nil ? nil : store.prepared(stubID: stub.id, table: table)
+    if prepared == nil, !templated, cors == nil, stub.responseSequence == nil,
+      let made = builder.prepare(definition)
+    {
       prepared = made
       store.storePrepared(made, stubID: stub.id, table: table)
     }
+    let globalDistribution = settings.delayDistribution
     let (delay, seed, idWords, templateSeed) = random.withLock {
       rng -> (Double, UInt64, (UInt64, UInt64), UInt64) in
       (
-        definition.sampleDelayMilliseconds { rng.nextDouble() }, rng.next(), (rng.next(), rng.next()),
+        definition.sampleDelayMilliseconds { rng.nextDouble() }
+          + (globalDistribution?.sample { rng.nextDouble() } ?? 0), rng.next(), (rng.next(), rng.next()),
         templated ? rng.next() : 0
       )
     }
@@ -152,9 +207,10 @@ public final class MockResponder: Sendable {
       }
     }
     var fruitful = SplitMix64(seed: seed)
+    let addedDelay = MockResponder.totalDelay(sampled: delay, global: globalDelay)
     var plan = builder.plan(
       for: definition, request: request,
-      delayMilliseconds: MockResponder.totalDelay(sampled: delay, global: globalDelay),
+      delayMilliseconds: addedDelay,
       prepared: prepared, random: { fruitful.next() })
     // A plan without pauses or holds completes while this request is handled (its bytes are queued before
     // the next request is read), so its journal entry can be final at once.
@@ -168,6 +224,7 @@ public final class MockResponder: Sendable {
     let status = definition.fault == nil ? (plan.sentStatus ?? definition.status) : nil
     var entry = makeEntry(request, context: context, stubID: stub.id, nearMisses: [], idWords: idWords)
     entry.fault = definition.fault?.rawValue
+    entry.addedDelayMilliseconds = addedDelay
     entry.responseStatus = status
     if immediate {
       entry.served = true
@@ -183,15 +240,24 @@ public final class MockResponder: Sendable {
         ScenarioBook.Transition(name: name, required: stub.requiredScenarioState, next: $0)
       }
     }
-    let label = stub.name ?? stub.id
+    let label = MockResponder.label(stub)
+    let hooks = Webhook.list(of: stub)
+    let webhooks = webhooks
     let fault = definition.fault?.rawValue
     let logged: ResponseDefinition? = logger.level == .verbose ? definition : nil
     let logs = logger.level != .quiet
-    if immediate, !countsServes, transition == nil, !logs { return plan }  // nothing left to do afterwards
+    // Nothing left to do afterwards:
+    if immediate, !countsServes, transition == nil, !logs, hooks.isEmpty { return plan }
     plan.onComplete = { [self] served in
       let ms = Double(SocketOps.monotonicNanos() - started) / 1e6
       if served, countsServes || transition != nil {
         scenarioBook.recordServed(stubID: stubID, countsServes: countsServes, transition: transition)
+      }
+      if served, !hooks.isEmpty {
+        let journal = journal
+        webhooks.send(hooks, stubLabel: label, request: request, context: context) { outcome in
+          journal.update(ticket) { $0.webhooks.append(outcome) }
+        }
       }
       if !immediate {
         journal.update(ticket) { e in
@@ -213,7 +279,7 @@ public final class MockResponder: Sendable {
     return plan
   }
 
-  private func makeEntry(
+  func makeEntry(
     _ request: HTTPRequest, context: RequestContext, stubID: String?, nearMisses: [NearMiss],
     idWords: (UInt64, UInt64)? = nil
   ) -> JournalEntry {
@@ -222,6 +288,14 @@ public final class MockResponder: Sendable {
       id: SplitMix64.uuidString(a, b), request: request, clientAddress: context.clientAddress,
       isTLS: context.isTLS, clientCertificateSubject: context.clientCertificateSubject,
       loggedAt: context.receivedAt, stubID: stubID, nearMisses: nearMisses)
+  }
+
+  /// How logs name a stub: its name, else its file and JSON path (`mappings/users.json $.mappings[2]`),
+  /// else (added at runtime without a name) its id.
+  static func label(_ stub: StubMapping) -> String {
+    if let name = stub.name { return name }
+    if let file = stub.file { return stub.location == "$" ? file : "\(file) \(stub.location)" }
+    return stub.id
   }
 
   /// A sampled delay plus the global delay, in ms, clamped to 0...``MockServiceConfiguration/maxDelayMilliseconds``

@@ -45,6 +45,14 @@ public struct MockServiceConfiguration: Sendable {
   public var requestCheck: (@Sendable (HTTPRequest) -> (response: HTTPResponse, note: String)?)?
   /// Response templating (`--global-response-templating`, `--template-escaping`, `--fixed-time`, …).
   public var templating = TemplatingConfiguration()
+  /// Upstream settings: `--proxy-timeout-ms`, `--proxy-ca`, `--proxy-insecure`, `--proxy-all`,
+  /// `--record-mappings`.
+  public var proxy = ProxyConfiguration()
+  /// `--enable-stub-cors`: every stub answers CORS preflights and adds `Access-Control-*` headers for
+  /// requests with `Origin` (without it, only stubs with `"x-cors": true` do).
+  public var stubCORS = false
+  /// `--disable-gzip`: never compress responses unless a stub forces it (`"x-compression": "always"`).
+  public var gzipDisabled = false
   /// Creates the defaults.
   public init() {}
 }
@@ -72,6 +80,8 @@ public final class MockService: HTTPResponder, Sendable {
   /// Decodes, matches, plans and journals stub requests.
   public let responder: MockResponder
   let admin: AdminAPI
+  /// The dashboard's live feed and last reload result.
+  let dashboard: DashboardState
   /// Set by the host (`MockServerMain`) to stop the server on `POST /__admin/shutdown`.
   let shutdownHook = ShutdownHook()
 
@@ -80,9 +90,14 @@ public final class MockService: HTTPResponder, Sendable {
     self.configuration = configuration
     store = StubStore(fixtures: fixtures, fixturesDirectory: configuration.fixturesDirectory)
     scenarioBook = ScenarioBook()
+    let dashboard = DashboardState(
+      store: store, initialLoad: configuration.fixturesDirectory == nil ? nil : fixtures,
+      fixturesDirectory: configuration.fixturesDirectory)
+    self.dashboard = dashboard
+    let events = dashboard.events
     journal = RequestJournal(
       capacity: configuration.journalCapacity, maxBytes: configuration.journalMaxBytes,
-      maxBodyBytesPerEntry: configuration.journalMaxBodyBytesPerEntry)
+      maxBodyBytesPerEntry: configuration.journalMaxBodyBytesPerEntry, onCompleted: { events.publish($0) })
     logger = RequestLogger(level: configuration.logLevel, json: configuration.logJSON)
     settings = MockSettings(globalDelayMilliseconds: configuration.globalDelayMilliseconds)
     responder = MockResponder(
@@ -94,7 +109,7 @@ public final class MockService: HTTPResponder, Sendable {
       configuration: configuration, store: store, scenarioBook: scenarioBook, journal: journal,
       logger: logger,
       settings: settings, createdAt: SocketOps.monotonicNanos(),
-      shutdownHandler: { shutdown.handler })
+      shutdownHandler: { shutdown.handler }, dashboard: dashboard, forwarder: responder.forwarder)
   }
 
   /// Called (once, off the event loop) after `POST /__admin/shutdown` was answered; nil when the host

@@ -149,7 +149,7 @@ public final class RequestLogger: @unchecked Sendable {
   func request(
     _ request: HTTPRequest, status: Int?, fault: String?, stub: String?, durationMilliseconds: Double,
     served: Bool = true, responseHead: HTTPResponseHead? = nil, responseBody: [UInt8] = [],
-    nearMisses: String? = nil
+    nearMisses: String? = nil, nearMissReport: NearMissReport? = nil
   ) {
     guard level != .quiet else { return }
     let ms = (durationMilliseconds * 10).rounded() / 10
@@ -163,12 +163,24 @@ public final class RequestLogger: @unchecked Sendable {
         "\"durationMs\":\(ms)",
       ]
       if let fault { fields.append("\"fault\":\"\(fault)\"") }
-      if let nearMisses { fields.append("\"nearMisses\":\(JSONValue.quoted(nearMisses))") }
+      if let nearMissReport {
+        // Structured: the near misses as the 404 body carries them; a note (e.g. an unserved CORS
+        // preflight) as its own field.
+        let misses = nearMissReport.json.objectValue?["nearMisses"] ?? .array([])
+        fields.append("\"nearMisses\":" + misses.serialized())
+        if let nearMisses, let first = nearMisses.split(separator: "\n").first,
+          first.hasPrefix("CORS preflight")
+        {
+          fields.append("\"note\":\(JSONValue.quoted(String(first)))")
+        }
+      } else if let nearMisses {
+        fields.append("\"nearMisses\":\(JSONValue.quoted(nearMisses))")
+      }
       if !served { fields.append("\"served\":false") }
       if level == .verbose {
         fields.append("\"requestHeaders\":\(JSONValue.quoted(request.headers.description))")
-        fields.append("\"requestBody\":\(JSONValue.quoted(String(decoding: request.body, as: UTF8.self)))")
-        fields.append("\"responseBody\":\(JSONValue.quoted(String(decoding: responseBody, as: UTF8.self)))")
+        fields.append("\"requestBody\":\(JSONValue.quoted(RequestLogger.bodyText(request.body)))")
+        fields.append("\"responseBody\":\(JSONValue.quoted(RequestLogger.bodyText(responseBody)))")
       }
       line("{" + fields.joined(separator: ",") + "}")
     } else {
@@ -176,11 +188,11 @@ public final class RequestLogger: @unchecked Sendable {
       if let nearMisses { line(nearMisses) }
       if level == .verbose {
         var detail = "  > " + request.headers.description.replacingOccurrences(of: "\n", with: "\n  > ")
-        if !request.body.isEmpty { detail += "\n  > " + String(decoding: request.body, as: UTF8.self) }
+        if !request.body.isEmpty { detail += "\n  > " + RequestLogger.bodyText(request.body) }
         if let responseHead {
           detail += "\n  < " + responseHead.headers.description.replacingOccurrences(of: "\n", with: "\n  < ")
         }
-        if !responseBody.isEmpty { detail += "\n  < " + String(decoding: responseBody, as: UTF8.self) }
+        if !responseBody.isEmpty { detail += "\n  < " + RequestLogger.bodyText(responseBody) }
         line(detail)
       }
     }
@@ -204,5 +216,29 @@ final class LogBuffer: Sendable {
   init(limit: Int, fd: Int32) {
     self.limit = limit
     self.fd = fd
+  }
+}
+
+extension RequestLogger {
+  /// A body as log text: UTF-8 text as it is; anything else (invalid UTF-8, control characters other
+  /// than tab, CR and LF) as `<N bytes binary: hex 1f8b0800… base64 H4sIAA…>` with the first 32 bytes.
+  static func bodyText(_ body: [UInt8]) -> String {
+    var isText = true
+    for b in body where b < 0x20 && b != 0x09 && b != 0x0A && b != 0x0D || b == 0x7F {
+      isText = false
+      break
+    }
+    if isText, let text = String(validating: body, as: UTF8.self) { return text }
+    let excerpt = body.prefix(32)
+    let hexDigits = Array("0123456789abcdef".utf8)
+    var hex: [UInt8] = []
+    for b in excerpt {
+      hex.append(hexDigits[Int(b >> 4)])
+      hex.append(hexDigits[Int(b & 0xF)])
+    }
+    let more = body.count > excerpt.count ? "…" : ""
+    let base64 = Data(excerpt).base64EncodedString()
+    return
+      "<\(body.count) bytes binary: hex \(String(decoding: hex, as: UTF8.self))\(more) base64 \(base64)\(more)>"
   }
 }

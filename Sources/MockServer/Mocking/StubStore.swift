@@ -25,6 +25,18 @@ public final class StubStore: Sendable {
     var table: StubTable
     /// Serialized responses of stubs answered before, by stub id; belongs to `table`.
     var prepared: [String: PreparedResponse] = [:]
+    /// Runtime changes to file stubs not written to their files yet, by stub id. A hot reload applies
+    /// them again to what it loads, so they are not undone by a reload of another file.
+    var fileEdits: [String: FileEdit] = [:]
+  }
+
+  /// A runtime change (delete or replace) to a stub loaded from a file, kept until `save` writes it, a
+  /// reset drops it, or its file changes on disk (the file's new content then wins).
+  struct FileEdit: Sendable {
+    /// The stub's file, relative to the fixtures folder.
+    var file: String
+    /// The stub to serve instead; nil when the stub was deleted.
+    var replacement: StubMapping?
   }
 
   private let state: Mutex<State>
@@ -60,6 +72,7 @@ public final class StubStore: Sendable {
   /// Adds a runtime stub (it outranks earlier stubs of equal priority). Replaces a stub with the same id.
   public func add(_ stub: StubMapping) {
     mutate { s in
+      s.recordFileEdit(removing: stub.id)
       s.fileStubs.removeAll { $0.id == stub.id }
       s.runtimeStubs.removeAll { $0.id == stub.id }
       s.runtimeStubs.append(stub)
@@ -72,6 +85,7 @@ public final class StubStore: Sendable {
     mutate { s in
       if let i = s.fileStubs.firstIndex(where: { $0.id == stub.id }) {
         s.fileStubs[i] = stub
+        if let file = stub.file { s.fileEdits[stub.id] = FileEdit(file: file, replacement: stub) }
         return true
       }
       if let i = s.runtimeStubs.firstIndex(where: { $0.id == stub.id }) {
@@ -87,6 +101,7 @@ public final class StubStore: Sendable {
   public func remove(id: String) -> Bool {
     mutate { s in
       let before = s.fileStubs.count + s.runtimeStubs.count
+      s.recordFileEdit(removing: id)
       s.fileStubs.removeAll { $0.id == id }
       s.runtimeStubs.removeAll { $0.id == id }
       return before != s.fileStubs.count + s.runtimeStubs.count
@@ -96,19 +111,54 @@ public final class StubStore: Sendable {
   /// Removes every stub (file and runtime).
   public func removeAll() {
     mutate { s in
+      for stub in s.fileStubs { s.recordFileEdit(removing: stub.id) }
       s.fileStubs = []
       s.runtimeStubs = []
     }
   }
 
   /// Swaps in a new set of file stubs (hot reload or reset to files).
-  /// - Parameter keepRuntimeStubs: keep stubs added at runtime (hot reload) or drop them (reset).
-  public func replaceFileStubs(_ fixtures: FixtureSet, keepRuntimeStubs: Bool = true) {
+  /// - Parameters:
+  ///   - keepRuntimeStubs: keep stubs added at runtime and the runtime edits (deletes, replacements) of
+  ///     file stubs (hot reload), or drop both (reset).
+  ///   - changedFiles: files (relative to the fixtures folder) that changed on disk since the last load:
+  ///     runtime edits of their stubs are dropped, so what was written to the file wins. Nil: none known.
+  public func replaceFileStubs(
+    _ fixtures: FixtureSet, keepRuntimeStubs: Bool = true, changedFiles: Set<String>? = nil
+  ) {
     mutate { s in
-      s.fileStubs = fixtures.stubs
+      if !keepRuntimeStubs {
+        s.runtimeStubs = []
+        s.fileEdits = [:]
+      } else if let changedFiles {
+        s.fileEdits = s.fileEdits.filter { !changedFiles.contains($0.value.file) }
+      }
+      let runtimeIDs = Set(s.runtimeStubs.map(\.id))
+      s.fileStubs = fixtures.stubs.compactMap { stub in
+        // A runtime stub with this id outranks the file's (it was added or imported over it).
+        if runtimeIDs.contains(stub.id) { return nil }
+        guard let edit = s.fileEdits[stub.id] else { return stub }
+        return edit.replacement
+      }
       s.envelopes = fixtures.envelopes
-      if !keepRuntimeStubs { s.runtimeStubs = [] }
     }
+  }
+
+  /// Runtime edits of file stubs not written to their files (deletes and replacements), for the
+  /// shutdown message and `save`.
+  public var unsavedFileEditCount: Int { state.withLock { $0.fileEdits.count } }
+
+  /// The files holding stubs edited at runtime and not written yet.
+  var editedFiles: Set<String> { state.withLock { Set($0.fileEdits.values.map(\.file)) } }
+
+  /// The stubs currently served from `file`, in their order in it.
+  func stubs(inFile file: String) -> [StubMapping] {
+    state.withLock { s in s.fileStubs.filter { $0.file == file } }
+  }
+
+  /// Forgets the runtime edits of `files` (they were written to them).
+  func markWritten(files: Set<String>) {
+    state.withLock { s in s.fileEdits = s.fileEdits.filter { !files.contains($0.value.file) } }
   }
 
   /// Adds `stubs` as runtime stubs in one step (one table rebuild).
@@ -118,6 +168,7 @@ public final class StubStore: Sendable {
   public func importStubs(_ stubs: [StubMapping], policy: StubImportPolicy, deleteAllNotInImport: Bool) {
     mutate { s in
       if deleteAllNotInImport {
+        for stub in s.fileStubs { s.recordFileEdit(removing: stub.id) }
         s.fileStubs = []
         s.runtimeStubs = []
       }
@@ -125,6 +176,7 @@ public final class StubStore: Sendable {
         let exists = s.fileStubs.contains { $0.id == stub.id } || s.runtimeStubs.contains { $0.id == stub.id }
         if exists {
           if policy == .ignore { continue }
+          s.recordFileEdit(removing: stub.id)
           s.fileStubs.removeAll { $0.id == stub.id }
           s.runtimeStubs.removeAll { $0.id == stub.id }
         }
@@ -174,6 +226,17 @@ public final class StubStore: Sendable {
     state.withLock { s in if s.table === table { s.prepared[id] = prepared } }
   }
 
+  /// Adds `stub` as a file stub (written to `stub.file` by the admin API), replacing any stub with its id.
+  func addFileStub(_ stub: StubMapping) {
+    mutate { s in
+      s.recordFileEdit(removing: stub.id)
+      s.fileEdits[stub.id] = nil
+      s.fileStubs.removeAll { $0.id == stub.id }
+      s.runtimeStubs.removeAll { $0.id == stub.id }
+      s.fileStubs.append(stub)
+    }
+  }
+
   /// Applies `change` to the stubs and swaps in the rebuilt table (the one way stubs change).
   private func mutate<T>(_ change: (inout State) -> T) -> T {
     state.withLock { s in
@@ -182,5 +245,13 @@ public final class StubStore: Sendable {
       s.prepared = [:]
       return result
     }
+  }
+}
+
+extension StubStore.State {
+  /// Records that file stub `id` (if it is one) is no longer served: a reload must not bring it back.
+  mutating func recordFileEdit(removing id: String) {
+    guard let stub = fileStubs.first(where: { $0.id == id }), let file = stub.file else { return }
+    fileEdits[id] = StubStore.FileEdit(file: file, replacement: nil)
   }
 }

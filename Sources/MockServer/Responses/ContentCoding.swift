@@ -10,6 +10,13 @@ package enum ContentCoding: String, Sendable, CaseIterable {
   /// No coding.
   case identity
 
+  /// The coding a `Content-Encoding` field value names (`x-gzip` is gzip, RFC 9110 §8.4.1.3), or nil for
+  /// one the server cannot remove.
+  package init?(fieldValue: String) {
+    let name = fieldValue.trimmingOWS().lowercasedASCII()
+    self.init(rawValue: name == "x-gzip" ? "gzip" : name)
+  }
+
   /// Applies the coding to `content`.
   package func encode(_ content: [UInt8]) -> [UInt8] {
     switch self {

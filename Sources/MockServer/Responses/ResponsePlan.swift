@@ -1,4 +1,5 @@
 import HTTPCore
+import Mappings
 
 /// What the connection does to answer one request: a sequence of steps, so that normal responses, delays,
 /// slow drip and network faults are all executed by the same machinery, in order, per request.
@@ -30,6 +31,16 @@ public struct ResponsePlan: Sendable {
     /// the loop's other connections are not kept waiting; the plan it returns runs next. Dropped if the
     /// client goes away meanwhile.
     case deferred(@Sendable () -> ResponsePlan)
+    /// Starts work that finishes elsewhere (an upstream exchange on its own thread) and hands the plan
+    /// that runs next to the given callback, exactly once, from any thread; the connection takes it back
+    /// on its loop. Dropped if the client goes away meanwhile.
+    case awaiting(@Sendable (_ resume: @escaping @Sendable (ResponsePlan) -> Void) -> Void)
+    /// Streams Server-Sent Events (`text/event-stream`) from the subscription until the client goes away
+    /// or the server shuts down: a head without a length (the content ends when the connection closes,
+    /// RFC 9112 §6.3), the subscription's first bytes, then its events as they come and a heartbeat
+    /// comment line every interval. Nothing after it runs; the connection then closes. The admin API's
+    /// `GET /__admin/events` makes it.
+    case eventStream(EventStreamSubscription)
   }
 
   /// The steps in order.
@@ -82,6 +93,11 @@ public struct RequestContext: Sendable {
   public var requestNumber: Int
   /// Wall-clock time the request head completed, seconds since 1970.
   public var receivedAt: Double
+
+  /// What request matching sees of the connection (`scheme`, `port`, `clientIp`).
+  var connection: RequestView.Connection {
+    RequestView.Connection(isTLS: isTLS, localPort: localPort, clientAddress: clientAddress)
+  }
 }
 
 /// The application behind the server: turns requests into plans. Called on an event-loop thread; it must

@@ -5,7 +5,7 @@ import NativeSupport
   import Glibc
 #endif
 
-/// The server side of one TLS connection over an accepted non-blocking socket: an `SSL` object in accept
+/// One TLS connection: the server side of over an accepted non-blocking socket: an `SSL` object in accept
 /// state whose handshake is driven implicitly by ``read(into:)`` and ``write(_:)``. `SSL_ERROR_WANT_READ`
 /// becomes `.wouldBlock(wantsWrite: false)` and `SSL_ERROR_WANT_WRITE` `.wouldBlock(wantsWrite: true)`,
 /// so the connection waits for the right readiness instead of blocking its event loop.
@@ -15,7 +15,8 @@ import NativeSupport
 /// comes first. The shared `SSL_CTX` is retained through ``context``.
 final class TLSByteStream: ByteStream {
   let fd: Int32
-  private let context: TLSServerContext
+  /// The `SSL_CTX` owner (``TLSServerContext`` or ``UpstreamTLSContext``), retained while the `SSL` lives.
+  private let context: AnyObject
   private var ssl: OpaquePointer?
   /// Set after a fatal TLS or socket error: OpenSSL forbids `SSL_shutdown` then.
   private var fatal = false
@@ -65,6 +66,33 @@ final class TLSByteStream: ByteStream {
       return nil
     }
     SSL_set_accept_state(ssl)
+    self.fd = fd
+    self.context = context
+    self.ssl = ssl
+  }
+
+  /// The client side: wraps `fd` (non-blocking, connected) in an `SSL` in connect state from `context`,
+  /// sending `serverName` as SNI (RFC 6066 §3; not for IP literals) and checking the server certificate
+  /// names it (RFC 6125). Nil when OpenSSL refuses.
+  init?(fd: Int32, upstream context: UpstreamTLSContext, serverName: String) {
+    guard let ssl = SSL_new(context.ctx) else {
+      OpenSSLErrors.clear()
+      return nil
+    }
+    guard let method = NoSignalBIOMethod.shared.pointer, cossl_ssl_set_socket(ssl, fd, method) == 1 else {
+      SSL_free(ssl)
+      OpenSSLErrors.clear()
+      return nil
+    }
+    if !context.verifiesPeer {
+      // --proxy-insecure: no chain or name check.
+    } else if UpstreamTLSContext.isIPAddress(serverName) {
+      _ = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), serverName)
+    } else {
+      _ = SSL_set1_host(ssl, serverName)
+    }
+    if !UpstreamTLSContext.isIPAddress(serverName) { _ = cossl_set_tlsext_host_name(ssl, serverName) }
+    SSL_set_connect_state(ssl)
     self.fd = fd
     self.context = context
     self.ssl = ssl
@@ -123,6 +151,14 @@ final class TLSByteStream: ByteStream {
       lastError = OpenSSLErrors.drain()
       return .failed(IOError("\(operation): \(lastError ?? "protocol error")", errno: EPROTO))
     }
+  }
+
+  /// Client side: why the server certificate was refused (`certificate has expired`, `hostname
+  /// mismatch`…), or nil when it was not.
+  var verificationFailure: String? {
+    guard let ssl else { return nil }
+    let code = SSL_get_verify_result(ssl)
+    return code == Int(X509_V_OK) ? nil : String(cString: X509_verify_cert_error_string(code))
   }
 
   var hasBufferedInput: Bool {

@@ -5,7 +5,8 @@ import MockServerTesting
 import Synchronization
 import Testing
 
-/// This example's fixtures (`Examples/FriendsApp/Fixtures`): copy the folder next to your tests.
+/// This example's fixtures (`Examples/FriendsApp/Fixtures`, in the package root next to `Sources/` and
+/// `Tests/`): copy the folder into your package root.
 let friendsFixtures = URL(fileURLWithPath: #filePath)
   .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
   .appendingPathComponent("Fixtures").path

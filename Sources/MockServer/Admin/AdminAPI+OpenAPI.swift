@@ -1,0 +1,1103 @@
+import HTTPCore
+import MockJSON
+
+extension AdminAPI {
+  /// `GET /__admin/openapi.json` (and `/__admin/docs`): the OpenAPI 3 document of this admin API.
+  static func openAPIDocument() -> ResponsePlan {
+    .respond(status: .ok, headers: ["Content-Type": "application/json"], body: Array(openAPIText.utf8))
+  }
+
+  /// The OpenAPI 3.0 document of the admin API: every route of ``AdminAPI/route(_:)``, with the shapes of
+  /// its answers (a test validates the answers of a run through every route against it).
+  static let openAPIText = #"""
+    {
+      "openapi": "3.0.3",
+      "info": {
+        "title": "MockServer admin API",
+        "version": "1",
+        "description": "WireMock-compatible admin API of mockserver (docs/admin-api.md)."
+      },
+      "paths": {
+        "/__admin/mappings": {
+          "get": {
+            "summary": "List stub mappings",
+            "parameters": [
+              {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+              {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}}
+            ],
+            "responses": {
+              "200": {
+                "description": "Stub mappings",
+                "content": {
+                  "application/json": {"schema": {"$ref": "#/components/schemas/StubMappings"}}
+                }
+              },
+              "400": {
+                "description": "Bad query",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          },
+          "post": {
+            "summary": "Create a stub mapping (persistent: true writes its file)",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/StubMapping"}}
+              }
+            },
+            "responses": {
+              "201": {
+                "description": "Created",
+                "content": {
+                  "application/json": {"schema": {"$ref": "#/components/schemas/StubMapping"}}
+                }
+              },
+              "400": {
+                "description": "Invalid stub",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              },
+              "500": {
+                "description": "Write failed",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          },
+          "delete": {
+            "summary": "Delete every stub mapping",
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
+              }
+            }
+          }
+        },
+        "/__admin/mappings/new": {
+          "post": {
+            "summary": "Create a stub mapping (old path)",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/StubMapping"}}
+              }
+            },
+            "responses": {
+              "201": {
+                "description": "Created",
+                "content": {
+                  "application/json": {"schema": {"$ref": "#/components/schemas/StubMapping"}}
+                }
+              },
+              "400": {
+                "description": "Invalid stub",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/mappings/{id}": {
+          "get": {
+            "summary": "One stub mapping",
+            "parameters": [
+              {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
+            ],
+            "responses": {
+              "200": {
+                "description": "The stub",
+                "content": {
+                  "application/json": {"schema": {"$ref": "#/components/schemas/StubMapping"}}
+                }
+              },
+              "404": {
+                "description": "No such stub",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          },
+          "put": {
+            "summary": "Replace a stub mapping (rewrites the file of a persistent one)",
+            "parameters": [
+              {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/StubMapping"}}
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "Replaced",
+                "content": {
+                  "application/json": {"schema": {"$ref": "#/components/schemas/StubMapping"}}
+                }
+              },
+              "400": {
+                "description": "Invalid stub",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              },
+              "404": {
+                "description": "No such stub",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          },
+          "delete": {
+            "summary": "Delete a stub mapping (removes a persistent one from its file)",
+            "parameters": [
+              {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
+            ],
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
+              },
+              "404": {
+                "description": "No such stub",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/mappings/save": {
+          "post": {
+            "summary": "Write runtime stubs and runtime edits of file stubs to the fixtures folder",
+            "responses": {
+              "200": {
+                "description": "What was written",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "type": "object",
+                      "properties": {
+                        "saved": {
+                          "type": "array",
+                          "items": {
+                            "type": "object",
+                            "required": ["id", "file"],
+                            "properties": {"id": {"type": "string"}, "file": {"type": "string"}}
+                          }
+                        },
+                        "rewritten": {"type": "array", "items": {"type": "string"}}
+                      }
+                    }
+                  }
+                }
+              },
+              "409": {
+                "description": "No fixtures folder",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              },
+              "500": {
+                "description": "Write failed",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/mappings/reset": {
+          "post": {
+            "summary": "Back to the fixtures folder's stubs",
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
+              },
+              "500": {
+                "description": "Fixture errors",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/mappings/import": {
+          "post": {
+            "summary": "Import stub mappings",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "type": "object",
+                    "required": ["mappings"],
+                    "properties": {
+                      "mappings": {
+                        "type": "array",
+                        "items": {"$ref": "#/components/schemas/StubMapping"}
+                      },
+                      "importOptions": {"type": "object"}
+                    }
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
+              },
+              "400": {
+                "description": "Invalid import",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/mappings/find-by-metadata": {
+          "post": {
+            "summary": "Stubs whose metadata matches",
+            "requestBody": {
+              "required": true,
+              "content": {"application/json": {"schema": {"type": "object"}}}
+            },
+            "responses": {
+              "200": {
+                "description": "Stub mappings",
+                "content": {
+                  "application/json": {"schema": {"$ref": "#/components/schemas/StubMappings"}}
+                }
+              },
+              "400": {
+                "description": "Invalid matcher",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/mappings/remove-by-metadata": {
+          "post": {
+            "summary": "Delete stubs whose metadata matches",
+            "requestBody": {
+              "required": true,
+              "content": {"application/json": {"schema": {"type": "object"}}}
+            },
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
+              },
+              "400": {
+                "description": "Invalid matcher",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/mappings/remove": {
+          "post": {
+            "summary": "Delete stubs with this id or the same request pattern",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/StubMapping"}}
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
+              },
+              "400": {
+                "description": "Invalid pattern",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/mappings/unmatched": {
+          "get": {
+            "summary": "Stubs no journaled request matched",
+            "responses": {
+              "200": {
+                "description": "Stub mappings",
+                "content": {
+                  "application/json": {"schema": {"$ref": "#/components/schemas/StubMappings"}}
+                }
+              }
+            }
+          },
+          "delete": {
+            "summary": "Delete the stubs no journaled request matched",
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
+              }
+            }
+          }
+        },
+        "/__admin/requests": {
+          "get": {
+            "summary": "Journal, newest first",
+            "parameters": [
+              {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+              {"name": "since", "in": "query", "schema": {"type": "string"}},
+              {"name": "unmatched", "in": "query", "schema": {"type": "boolean"}},
+              {"name": "matchingStub", "in": "query", "schema": {"type": "string"}}
+            ],
+            "responses": {
+              "200": {
+                "description": "Journal",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "type": "object",
+                      "required": ["requests", "meta"],
+                      "properties": {
+                        "requests": {
+                          "type": "array",
+                          "items": {"$ref": "#/components/schemas/ServeEvent"}
+                        },
+                        "meta": {"$ref": "#/components/schemas/Meta"},
+                        "requestJournalDisabled": {"type": "boolean"}
+                      }
+                    }
+                  }
+                }
+              },
+              "400": {
+                "description": "Bad query",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          },
+          "delete": {
+            "summary": "Clear the journal",
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
+              }
+            }
+          }
+        },
+        "/__admin/requests/reset": {
+          "post": {
+            "summary": "Clear the journal",
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
+              }
+            }
+          }
+        },
+        "/__admin/requests/count": {
+          "post": {
+            "summary": "Count requests matching a pattern",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/RequestPattern"}}
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "Count",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "type": "object",
+                      "required": ["count"],
+                      "properties": {
+                        "count": {"type": "integer", "minimum": 0},
+                        "exact": {"type": "boolean"},
+                        "evicted": {"type": "integer"}
+                      }
+                    }
+                  }
+                }
+              },
+              "400": {
+                "description": "Invalid pattern",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/requests/find": {
+          "post": {
+            "summary": "Requests matching a pattern",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/RequestPattern"}}
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "Requests",
+                "content": {
+                  "application/json": {"schema": {"$ref": "#/components/schemas/Requests"}}
+                }
+              },
+              "400": {
+                "description": "Invalid pattern",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/requests/remove": {
+          "post": {
+            "summary": "Remove requests matching a pattern",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/RequestPattern"}}
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "Removed requests",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "type": "object",
+                      "required": ["requests"],
+                      "properties": {
+                        "requests": {
+                          "type": "array",
+                          "items": {"$ref": "#/components/schemas/ServeEvent"}
+                        }
+                      }
+                    }
+                  }
+                }
+              },
+              "400": {
+                "description": "Invalid pattern",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/requests/remove-by-metadata": {
+          "post": {
+            "summary": "Remove requests served by stubs whose metadata matches",
+            "requestBody": {
+              "required": true,
+              "content": {"application/json": {"schema": {"type": "object"}}}
+            },
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
+              },
+              "400": {
+                "description": "Invalid matcher",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/requests/unmatched": {
+          "get": {
+            "summary": "Unmatched requests",
+            "responses": {
+              "200": {
+                "description": "Requests",
+                "content": {
+                  "application/json": {"schema": {"$ref": "#/components/schemas/Requests"}}
+                }
+              }
+            }
+          }
+        },
+        "/__admin/requests/unmatched/near-misses": {
+          "get": {
+            "summary": "Near misses of unmatched requests",
+            "responses": {
+              "200": {
+                "description": "Near misses",
+                "content": {
+                  "application/json": {"schema": {"$ref": "#/components/schemas/NearMisses"}}
+                }
+              }
+            }
+          }
+        },
+        "/__admin/requests/{id}": {
+          "get": {
+            "summary": "One journal entry",
+            "parameters": [
+              {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
+            ],
+            "responses": {
+              "200": {
+                "description": "Entry",
+                "content": {
+                  "application/json": {"schema": {"$ref": "#/components/schemas/ServeEvent"}}
+                }
+              },
+              "404": {
+                "description": "No such entry",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          },
+          "delete": {
+            "summary": "Remove one journal entry",
+            "parameters": [
+              {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
+            ],
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
+              },
+              "404": {
+                "description": "No such entry",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/near-misses/request": {
+          "post": {
+            "summary": "Stubs nearest to a logged request",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/LoggedRequest"}}
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "Near misses",
+                "content": {
+                  "application/json": {"schema": {"$ref": "#/components/schemas/NearMisses"}}
+                }
+              },
+              "400": {
+                "description": "Invalid request",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/near-misses/request-pattern": {
+          "post": {
+            "summary": "Journaled requests nearest to a pattern",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/RequestPattern"}}
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "Near misses",
+                "content": {
+                  "application/json": {"schema": {"$ref": "#/components/schemas/NearMisses"}}
+                }
+              },
+              "400": {
+                "description": "Invalid pattern",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/scenarios": {
+          "get": {
+            "summary": "Scenarios and their states",
+            "responses": {
+              "200": {
+                "description": "Scenarios",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "type": "object",
+                      "required": ["scenarios"],
+                      "properties": {
+                        "scenarios": {
+                          "type": "array",
+                          "items": {"$ref": "#/components/schemas/Scenario"}
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "/__admin/scenarios/reset": {
+          "post": {
+            "summary": "Every scenario back to Started",
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
+              }
+            }
+          }
+        },
+        "/__admin/scenarios/{name}/state": {
+          "put": {
+            "summary": "Set a scenario's state",
+            "parameters": [
+              {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}
+            ],
+            "requestBody": {
+              "required": false,
+              "content": {
+                "application/json": {
+                  "schema": {"type": "object", "properties": {"state": {"type": "string"}}}
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
+              },
+              "400": {
+                "description": "Unknown state",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              },
+              "404": {
+                "description": "No such scenario",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/settings": {
+          "get": {
+            "summary": "Global settings",
+            "responses": {
+              "200": {
+                "description": "Settings",
+                "content": {
+                  "application/json": {"schema": {"$ref": "#/components/schemas/SettingsEnvelope"}}
+                }
+              }
+            }
+          },
+          "post": {
+            "summary": "Replace the global settings",
+            "requestBody": {
+              "required": true,
+              "content": {"application/json": {"schema": {"type": "object"}}}
+            },
+            "responses": {
+              "200": {
+                "description": "Settings",
+                "content": {
+                  "application/json": {"schema": {"$ref": "#/components/schemas/SettingsEnvelope"}}
+                }
+              },
+              "400": {
+                "description": "Invalid settings",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          },
+          "put": {
+            "summary": "Replace the global settings",
+            "requestBody": {
+              "required": true,
+              "content": {"application/json": {"schema": {"type": "object"}}}
+            },
+            "responses": {
+              "200": {
+                "description": "Settings",
+                "content": {
+                  "application/json": {"schema": {"$ref": "#/components/schemas/SettingsEnvelope"}}
+                }
+              },
+              "400": {
+                "description": "Invalid settings",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          },
+          "patch": {
+            "summary": "Change the settings given",
+            "requestBody": {
+              "required": true,
+              "content": {"application/json": {"schema": {"type": "object"}}}
+            },
+            "responses": {
+              "200": {
+                "description": "Settings",
+                "content": {
+                  "application/json": {"schema": {"$ref": "#/components/schemas/SettingsEnvelope"}}
+                }
+              },
+              "400": {
+                "description": "Invalid settings",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/files": {
+          "get": {
+            "summary": "Body files under __files/",
+            "responses": {
+              "200": {
+                "description": "File names",
+                "content": {
+                  "application/json": {"schema": {"type": "array", "items": {"type": "string"}}}
+                }
+              },
+              "409": {
+                "description": "No fixtures folder",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/files/{name}": {
+          "get": {
+            "summary": "A body file's bytes",
+            "parameters": [
+              {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}
+            ],
+            "responses": {
+              "200": {
+                "description": "The file",
+                "content": {
+                  "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+                  "*/*": {"schema": {}}
+                }
+              },
+              "400": {
+                "description": "Bad name",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              },
+              "403": {
+                "description": "Outside __files",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              },
+              "404": {
+                "description": "No such file",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          },
+          "put": {
+            "summary": "Write a body file",
+            "parameters": [
+              {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}
+            ],
+            "requestBody": {"required": true, "content": {"*/*": {"schema": {}}}},
+            "responses": {
+              "200": {
+                "description": "The content written",
+                "content": {
+                  "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}
+                }
+              },
+              "400": {
+                "description": "Bad name",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              },
+              "403": {
+                "description": "Outside __files",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          },
+          "delete": {
+            "summary": "Remove a body file",
+            "parameters": [
+              {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}
+            ],
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
+              },
+              "400": {
+                "description": "Bad name",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              },
+              "403": {
+                "description": "Outside __files",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              },
+              "404": {
+                "description": "No such file",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/reset": {
+          "post": {
+            "summary": "Stubs back to files, journal cleared, scenarios reset",
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
+              },
+              "500": {
+                "description": "Fixture errors",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/health": {
+          "get": {
+            "summary": "Health",
+            "responses": {
+              "200": {
+                "description": "Healthy",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "type": "object",
+                      "required": ["status", "version"],
+                      "properties": {
+                        "status": {"type": "string"},
+                        "message": {"type": "string"},
+                        "version": {"type": "string"},
+                        "uptimeInSeconds": {"type": "integer"},
+                        "timestamp": {"type": "string"}
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "/__admin/version": {
+          "get": {
+            "summary": "Version",
+            "responses": {
+              "200": {
+                "description": "Version",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "type": "object",
+                      "required": ["version"],
+                      "properties": {"version": {"type": "string"}}
+                    }
+                  }
+                }
+              }
+            }
+          }
+        },
+        "/__admin/shutdown": {
+          "post": {
+            "summary": "Stop the server",
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
+              },
+              "501": {
+                "description": "No shutdown hook",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              }
+            }
+          }
+        },
+        "/__admin/openapi.json": {
+          "get": {
+            "summary": "This document",
+            "responses": {
+              "200": {
+                "description": "OpenAPI 3 document",
+                "content": {
+                  "application/json": {
+                    "schema": {"type": "object", "required": ["openapi", "paths"]}
+                  }
+                }
+              }
+            }
+          }
+        },
+        "/__admin/docs": {
+          "get": {
+            "summary": "This document (alias)",
+            "responses": {
+              "200": {
+                "description": "OpenAPI 3 document",
+                "content": {
+                  "application/json": {
+                    "schema": {"type": "object", "required": ["openapi", "paths"]}
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "components": {
+        "schemas": {
+          "Empty": {"type": "object", "maxProperties": 0},
+          "Meta": {
+            "type": "object",
+            "required": ["total"],
+            "properties": {"total": {"type": "integer", "minimum": 0}}
+          },
+          "Errors": {
+            "type": "object",
+            "required": ["errors"],
+            "properties": {
+              "errors": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                  "type": "object",
+                  "required": ["code", "title", "detail"],
+                  "properties": {
+                    "code": {"type": "integer"},
+                    "title": {"type": "string"},
+                    "detail": {"type": "string"},
+                    "source": {"type": "object", "properties": {"pointer": {"type": "string"}}}
+                  }
+                }
+              }
+            }
+          },
+          "StubMapping": {
+            "type": "object",
+            "properties": {
+              "id": {"type": "string"},
+              "uuid": {"type": "string"},
+              "name": {"type": "string"},
+              "priority": {"type": "integer", "minimum": 1},
+              "persistent": {"type": "boolean"},
+              "request": {"$ref": "#/components/schemas/RequestPattern"},
+              "response": {"type": "object"},
+              "metadata": {"type": "object"},
+              "scenarioName": {"type": "string"},
+              "requiredScenarioState": {"type": "string"},
+              "newScenarioState": {"type": "string"},
+              "serveEventListeners": {"type": "array"},
+              "postServeActions": {},
+              "x-cors": {"type": "boolean"}
+            }
+          },
+          "StubMappings": {
+            "type": "object",
+            "required": ["mappings", "meta"],
+            "properties": {
+              "mappings": {"type": "array", "items": {"$ref": "#/components/schemas/StubMapping"}},
+              "meta": {"$ref": "#/components/schemas/Meta"}
+            }
+          },
+          "RequestPattern": {
+            "type": "object",
+            "properties": {
+              "method": {"type": "string"},
+              "url": {"type": "string"},
+              "urlPath": {"type": "string"},
+              "urlPattern": {"type": "string"},
+              "urlPathPattern": {"type": "string"},
+              "urlPathTemplate": {"type": "string"}
+            }
+          },
+          "LoggedRequest": {
+            "type": "object",
+            "required": ["url"],
+            "properties": {
+              "id": {"type": "string"},
+              "method": {"type": "string"},
+              "url": {"type": "string"},
+              "absoluteUrl": {"type": "string"},
+              "headers": {"type": "object"},
+              "body": {"type": "string"},
+              "loggedDate": {"type": "number"},
+              "loggedDateString": {"type": "string"}
+            }
+          },
+          "ServeEvent": {
+            "type": "object",
+            "required": ["id", "request"],
+            "properties": {
+              "id": {"type": "string"},
+              "request": {"$ref": "#/components/schemas/LoggedRequest"},
+              "stubMapping": {"type": "object"},
+              "responseDefinition": {"type": "object"},
+              "wasMatched": {"type": "boolean"}
+            }
+          },
+          "Requests": {
+            "type": "object",
+            "required": ["requests"],
+            "properties": {
+              "requests": {"type": "array", "items": {"$ref": "#/components/schemas/LoggedRequest"}}
+            }
+          },
+          "NearMisses": {
+            "type": "object",
+            "required": ["nearMisses"],
+            "properties": {
+              "nearMisses": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "required": ["request", "matchResult"],
+                  "properties": {
+                    "request": {"type": "object"},
+                    "stubMapping": {"type": "object"},
+                    "requestPattern": {"type": "object"},
+                    "matchResult": {
+                      "type": "object",
+                      "required": ["distance"],
+                      "properties": {"distance": {"type": "number", "minimum": 0, "maximum": 1}}
+                    },
+                    "mismatches": {
+                      "type": "array",
+                      "items": {
+                        "type": "object",
+                        "properties": {
+                          "part": {"type": "string"},
+                          "expected": {"type": "string"},
+                          "actual": {"type": "string"}
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          },
+          "Scenario": {
+            "type": "object",
+            "required": ["name", "state"],
+            "properties": {
+              "id": {"type": "string"},
+              "name": {"type": "string"},
+              "state": {"type": "string"},
+              "possibleStates": {"type": "array", "items": {"type": "string"}}
+            }
+          },
+          "SettingsEnvelope": {
+            "type": "object",
+            "required": ["settings"],
+            "properties": {
+              "settings": {
+                "type": "object",
+                "required": ["fixedDelay"],
+                "properties": {
+                  "fixedDelay": {"type": "integer", "minimum": 0},
+                  "delayDistribution": {
+                    "type": "object",
+                    "required": ["type"],
+                    "properties": {
+                      "type": {"type": "string", "enum": ["fixed", "uniform", "lognormal"]}
+                    }
+                  },
+                  "extended": {"type": "object"}
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    """#
+}

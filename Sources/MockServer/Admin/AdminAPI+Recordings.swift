@@ -1,0 +1,84 @@
+import HTTPCore
+import Mappings
+import MockJSON
+
+/// WireMock's recording API: `POST /__admin/recordings/start`, `POST /__admin/recordings/stop`,
+/// `GET /__admin/recordings/status`, `POST /__admin/recordings/snapshot`. See docs/admin-api.md and
+/// docs/recording.md.
+extension AdminAPI {
+  func recordings(_ call: Call, _ rest: [String]) -> ResponsePlan {
+    guard let forwarder, rest.count == 1 else { return notFound(call) }
+    let recorder = forwarder.recorder
+    switch (call.method, rest[0]) {
+    case ("GET", "status"):
+      return AdminAPI.json(.object(JSONObject(pairs: [("status", .string(recorder.status.rawValue))])))
+    case ("POST", "start"):
+      let o: JSONObject
+      switch AdminAPI.objectBody(call, describing: "a record spec {\"targetBaseUrl\": …}") {
+      case .failure(let f): return f.plan
+      case .success(let v): o = v
+      }
+      switch RecordingSpec.parse(o, requireTarget: true) {
+      case .failure(let p):
+        return AdminAPI.error(.badRequest, title: "Invalid record spec", detail: p.detail, pointer: p.pointer)
+      case .success(let spec):
+        guard recorder.start(spec) else {
+          return AdminAPI.error(
+            HTTPStatus(code: 409), title: "Already recording", detail: "a recording is running: stop it first"
+          )
+        }
+        return AdminAPI.empty
+      }
+    case ("POST", "stop"):
+      guard let (spec, exchanges, _) = recorder.stop() else {
+        return AdminAPI.error(
+          .badRequest, title: "Not recording",
+          detail: "no recording is running (POST /__admin/recordings/start)")
+      }
+      return recorded(exchanges, spec: spec)
+    case ("POST", "snapshot"):
+      var spec = RecordingSpec()
+      switch AdminAPI.body(call, allowEmpty: true) {
+      case .failure(let f): return f.plan
+      case .success(let v):
+        if let v {
+          guard let o = v.objectValue else {
+            return AdminAPI.error(
+              .badRequest, title: "Invalid record spec",
+              detail: "$: expected an object, found \(v.kindDescription)",
+              pointer: "/")
+          }
+          switch RecordingSpec.parse(o, requireTarget: false) {
+          case .failure(let p):
+            return AdminAPI.error(
+              .badRequest, title: "Invalid record spec", detail: p.detail, pointer: p.pointer)
+          case .success(let s): spec = s
+          }
+        }
+      }
+      // The exchanges whose requests are still in the journal (a reset forgets them too).
+      let exchanges = recorder.recent.filter { journal.entry(id: $0.journalID) != nil }
+      return recorded(exchanges, spec: spec)
+    default:
+      return notFound(call)
+    }
+  }
+
+  /// Stubs from `exchanges` as `spec` says, added to the server when it persists, as
+  /// `{"mappings": [...]}` (or `{"ids": [...]}`).
+  private func recorded(_ exchanges: [RecordedExchange], spec: RecordingSpec) -> ResponsePlan {
+    let context = parsingContext()
+    let (stubs, _) = RecordedStubBuilder.stubs(from: exchanges, spec: spec, makeID: context.makeID)
+    if spec.persist {
+      for stub in stubs {
+        let (parsed, _) = StubParser.parse(.object(stub.json), file: "", context: context)
+        if let parsed { store.add(parsed) }
+      }
+    }
+    let result: (String, JSONValue) =
+      spec.outputIDsOnly
+      ? ("ids", .array(stubs.compactMap { $0.json["id"] }))
+      : ("mappings", .array(stubs.map { .object($0.json) }))
+    return AdminAPI.json(.object(JSONObject(pairs: [result])))
+  }
+}

@@ -1,0 +1,69 @@
+import HTTPCore
+import Mappings
+import Synchronization
+
+extension MockResponder {
+  /// Answers `request` through the upstream `proxy` names (a proxy stub, `--proxy-all` or a recording
+  /// session): the journal entry is made now and gets the relayed status when the upstream answers; the
+  /// upstream exchange runs on a thread of its own and the connection resumes on its loop with the answer
+  /// (a 502/504 JSON error naming the upstream and the reason when there is none).
+  func serveProxy(
+    _ proxy: ProxyDefinition, stub: StubMapping?, request: HTTPRequest, context: RequestContext,
+    delayMilliseconds: Int = 0
+  ) -> ResponsePlan {
+    let entry = makeEntry(request, context: context, stubID: stub?.id, nearMisses: [])
+    let journalID = entry.id
+    let ticket = journal.record(entry)
+    let started = SocketOps.monotonicNanos()
+    let forwarder = self.forwarder
+    let journal = self.journal
+    let logger = self.logger
+    let scenarioBook = self.scenarioBook
+    let label = stub.map { $0.name ?? $0.id } ?? "proxy \(proxy.baseURL)"
+    let transition = stub.flatMap { stub in
+      stub.scenarioName.flatMap { name in
+        stub.newScenarioState.map {
+          ScenarioBook.Transition(name: name, required: stub.requiredScenarioState, next: $0)
+        }
+      }
+    }
+    let statusBox = StatusBox()
+    var steps: [ResponsePlan.Step] = []
+    if delayMilliseconds > 0 { steps.append(.pause(milliseconds: delayMilliseconds)) }
+    steps.append(
+      .awaiting { resume in
+        forwarder.forward(request, proxy: proxy, journalID: journalID) { outcome in
+          let status = outcome.response.status.code
+          statusBox.set(status, note: outcome.failure?.description)
+          journal.update(ticket) { $0.responseStatus = status }
+          resume(
+            ProxyForwarder.plan(
+              relaying: outcome.response, method: request.method, announcedLength: outcome.announcedLength))
+        }
+      })
+    return ResponsePlan(steps: steps) { served in
+      let ms = Double(SocketOps.monotonicNanos() - started) / 1e6
+      let (status, note) = statusBox.get()
+      if served, let transition {
+        scenarioBook.recordServed(stubID: stub?.id ?? "", countsServes: false, transition: transition)
+      }
+      journal.update(ticket) { e in
+        e.served = served
+        e.durationMilliseconds = ms
+        if !served { e.responseStatus = nil }
+      }
+      if logger.level != .quiet {
+        logger.request(
+          request, status: served ? status : nil, fault: note.map { "upstream: \($0)" }, stub: label,
+          durationMilliseconds: ms, served: served)
+      }
+    }
+  }
+}
+
+/// The relayed status and failure, written on the exchange's thread and read on the loop afterwards.
+private final class StatusBox: Sendable {
+  private let value = Mutex<(Int?, String?)>((nil, nil))
+  func set(_ status: Int, note: String?) { value.withLock { $0 = (status, note) } }
+  func get() -> (Int?, String?) { value.withLock { $0 } }
+}

@@ -1,0 +1,134 @@
+import HTTPCore
+import Synchronization
+
+/// One proxied exchange: the request as the client sent it and the upstream's response (hop-by-hop
+/// fields removed, content as received).
+package struct RecordedExchange: Sendable {
+  /// The journal entry of the request (snapshots keep only exchanges still in the journal).
+  package var journalID: String
+  /// The request received.
+  package var request: HTTPRequest
+  /// The upstream's response.
+  package var response: HTTPResponse
+  /// The upstream's base URL.
+  package var upstream: String
+
+  /// Bytes held, for the bounds.
+  var approximateBytes: Int {
+    512 + request.body.count + response.body.count + request.head.target.utf8.count
+  }
+}
+
+/// The recording state of WireMock's recording API: `NeverStarted`, `Recording` (with its spec), `Stopped`;
+/// the exchanges captured while recording; and the most recent proxied exchanges whatever the state, for
+/// `POST /__admin/recordings/snapshot`. Both lists are bounded (count and bytes); exchanges past the bound
+/// are counted as dropped.
+package final class ProxyRecorder: Sendable {
+  /// WireMock's status names.
+  package enum Status: String, Sendable {
+    case neverStarted = "NeverStarted"
+    case recording = "Recording"
+    case stopped = "Stopped"
+  }
+
+  private struct State {
+    var status = Status.neverStarted
+    var spec = RecordingSpec()
+    var captured: [RecordedExchange] = []
+    var capturedBytes = 0
+    var dropped = 0
+    var recent: [RecordedExchange] = []
+    var recentBytes = 0
+  }
+
+  /// Most exchanges captured in one recording session, and their bytes.
+  package static let maxCaptured = 100_000
+  package static let maxCapturedBytes = 1 << 30
+  /// Most recent exchanges kept for snapshots, and their bytes.
+  package static let maxRecent = 1_000
+  package static let maxRecentBytes = 64 << 20
+
+  private let state: Mutex<State>
+  /// True while a session with a `targetBaseUrl` runs: read on every request, so without the lock.
+  private let hasTarget = Atomic(false)
+  private let listener = Mutex<(@Sendable (Int, RecordedExchange) -> Void)?>(nil)
+
+  /// Creates a recorder, recording from the start when `recording` (`--record-mappings`).
+  init(recording: Bool) {
+    var s = State()
+    if recording { s.status = .recording }
+    state = Mutex(s)
+  }
+
+  /// The current status.
+  package var status: Status { state.withLock { $0.status } }
+
+  /// The upstream a recording session started with `targetBaseUrl` proxies every request to, or nil.
+  package var recordingTarget: String? {
+    guard hasTarget.load(ordering: .relaxed) else { return nil }
+    return state.withLock { $0.status == .recording ? $0.spec.targetBaseURL : nil }
+  }
+
+  /// Called (on the exchange's thread) with the count so far and each exchange captured while recording:
+  /// the progress line of `mockserver record`.
+  package func onCapture(_ handler: (@Sendable (Int, RecordedExchange) -> Void)?) {
+    listener.withLock { $0 = handler }
+  }
+
+  /// Notes one proxied exchange.
+  func observe(_ exchange: RecordedExchange) {
+    let size = exchange.approximateBytes
+    let captured: Int? = state.withLock { s in
+      if size <= Self.maxRecentBytes {
+        s.recent.append(exchange)
+        s.recentBytes += size
+        while s.recent.count > Self.maxRecent || s.recentBytes > Self.maxRecentBytes {
+          s.recentBytes -= s.recent.removeFirst().approximateBytes
+        }
+      }
+      guard s.status == .recording else { return nil }
+      guard s.captured.count < Self.maxCaptured, s.capturedBytes + size <= Self.maxCapturedBytes else {
+        s.dropped += 1
+        return nil
+      }
+      s.captured.append(exchange)
+      s.capturedBytes += size
+      return s.captured.count
+    }
+    if let captured, let handler = listener.withLock({ $0 }) { handler(captured, exchange) }
+  }
+
+  /// Starts a session; false when one is already running.
+  package func start(_ spec: RecordingSpec) -> Bool {
+    state.withLock { s in
+      guard s.status != .recording else { return false }
+      s.status = .recording
+      s.spec = spec
+      s.captured = []
+      s.capturedBytes = 0
+      s.dropped = 0
+      hasTarget.store(spec.targetBaseURL != nil, ordering: .relaxed)
+      return true
+    }
+  }
+
+  /// Ends the session: its spec, the exchanges captured and how many were dropped over the bounds; nil
+  /// when none was running.
+  package func stop() -> (spec: RecordingSpec, exchanges: [RecordedExchange], dropped: Int)? {
+    state.withLock { s in
+      guard s.status == .recording else { return nil }
+      s.status = .stopped
+      hasTarget.store(false, ordering: .relaxed)
+      let result = (s.spec, s.captured, s.dropped)
+      s.captured = []
+      s.capturedBytes = 0
+      return result
+    }
+  }
+
+  /// The exchanges captured so far in the running session (for `mockserver record` on exit).
+  package var captured: [RecordedExchange] { state.withLock { $0.captured } }
+
+  /// The recent exchanges, oldest first.
+  package var recent: [RecordedExchange] { state.withLock { $0.recent } }
+}

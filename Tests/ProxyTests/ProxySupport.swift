@@ -1,0 +1,199 @@
+import Foundation
+import HTTPCore
+import MockServer
+import MockServerTesting
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The Python `http.server` upstream of this folder (`upstream.py`), started on a free port.
+enum PythonUpstream {
+  static var script: String {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("upstream.py").path
+  }
+
+  static func launch() throws -> MockServerProcess {
+    try MockServerProcess.launch(binary: "/usr/bin/env", arguments: ["python3", script, "--port", "0"])
+  }
+}
+
+/// A temporary folder, removed by ``remove()``.
+struct TemporaryFolder {
+  let path: String
+
+  init(files: [(String, String)] = []) throws {
+    path = NSTemporaryDirectory() + "proxy-tests-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: path + "/mappings", withIntermediateDirectories: true)
+    for (name, text) in files {
+      try text.write(toFile: path + "/mappings/" + name, atomically: true, encoding: .utf8)
+    }
+  }
+
+  func remove() { try? FileManager.default.removeItem(atPath: path) }
+
+  /// Every file under the folder, relative paths.
+  func files() -> [String] {
+    (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? []).filter {
+      var isDirectory: ObjCBool = false
+      return FileManager.default.fileExists(atPath: path + "/" + $0, isDirectory: &isDirectory)
+        && !isDirectory.boolValue
+    }.sorted()
+  }
+}
+
+struct ProxyTestError: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
+}
+
+/// One HTTP exchange with a server on 127.0.0.1 (a fresh connection, 60 s without progress at most).
+func exchange(
+  _ port: Int, _ method: String, _ target: String, headers: [(String, String)] = [], body: [UInt8] = []
+) throws -> HTTPResponse {
+  guard let url = UpstreamURL("http://127.0.0.1:\(port)") else { throw ProxyTestError("bad port \(port)") }
+  var fields = HTTPHeaders([("Host", url.hostField)])
+  for (name, value) in headers { fields.add(name: name, value: value) }
+  let request = HTTPRequest(
+    head: HTTPRequestHead(method: HTTPMethod(rawValue: method), target: target, headers: fields), body: body)
+  switch UpstreamHTTPClient(timeoutMilliseconds: 60_000, maxBodyBytes: 64 << 20, tls: nil).send(
+    request, to: url)
+  {
+  case .success(let response): return response
+  case .failure(let error): throw ProxyTestError("\(method) \(target) on port \(port): \(error)")
+  }
+}
+
+/// Runs `mockserver ARGS` to the end and returns its exit status and standard output.
+func runMockserver(_ arguments: [String]) throws -> (Int32, String) {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: MockServerProcess.defaultBinary())
+  process.arguments = arguments
+  let out = Pipe()
+  process.standardOutput = out
+  process.standardError = out
+  try process.run()
+  let data = out.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+/// A stub mapping file's text.
+func proxyStub(_ urlPattern: String, to base: String, priority: Int = 5, extra: String = "") -> String {
+  #"{"priority":\#(priority),"request":{"urlPattern":"\#(urlPattern)"},"response":{"proxyBaseUrl":"\#(base)"\#(extra)}}"#
+}
+
+/// A free TCP port on 127.0.0.1 that nothing listens on (bound, then closed).
+func closedPort() -> Int {
+  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+  defer { close(fd) }
+  var address = sockaddr_in()
+  address.sin_family = sa_family_t(AF_INET)
+  address.sin_addr.s_addr = inet_addr("127.0.0.1")
+  var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+  _ = withUnsafeMutablePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      _ = bind(fd, $0, length)
+      return getsockname(fd, $0, &length)
+    }
+  }
+  return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// `mockserver record …` (or any serve run) whose whole standard output and error is kept, for the summary
+/// printed on exit.
+final class RecordingRun: @unchecked Sendable {
+  // @unchecked: `process` and `pipe` are set in init and only read afterwards; the output is behind a Mutex.
+  private let process: Process
+  private let pipe: Pipe
+  private let output = OutputBuffer()
+  let port: Int
+
+  init(_ arguments: [String]) throws {
+    process = Process()
+    process.executableURL = URL(fileURLWithPath: MockServerProcess.defaultBinary())
+    process.arguments = arguments + ["--port", "0"]
+    pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let output = self.output
+    pipe.fileHandleForReading.readabilityHandler = { handle in
+      let data = handle.availableData
+      output.bytes.withLock { $0.append(contentsOf: data) }
+    }
+    let deadline = Date().addingTimeInterval(20)
+    var found: Int?
+    while Date() < deadline, found == nil, process.isRunning {
+      let text = String(decoding: output.bytes.withLock { $0 }, as: UTF8.self)
+      if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on http://") }),
+        let colon = line.lastIndex(of: ":")
+      {
+        found = Int(line[line.index(after: colon)...])
+      } else {
+        Thread.sleep(forTimeInterval: 0.05)
+      }
+    }
+    guard let found else {
+      process.terminate()
+      throw ProxyTestError(
+        "no listening line: \(String(decoding: output.bytes.withLock { $0 }, as: UTF8.self))")
+    }
+    port = found
+  }
+
+  /// Everything printed so far.
+  var outputText: String { String(decoding: output.bytes.withLock { $0 }, as: UTF8.self) }
+
+  /// SIGINT (Ctrl-C), then waits for the exit: its status and everything printed.
+  func interrupt() -> (Int32, String) {
+    kill(process.processIdentifier, SIGINT)
+    process.waitUntilExit()
+    Thread.sleep(forTimeInterval: 0.1)
+    pipe.fileHandleForReading.readabilityHandler = nil
+    let rest = pipe.fileHandleForReading.readDataToEndOfFile()
+    output.bytes.withLock { $0.append(contentsOf: rest) }
+    return (process.terminationStatus, String(decoding: output.bytes.withLock { $0 }, as: UTF8.self))
+  }
+
+  deinit { if process.isRunning { process.terminate() } }
+}
+
+/// Bytes appended from a pipe's handler thread.
+final class OutputBuffer: Sendable {
+  let bytes = Mutex<[UInt8]>([])
+}
+
+/// Sends `request` as written on a fresh connection to 127.0.0.1:`port` and reads until the server closes
+/// (the request should say `Connection: close`), at most 30 s.
+func rawExchange(_ port: Int, _ request: String) throws -> String {
+  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+  defer { close(fd) }
+  var address = sockaddr_in()
+  address.sin_family = sa_family_t(AF_INET)
+  address.sin_port = in_port_t(UInt16(port).bigEndian)
+  address.sin_addr.s_addr = inet_addr("127.0.0.1")
+  let rc = withUnsafePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+    }
+  }
+  guard rc == 0 else { throw ProxyTestError("connect: errno \(errno)") }
+  let bytes = Array(request.utf8)
+  guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count
+  else {
+    throw ProxyTestError("send failed")
+  }
+  var data: [UInt8] = []
+  var buffer = [UInt8](repeating: 0, count: 65536)
+  let deadline = Date().addingTimeInterval(30)
+  while Date() < deadline {
+    var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    guard poll(&pfd, 1, 1000) > 0 else { continue }
+    let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+    if n <= 0 { break }
+    data.append(contentsOf: buffer[0..<n])
+  }
+  return String(decoding: data, as: UTF8.self)
+}
