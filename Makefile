@@ -112,19 +112,22 @@ format:
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := .build/fuzz
 FUZZ_FLAGS := -sanitize=fuzzer,address -parse-as-library -O
-FUZZ_INCLUDES := -I Sources/CLinuxShims -I Sources/COpenSSL -I Sources/CZlib
+FUZZ_INCLUDES := -I Sources/CLinuxShims -I Sources/COpenSSL -I Sources/CZlib -I Sources/CLibXML2 -I Sources/CYAML \
+  -I /usr/include/libxml2
 FUZZ_LINK = swiftc $(FUZZ_FLAGS) -package-name "$$(basename "$(CURDIR)" | tr A-Z a-z)" -I $(FUZZ_BUILD)/release/Modules
 FUZZ_OBJECTS = $(FUZZ_BUILD)/release/$(1).build/*.o
-FUZZ_MAPPINGS = $(foreach t,HTTPCore RegularExpressions MockJSON Templating Mappings,$(call FUZZ_OBJECTS,$(t)))
+# Every object of MockServer's dependency closure (the only thing built into FUZZ_BUILD), and the C libraries
+# its system-library targets name: the stub and admin fuzzers need whatever Mappings and MockServer import.
+FUZZ_ALL_OBJECTS = $(FUZZ_BUILD)/release/*.build/*.o
+FUZZ_LIBS = -l_FoundationICU -lssl -lcrypto -lz $$(pkg-config --libs yaml-0.1 libxml-2.0 2>/dev/null)
 fuzz: deps
 	$(SWIFT) build -c release --build-path $(FUZZ_BUILD) --target MockServer \
 	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing
 	$(FUZZ_LINK) Fuzz/HTTPParserFuzzer.swift $(call FUZZ_OBJECTS,HTTPCore) -o $(FUZZ_BUILD)/http-parser
 	$(FUZZ_LINK) Fuzz/JSONParserFuzzer.swift $(call FUZZ_OBJECTS,MockJSON) \
 	  $(call FUZZ_OBJECTS,RegularExpressions) -l_FoundationICU -o $(FUZZ_BUILD)/json-parser
-	$(FUZZ_LINK) Fuzz/StubFuzzer.swift $(FUZZ_MAPPINGS) -l_FoundationICU -o $(FUZZ_BUILD)/stubs
-	$(FUZZ_LINK) $(FUZZ_INCLUDES) Fuzz/AdminFuzzer.swift $(FUZZ_MAPPINGS) $(call FUZZ_OBJECTS,NativeSupport) \
-	  $(call FUZZ_OBJECTS,MockServer) -l_FoundationICU -lssl -lcrypto -lz -o $(FUZZ_BUILD)/admin
+	$(FUZZ_LINK) $(FUZZ_INCLUDES) Fuzz/StubFuzzer.swift $(FUZZ_ALL_OBJECTS) $(FUZZ_LIBS) -o $(FUZZ_BUILD)/stubs
+	$(FUZZ_LINK) $(FUZZ_INCLUDES) Fuzz/AdminFuzzer.swift $(FUZZ_ALL_OBJECTS) $(FUZZ_LIBS) -o $(FUZZ_BUILD)/admin
 	mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/json-corpus $(FUZZ_BUILD)/stub-corpus $(FUZZ_BUILD)/admin-corpus
 	cd $(FUZZ_BUILD) && ./http-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus ../../Fuzz/corpus
 	cd $(FUZZ_BUILD) && ./json-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 json-corpus ../../Fuzz/json-corpus

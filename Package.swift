@@ -119,7 +119,8 @@ let package = Package(
       dependencies: [
         "Contracts", "JSONSchema", "MockJSON", "Mappings", "HTTPCore", "MockServer", "MockServerCLI",
         "MockServerTesting",
-      ]),
+      ],
+      exclude: ["Pact/consumer.py", "Pact/verify.py", "Documents/users.yaml"]),
     .testTarget(
       name: "ContractTests",
       dependencies: ["ClientKit", "MockServerTesting", "MockServer", "Mappings", "MockJSON", "HTTPCore"]),

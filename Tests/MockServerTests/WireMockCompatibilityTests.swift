@@ -154,7 +154,10 @@ struct LenientLoadingTests {
         #"{"request":{"url":"/a","bodyPatterns":[{"equalToJson":{"a":"${json-unit.matches:x}"}}]},"response":{}}"#,
         "$.request.bodyPatterns[0].equalToJson.a"
       ),
-      (#"{"request":{"url":"/a"},"response":{},"postServeActions":[]}"#, "$.postServeActions"),
+      (
+        #"{"request":{"url":"/a"},"response":{},"postServeActions":[{"name":"slack"}]}"#,
+        "$.postServeActions[0]"
+      ),
     ])
   func warns(stub: String, path: String) throws {
     let found = try problems(stub)

@@ -57,6 +57,10 @@ extension AdminAPI {
                 "description": "Invalid stub",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
               },
+              "422": {
+                "description": "A stub mapping that is not JSON or not valid (WireMock's shape: code 10, a JSON pointer, the problem)",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              },
               "500": {
                 "description": "Write failed",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
@@ -91,6 +95,10 @@ extension AdminAPI {
               },
               "400": {
                 "description": "Invalid stub",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              },
+              "422": {
+                "description": "A stub mapping that is not JSON or not valid (WireMock's shape: code 10, a JSON pointer, the problem)",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
               }
             }
@@ -135,6 +143,10 @@ extension AdminAPI {
               },
               "400": {
                 "description": "Invalid stub",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              },
+              "422": {
+                "description": "A stub mapping that is not JSON or not valid (WireMock's shape: code 10, a JSON pointer, the problem)",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
               },
               "404": {
@@ -239,6 +251,10 @@ extension AdminAPI {
               },
               "400": {
                 "description": "Invalid import",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              },
+              "422": {
+                "description": "A stub mapping that is not JSON or not valid (WireMock's shape: code 10, a JSON pointer, the problem)",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
               }
             }
