@@ -178,7 +178,7 @@ struct FixtureLoaderTests {
       (
         "unsupported WireMock matcher",
         #"{"request":{"urlPath":"/a","bodyPatterns":[{"includes":"x"}]},"response":{}}"#,
-        "mappings/t.json: $.request.bodyPatterns[0].includes: expected a supported matcher (equalTo, contains, doesNotContain, matches, doesNotMatch, absent, equalToJson, matchesJsonPath, binaryEqualTo, equalToXml, matchesXPath, and, or, not, anything, matchesJsonSchema, before, after, equalToDateTime), found includes, which MockServer does not support"
+        "mappings/t.json: $.request.bodyPatterns[0].includes: expected a supported matcher (equalTo, contains, doesNotContain, matches, doesNotMatch, absent, equalToJson, matchesJsonPath, binaryEqualTo, equalToXml, matchesXPath, and, or, not, anything, matchesJsonSchema, before, after, equalToDateTime), found includes is only allowed for headers and query parameters"
       ),
       (
         "missing request", #"{"response":{}}"#,
