@@ -44,7 +44,7 @@ public enum StubParser {
     "formParameters", "multipartPatterns", "scheme", "host", "port", "clientIp",
   ]
   package static let unsupportedRequestFields: Set<String> = [
-    "customMatcher",
+    "customMatcher"
   ]
   package static let responseFields: Set<String> = [
     "status", "statusMessage", "headers", "body", "jsonBody", "base64Body", "bodyFileName",

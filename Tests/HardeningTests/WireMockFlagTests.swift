@@ -25,7 +25,8 @@ struct WireMockFlagTests {
     defer { fixtures.remove() }
     let server = try MockServerProcess.launch(arguments: [
       "--root-dir", fixtures.fixtures, "--bind-address", "127.0.0.1", "--enable-stub-cors",
-      "--log-format", "json", "--async-response-enabled", "--disable-banner", "--max-request-journal-entries", "3", "--disable-gzip",
+      "--log-format", "json", "--async-response-enabled", "--disable-banner", "--max-request-journal-entries",
+      "3", "--disable-gzip",
       "--no-watch",
     ])
     #expect(status(get(server.port, "/log")) == 200)

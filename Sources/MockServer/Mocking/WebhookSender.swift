@@ -39,7 +39,8 @@ enum WebhookSender {
     var fields = headers
     if !fields.contains("Host") { fields.add(name: "Host", value: upstream.hostField) }
     let request = HTTPRequest(
-      head: HTTPRequestHead(method: HTTPMethod(rawValue: method), target: target, headers: fields), body: body)
+      head: HTTPRequestHead(method: HTTPMethod(rawValue: method), target: target, headers: fields), body: body
+    )
     let client = UpstreamHTTPClient(
       timeoutMilliseconds: timeoutMilliseconds, maxBodyBytes: maxResponseBytes, tls: tls)
     switch client.send(request, to: upstream) {
