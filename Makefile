@@ -123,6 +123,11 @@ FUZZ_LIBS = -l_FoundationICU -lssl -lcrypto -lz $$(pkg-config --libs yaml-0.1 li
 fuzz: deps
 	$(SWIFT) build -c release --build-path $(FUZZ_BUILD) --target MockServer \
 	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing
+	@# Objects of source files since moved or removed stay in the build folder; they would be linked twice.
+	@for o in $(FUZZ_BUILD)/release/*.build/*.swift.o; do \
+	  t=$$(basename "$$(dirname "$$o")" .build); s=$$(basename "$$o" .o); \
+	  [ -n "$$(find "Sources/$$t" -name "$$s" 2>/dev/null)" ] || rm -f "$$o"; \
+	done
 	$(FUZZ_LINK) Fuzz/HTTPParserFuzzer.swift $(call FUZZ_OBJECTS,HTTPCore) -o $(FUZZ_BUILD)/http-parser
 	$(FUZZ_LINK) Fuzz/JSONParserFuzzer.swift $(call FUZZ_OBJECTS,MockJSON) \
 	  $(call FUZZ_OBJECTS,RegularExpressions) -l_FoundationICU -o $(FUZZ_BUILD)/json-parser
