@@ -19,11 +19,12 @@ enum UpstreamClient {
     else {
       return .failure(UpstreamFailure(message: "not a request path: \(request.url)"))
     }
-    let tls: UpstreamTLSContext?
-    do {
-      tls = url.isTLS ? try UpstreamTLSContext() : nil
-    } catch {
-      return .failure(UpstreamFailure(message: "\(error)"))
+    var tls: UpstreamTLSContext?
+    if url.isTLS {
+      switch UpstreamTLSContext.system {
+      case .success(let context): tls = context
+      case .failure(let error): return .failure(UpstreamFailure(message: "\(error)"))
+      }
     }
     var headers = HTTPHeaders([("Host", url.hostField)])
     for (name, value) in request.headers where !name.equalsIgnoringASCIICase("Host") {

@@ -30,11 +30,12 @@ enum WebhookSender {
     }
     var target = parsed.percentEncodedPath.isEmpty ? "/" : parsed.percentEncodedPath
     if let q = parsed.percentEncodedQuery { target += "?" + q }
-    let tls: UpstreamTLSContext?
-    do {
-      tls = upstream.isTLS ? try UpstreamTLSContext() : nil
-    } catch {
-      return .failure(Failure(description: "\(error)"))
+    var tls: UpstreamTLSContext?
+    if upstream.isTLS {
+      switch UpstreamTLSContext.system {
+      case .success(let context): tls = context
+      case .failure(let error): return .failure(Failure(description: "\(error)"))
+      }
     }
     var fields = headers
     if !fields.contains("Host") { fields.add(name: "Host", value: upstream.hostField) }

@@ -48,6 +48,10 @@ package final class UpstreamTLSContext: @unchecked Sendable {
 
   deinit { SSL_CTX_free(ctx) }
 
+  /// The context with the system trust store and no extra CA, made once on first use (loading the trust
+  /// store is the costly part): webhooks and `mockserver verify` share it.
+  package static let system = Result { () throws(TLSError) in try UpstreamTLSContext() }
+
   /// True for an IPv4 or IPv6 literal (no SNI is sent for those; RFC 6066 §3).
   static func isIPAddress(_ host: String) -> Bool {
     var v4 = in_addr()
