@@ -107,7 +107,8 @@ func responseCount(_ bytes: [UInt8]) -> Int {
   return count
 }
 
-private func findHeadEnd(_ bytes: [UInt8], from start: Int) -> Int? {
+/// The index of the CRLF CRLF that ends the head starting at `start`, if it is in `bytes`.
+func findHeadEnd(_ bytes: [UInt8], from start: Int) -> Int? {
   var i = start
   while i + 4 <= bytes.count {
     if bytes[i] == 13, bytes[i + 1] == 10, bytes[i + 2] == 13, bytes[i + 3] == 10 { return i }
