@@ -47,8 +47,8 @@ struct BackPressureTests {
     #expect(growth < 64 << 20, "RSS grew by \(growth >> 20) MiB after \(sent >> 20) MiB pipelined and unread")
     #expect(sent < 256 << 20, "the server read all \(sent >> 20) MiB without answers being read")
     // The client reads now: everything it sent is answered. No overall deadline (answering hundreds of
-    // thousands of requests in a debug build on a loaded machine took over 60 s): the reading stops when the server
-    // sends nothing for 30 s, which only a stalled connection does.
+    // thousands of requests in a debug build on a loaded machine took over 60 s): the reading stops when
+    // the server sends nothing for 30 s, which only a stalled connection does.
     let requests = sent / requestSize
     var reader = IdenticalResponseCounter()
     while reader.count < requests {
