@@ -25,7 +25,7 @@ public struct SchemaSampler {
   }
 
   mutating func sample(_ schema: JSONValue, _ location: SchemaLocation, depth: Int) -> JSONValue {
-    var (schema, location) = document.dereference(schema, at: location)
+    let (schema, location) = document.dereference(schema, at: location)
     guard case .object(var s) = schema, depth < 12 else {
       return schema == .bool(false) ? .null : .object(JSONObject())
     }

@@ -15,77 +15,116 @@ public struct StubMapping: Sendable {
     var requiredScenarioState: String?
     var newScenarioState: String?
     var metadata: JSONValue?
-    var source: JSONValue
+    var source: JSONValue {
+      didSet { extensions = Extensions(source) }
+    }
+    /// What the request path needs to know of `source`, read from it once.
+    var extensions: Extensions
     var file: String?
     var location: String
   }
 
-  private var fields: CopyOnWrite<Fields>
+  /// Fields of `source` outside the typed model that serving consults on every request.
+  package struct Extensions: Sendable {
+    /// `"x-cors": true`: CORS headers and preflight answers for this stub.
+    package var cors = false
+    /// `serveEventListeners` or `postServeActions` is present (webhooks may follow a serve).
+    package var serveActions = false
+
+    init(_ source: JSONValue) {
+      guard case .object(let o) = source else { return }
+      cors = o["x-cors"]?.boolValue == true
+      serveActions = o["serveEventListeners"] != nil || o["postServeActions"] != nil
+    }
+  }
+
+  /// Copy-on-write: copies of the value share one box (one retain instead of one per field), and the first
+  /// change to a shared box copies it. A final class per type, not a generic box: a generic class has no
+  /// static metadata, and its every access looked the metadata up at run time.
+  /// `@unchecked Sendable`: a box is only changed while uniquely referenced, so no two threads ever see it
+  /// change.
+  private final class FieldsBox: @unchecked Sendable {
+    /// Reached only through `fields`, which gives exclusive access: no dynamic exclusivity check.
+    @exclusivity(unchecked) var value: Fields
+    init(_ value: Fields) { self.value = value }
+  }
+
+  private var box: FieldsBox
+  private var fields: Fields {
+    _read { yield box.value }
+    _modify {
+      if !isKnownUniquelyReferenced(&box) { box = FieldsBox(box.value) }
+      yield &box.value
+    }
+  }
+
+  /// `x-cors` and whether serve actions exist, as read from ``source``.
+  package var extensions: Extensions { fields.extensions }
 
   /// `id` or `uuid` (generated when the fixture has neither).
   public var id: String {
-    get { fields.value.id }
-    set { fields.value.id = newValue }
+    get { fields.id }
+    set { fields.id = newValue }
   }
   /// `name`.
   public var name: String? {
-    get { fields.value.name }
-    set { fields.value.name = newValue }
+    get { fields.name }
+    set { fields.name = newValue }
   }
   /// `priority`: 1 is highest; default 5. Ties go to the stub added last.
   public var priority: Int {
-    get { fields.value.priority }
-    set { fields.value.priority = newValue }
+    get { fields.priority }
+    set { fields.priority = newValue }
   }
   /// `request`.
   public var request: RequestPattern {
-    get { fields.value.request }
-    set { fields.value.request = newValue }
+    get { fields.request }
+    set { fields.request = newValue }
   }
   /// `response` (the first response of a sequence when `x-responseSequence` is used).
   public var response: ResponseDefinition {
-    get { fields.value.response }
-    set { fields.value.response = newValue }
+    get { fields.response }
+    set { fields.response = newValue }
   }
   /// `x-responseSequence` extension: several responses served in order.
   public var responseSequence: ResponseSequence? {
-    get { fields.value.responseSequence }
-    set { fields.value.responseSequence = newValue }
+    get { fields.responseSequence }
+    set { fields.responseSequence = newValue }
   }
   /// `scenarioName`.
   public var scenarioName: String? {
-    get { fields.value.scenarioName }
-    set { fields.value.scenarioName = newValue }
+    get { fields.scenarioName }
+    set { fields.scenarioName = newValue }
   }
   /// `requiredScenarioState`: the stub matches only in this state of its scenario.
   public var requiredScenarioState: String? {
-    get { fields.value.requiredScenarioState }
-    set { fields.value.requiredScenarioState = newValue }
+    get { fields.requiredScenarioState }
+    set { fields.requiredScenarioState = newValue }
   }
   /// `newScenarioState`: the state the scenario moves to after this stub is served.
   public var newScenarioState: String? {
-    get { fields.value.newScenarioState }
-    set { fields.value.newScenarioState = newValue }
+    get { fields.newScenarioState }
+    set { fields.newScenarioState = newValue }
   }
   /// `metadata`, kept as written.
   public var metadata: JSONValue? {
-    get { fields.value.metadata }
-    set { fields.value.metadata = newValue }
+    get { fields.metadata }
+    set { fields.metadata = newValue }
   }
   /// The stub's JSON exactly as loaded (numbers keep their spelling), for the admin round-trip.
   public var source: JSONValue {
-    get { fields.value.source }
-    set { fields.value.source = newValue }
+    get { fields.source }
+    set { fields.source = newValue }
   }
   /// File the stub came from, relative to the fixtures directory; nil when added by the admin API.
   public var file: String? {
-    get { fields.value.file }
-    set { fields.value.file = newValue }
+    get { fields.file }
+    set { fields.file = newValue }
   }
   /// JSON path of the stub in its file, e.g. `$.mappings[2]` or `$`.
   public var location: String {
-    get { fields.value.location }
-    set { fields.value.location = newValue }
+    get { fields.location }
+    set { fields.location = newValue }
   }
 
   /// Creates a stub mapping.
@@ -95,12 +134,12 @@ public struct StubMapping: Sendable {
     requiredScenarioState: String? = nil, newScenarioState: String? = nil, metadata: JSONValue? = nil,
     source: JSONValue = .object(JSONObject()), file: String? = nil, location: String = "$"
   ) {
-    fields = CopyOnWrite(
+    box = FieldsBox(
       Fields(
         id: id, name: name, priority: priority, request: request, response: response,
         responseSequence: responseSequence, scenarioName: scenarioName,
         requiredScenarioState: requiredScenarioState, newScenarioState: newScenarioState, metadata: metadata,
-        source: source, file: file, location: location))
+        source: source, extensions: Extensions(source), file: file, location: location))
   }
 
   /// The response for the `serveCount`-th time this stub is served (0-based); without a sequence,

@@ -28,92 +28,110 @@ public struct JournalEntry: Sendable {
     var webhooks: [String] = []
   }
 
-  private var fields: CopyOnWrite<Fields>
+  /// Copy-on-write: copies of the value share one box (one retain instead of one per field), and the first
+  /// change to a shared box copies it. A final class per type, not a generic box: a generic class has no
+  /// static metadata, and its every access looked the metadata up at run time.
+  /// `@unchecked Sendable`: a box is only changed while uniquely referenced, so no two threads ever see it
+  /// change.
+  private final class FieldsBox: @unchecked Sendable {
+    /// Reached only through `fields`, which gives exclusive access: no dynamic exclusivity check.
+    @exclusivity(unchecked) var value: Fields
+    init(_ value: Fields) { self.value = value }
+  }
+
+  private var box: FieldsBox
+  private var fields: Fields {
+    _read { yield box.value }
+    _modify {
+      if !isKnownUniquelyReferenced(&box) { box = FieldsBox(box.value) }
+      yield &box.value
+    }
+  }
 
   /// Unique id (UUID text), stable for the entry's lifetime.
   public var id: String {
-    get { fields.value.id }
-    set { fields.value.id = newValue }
+    get { fields.id }
+    set { fields.id = newValue }
   }
   /// The request as received: head with the original framing fields, content with the transfer coding
   /// and any request `Content-Encoding` removed (what the matcher saw).
   public var request: HTTPRequest {
-    get { fields.value.request }
-    set { fields.value.request = newValue }
+    get { fields.request }
+    set { fields.request = newValue }
   }
   /// Peer address `ip:port`.
   public var clientAddress: String {
-    get { fields.value.clientAddress }
-    set { fields.value.clientAddress = newValue }
+    get { fields.clientAddress }
+    set { fields.clientAddress = newValue }
   }
   /// True when the request arrived over HTTPS.
   public var isTLS: Bool {
-    get { fields.value.isTLS }
-    set { fields.value.isTLS = newValue }
+    get { fields.isTLS }
+    set { fields.isTLS = newValue }
   }
   /// Subject of the client certificate (mutual TLS), or nil.
   public var clientCertificateSubject: String? {
-    get { fields.value.clientCertificateSubject }
-    set { fields.value.clientCertificateSubject = newValue }
+    get { fields.clientCertificateSubject }
+    set { fields.clientCertificateSubject = newValue }
   }
   /// Time the request completed, seconds since 1970.
   public var loggedAt: Double {
-    get { fields.value.loggedAt }
-    set { fields.value.loggedAt = newValue }
+    get { fields.loggedAt }
+    set { fields.loggedAt = newValue }
   }
   /// Id of the stub that answered, or nil when none matched.
   public var stubID: String? {
-    get { fields.value.stubID }
-    set { fields.value.stubID = newValue }
+    get { fields.stubID }
+    set { fields.stubID = newValue }
   }
   /// When nothing matched: the nearest stubs and what failed.
   public var nearMisses: [NearMiss] {
-    get { fields.value.nearMisses }
-    set { fields.value.nearMisses = newValue }
+    get { fields.nearMisses }
+    set { fields.nearMisses = newValue }
   }
   /// Status code sent (nil for a fault that sent no status, or before the response went out).
   public var responseStatus: Int? {
-    get { fields.value.responseStatus }
-    set { fields.value.responseStatus = newValue }
+    get { fields.responseStatus }
+    set { fields.responseStatus = newValue }
   }
   /// The fault executed instead of a response, if any (WireMock names, e.g. `CONNECTION_RESET_BY_PEER`).
   public var fault: String? {
-    get { fields.value.fault }
-    set { fields.value.fault = newValue }
+    get { fields.fault }
+    set { fields.fault = newValue }
   }
   /// Outcomes of the served stub's webhooks, added as each completes (at most one line per webhook):
   /// `POST http://host/hook -> 204` or `POST http://host/hook failed: cannot connect …`.
   public var webhooks: [String] {
-    get { fields.value.webhooks }
-    set { fields.value.webhooks = newValue }
+    get { fields.webhooks }
+    set { fields.webhooks = newValue }
   }
   /// Whether the response was served completely (false when the client went away first).
   public var served: Bool? {
-    get { fields.value.served }
-    set { fields.value.served = newValue }
+    get { fields.served }
+    set { fields.served = newValue }
   }
   /// Time from request complete to plan complete, in milliseconds (nil while in flight).
   public var durationMilliseconds: Double? {
-    get { fields.value.durationMilliseconds }
-    set { fields.value.durationMilliseconds = newValue }
+    get { fields.durationMilliseconds }
+    set { fields.durationMilliseconds = newValue }
   }
   /// The delay added before the response (the stub's delay and the global one), in milliseconds; nil or
   /// 0 when none (WireMock's `timing.addedDelay`).
   public var addedDelayMilliseconds: Int? {
-    get { fields.value.addedDelayMilliseconds }
-    set { fields.value.addedDelayMilliseconds = newValue }
+    get { fields.addedDelayMilliseconds }
+    set { fields.addedDelayMilliseconds = newValue }
   }
   /// When the journal kept only the first bytes of a large request content: the content's full length in
   /// bytes and its SHA-256 digest (lower-case hex); `request.body` then holds the prefix. Nil when the
   /// whole content is kept.
   public internal(set) var truncatedBody: (size: Int, sha256: String)? {
-    get { fields.value.truncatedBody }
-    set { fields.value.truncatedBody = newValue }
+    get { fields.truncatedBody }
+    set { fields.truncatedBody = newValue }
   }
   /// Position in the journal's history (1 for the first request ever recorded); set by ``RequestJournal``.
   public internal(set) var sequence: UInt64 {
-    get { fields.value.sequence }
-    set { fields.value.sequence = newValue }
+    get { fields.sequence }
+    set { fields.sequence = newValue }
   }
 
   /// Creates an entry; `sequence` is assigned when the journal records it.
@@ -122,7 +140,7 @@ public struct JournalEntry: Sendable {
     loggedAt: Double, stubID: String?, nearMisses: [NearMiss], responseStatus: Int? = nil,
     fault: String? = nil, served: Bool? = nil, durationMilliseconds: Double? = nil
   ) {
-    fields = CopyOnWrite(
+    box = FieldsBox(
       Fields(
         id: id, request: request, clientAddress: clientAddress, isTLS: isTLS,
         clientCertificateSubject: clientCertificateSubject, loggedAt: loggedAt, stubID: stubID,

@@ -18,7 +18,7 @@ extension MockResponder {
 
   /// True when CORS answers apply to `stub`.
   func corsEnabled(for stub: StubMapping) -> Bool {
-    stubCORS || stub.source.objectValue?["x-cors"]?.boolValue == true
+    stubCORS || stub.extensions.cors
   }
 
   /// The CORS headers of `stub`'s response to `request`, or nil when CORS is off for it or the request

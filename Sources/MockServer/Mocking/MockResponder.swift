@@ -240,14 +240,14 @@ public final class MockResponder: Sendable {
         ScenarioBook.Transition(name: name, required: stub.requiredScenarioState, next: $0)
       }
     }
-    let label = MockResponder.label(stub)
     let hooks = Webhook.list(of: stub)
-    let webhooks = webhooks
-    let fault = definition.fault?.rawValue
-    let logged: ResponseDefinition? = logger.level == .verbose ? definition : nil
     let logs = logger.level != .quiet
     // Nothing left to do afterwards:
     if immediate, !countsServes, transition == nil, !logs, hooks.isEmpty { return plan }
+    let label = MockResponder.label(stub)
+    let webhooks = webhooks
+    let fault = definition.fault?.rawValue
+    let logged: ResponseDefinition? = logger.level == .verbose ? definition : nil
     plan.onComplete = { [self] served in
       let ms = Double(SocketOps.monotonicNanos() - started) / 1e6
       if served, countsServes || transition != nil {

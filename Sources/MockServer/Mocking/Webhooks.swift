@@ -25,7 +25,7 @@ struct Webhook: Sendable {
 
   /// The webhooks of `stub`, in order (entries that are not webhooks or lack a `url` are skipped).
   static func list(of stub: StubMapping) -> [Webhook] {
-    guard case .object(let o) = stub.source else { return [] }
+    guard stub.extensions.serveActions, case .object(let o) = stub.source else { return [] }
     var out: [Webhook] = []
     for key in ["serveEventListeners", "postServeActions"] {
       guard let value = o[key] else { continue }
