@@ -176,7 +176,9 @@ struct DefiniteScanner {
     let start = i
     while i < b.count {
       let c = b[i]
-      guard JSONNumber.isDigit(c) || c == 0x2D || c == 0x2B || c == 0x2E || c == 0x65 || c == 0x45 else { break }
+      guard JSONNumber.isDigit(c) || c == 0x2D || c == 0x2B || c == 0x2E || c == 0x65 || c == 0x45 else {
+        break
+      }
       i += 1
     }
     var k = start

@@ -52,7 +52,9 @@ public struct TemplateDate: Sendable, Hashable {
     let f = DateFormatter()
     f.locale = Locale(identifier: locale.replacingOccurrences(of: "-", with: "_"))
     f.timeZone = zone
-    let styles: [String: DateFormatter.Style] = ["full": .full, "long": .long, "medium": .medium, "short": .short]
+    let styles: [String: DateFormatter.Style] = [
+      "full": .full, "long": .long, "medium": .medium, "short": .short,
+    ]
     if let style = styles[pattern] {
       f.dateStyle = style
       f.timeStyle = .none

@@ -155,7 +155,10 @@ extension TemplateHelpers {
     let attributes = TemplateMap(node.attributes.map { ($0.localName, TemplateValue.string($0.value)) })
     return .described(
       node.markup,
-      .map(TemplateMap([("name", .string(node.name)), ("text", .string(node.text)), ("attributes", .map(attributes))])))
+      .map(
+        TemplateMap([
+          ("name", .string(node.name)), ("text", .string(node.text)), ("attributes", .map(attributes)),
+        ])))
   }
 
   /// `numberFormat`: a number with a style (`integer`, `currency`, `percent`, `number`) or a

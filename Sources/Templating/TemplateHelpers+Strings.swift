@@ -12,15 +12,21 @@ extension TemplateHelpers {
       return n & 1
     }
     t["isEven"] = { c in
-      guard let p = parity(c) else { return c.error("found '\(c.params.first?.rendered ?? "")', expected 'number'") }
+      guard let p = parity(c) else {
+        return c.error("found '\(c.params.first?.rendered ?? "")', expected 'number'")
+      }
       return p == 0 ? (c.params.count > 1 ? c.params[1] : .string("even")) : .null
     }
     t["isOdd"] = { c in
-      guard let p = parity(c) else { return c.error("found '\(c.params.first?.rendered ?? "")', expected 'number'") }
+      guard let p = parity(c) else {
+        return c.error("found '\(c.params.first?.rendered ?? "")', expected 'number'")
+      }
       return p == 1 ? (c.params.count > 1 ? c.params[1] : .string("odd")) : .null
     }
     t["stripes"] = { c in
-      guard let p = parity(c) else { return c.error("found '\(c.params.first?.rendered ?? "")', expected 'number'") }
+      guard let p = parity(c) else {
+        return c.error("found '\(c.params.first?.rendered ?? "")', expected 'number'")
+      }
       if p == 0 { return c.params.count > 1 ? c.params[1] : .string("even") }
       return c.params.count > 2 ? c.params[2] : .string("odd")
     }
@@ -158,8 +164,12 @@ extension TemplateHelpers {
     default: return c.error("Input JSON must be a string")
     }
     if input == "null" { return c.error("Cannot sort a JSON null value - input must be a JSON array") }
-    guard c.params.count == 2 else { return c.error("A single JSONPath expression parameter must be supplied") }
-    guard case .string(let expression) = c.params[1] else { return c.error("JSONPath parameter must be a string") }
+    guard c.params.count == 2 else {
+      return c.error("A single JSONPath expression parameter must be supplied")
+    }
+    guard case .string(let expression) = c.params[1] else {
+      return c.error("JSONPath parameter must be a string")
+    }
     let order = c.string("order") ?? "asc"
     guard order == "asc" || order == "desc" else { return c.error("order parameter must be 'asc' or 'desc'") }
     let nulls = c.string("nulls") ?? "first"
@@ -170,7 +180,8 @@ extension TemplateHelpers {
       return c.error(
         "JSONPath must include [*] to specify array location (e.g., '$[*].name' or '$.users[*].name')")
     }
-    let arrayText = expression[..<wildcard.lowerBound].isEmpty ? "$" : String(expression[..<wildcard.lowerBound])
+    let arrayText =
+      expression[..<wildcard.lowerBound].isEmpty ? "$" : String(expression[..<wildcard.lowerBound])
     let rest = expression[wildcard.upperBound...]
     guard let document = try? JSONValue.parse(input) else {
       return c.error("Input JSON string is not valid JSON ('\(input)')")
@@ -210,10 +221,12 @@ extension TemplateHelpers {
       case .string: k = .string
       case .bool: k = .bool
       default:
-        return c.error("All sort field values must be of the same comparable type (Number, String, or Boolean)")
+        return c.error(
+          "All sort field values must be of the same comparable type (Number, String, or Boolean)")
       }
       if let kind, kind != k {
-        return c.error("All sort field values must be of the same comparable type (Number, String, or Boolean)")
+        return c.error(
+          "All sort field values must be of the same comparable type (Number, String, or Boolean)")
       }
       kind = k
     }
@@ -290,7 +303,9 @@ enum JavaFormat {
         while i < f.count, f[i].isASCII, f[i].isNumber { p.append(f[i]); i += 1 }
         precision = Int(p)
       }
-      guard i < f.count else { return .failure(Failure(message: "Format specifier '%\(String(f[start...]))'")) }
+      guard i < f.count else {
+        return .failure(Failure(message: "Format specifier '%\(String(f[start...]))'"))
+      }
       let conversion = f[i]
       i += 1
       let width = min(Int(widthText) ?? 0, 10_000)
@@ -313,10 +328,15 @@ enum JavaFormat {
         if let precision { text = String(text.prefix(precision)) }
         if conversion == "S" { text = text.uppercased() }
       case "b", "B":
-        if case .bool(let b) = arg { text = b ? "true" : "false" } else { text = arg.isNull ? "false" : "true" }
+        if case .bool(let b) = arg {
+          text = b ? "true" : "false"
+        } else {
+          text = arg.isNull ? "false" : "true"
+        }
         if conversion == "B" { text = text.uppercased() }
       case "c":
-        text = arg.integer.flatMap { UnicodeScalar(UInt32(clamping: max(0, $0))) }.map { String(Character($0)) }
+        text =
+          arg.integer.flatMap { UnicodeScalar(UInt32(clamping: max(0, $0))) }.map { String(Character($0)) }
           ?? String(arg.rendered.prefix(1))
       case "d", "x", "X", "o":
         guard let n = arg.integer else {

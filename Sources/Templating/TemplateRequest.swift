@@ -31,7 +31,8 @@ public enum TemplateRequest {
       let segments = rawPath.split(separator: "/", omittingEmptySubsequences: true).map {
         percentDecode(String($0), plusAsSpace: false)
       }
-      let indexed = TemplateMap(segments.enumerated().map { (String($0.offset), TemplateValue.string($0.element)) })
+      let indexed = TemplateMap(
+        segments.enumerated().map { (String($0.offset), TemplateValue.string($0.element)) })
       var pathChildren = indexed
       for (name, value) in pathParameters { pathChildren.set(name, .string(value)) }
       path = .described(rawPath, .map(pathChildren))
@@ -102,7 +103,10 @@ public enum TemplateRequest {
     }
     if needs("body") {
       entries.append(
-        ("body", .string(TextCharset.decode(request.body, contentType: request.headers.first("Content-Type")))))
+        (
+          "body",
+          .string(TextCharset.decode(request.body, contentType: request.headers.first("Content-Type")))
+        ))
     }
     if needs("bodyAsBase64") { entries.append(("bodyAsBase64", .string(Base64.encode(request.body)))) }
     if needs("clientIp") { entries.append(("clientIp", .string(clientIP))) }

@@ -240,7 +240,8 @@ package enum XMLSupport {
     _ expression: String, in bytes: [UInt8], namespaces: [String: String] = [:], namespaceAware: Bool = true
   ) throws(XMLError) -> XPathValue {
     try run(
-      expression, in: bytes, namespaces: namespaces, namespaceAware: namespaceAware, restoresNamespaces: false,
+      expression, in: bytes, namespaces: namespaces, namespaceAware: namespaceAware,
+      restoresNamespaces: false,
       node: value(of:_:))
   }
 

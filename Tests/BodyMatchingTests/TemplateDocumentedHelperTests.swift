@@ -35,10 +35,12 @@ struct TemplateDocumentedHelperTests {
       expected: "name: item, text: One, ID attribute: 1; name: item, text: Two, ID attribute: 2; "),
     Case(
       template: "{{#each (xPath request.body '/stuff/*') as |thing|}}{{{thing.name}}} {{/each}}",
-      body: "<?xml version=\"1.0\"?>\n<stuff>\n    <one>1</one>\n    <two>2</two>\n    <three>3</three>\n</stuff>",
+      body:
+        "<?xml version=\"1.0\"?>\n<stuff>\n    <one>1</one>\n    <two>2</two>\n    <three>3</three>\n</stuff>",
       expected: "one two three "),
     Case(
-      template: "{{#each (xPath request.body '/stuff/thing') as |thing|}}{{{thing.text}}} {{/each}}", body: things,
+      template: "{{#each (xPath request.body '/stuff/thing') as |thing|}}{{{thing.text}}} {{/each}}",
+      body: things,
       expected: "One Two Three "),
     Case(
       template: "{{{xPath request.body '/stuff'}}}", body: things,
@@ -92,7 +94,8 @@ struct TemplateDocumentedHelperTests {
     Case(
       template:
         #"{{#assign 'jsonArray'}}[{"items":[{"price":30},{"price":10},{"price":20}]},{"items":[{"price":100},{"price":50}]}]{{/assign}}{{jsonSort jsonArray '$[0].items[*].price'}}"#,
-      expected: #"[{"items":[{"price":10},{"price":20},{"price":30}]},{"items":[{"price":100},{"price":50}]}]"#),
+      expected:
+        #"[{"items":[{"price":10},{"price":20},{"price":30}]},{"items":[{"price":100},{"price":50}]}]"#),
     Case(
       template:
         #"{{#assign 'jsonArray'}}[{"id":1,"name":"alice"},{"id":2},{"id":3,"name":"bob"}]{{/assign}}{{jsonSort jsonArray '$[*].name'}}"#,
@@ -114,7 +117,8 @@ struct TemplateDocumentedHelperTests {
     Case(
       template: #"{{jsonSort request.body '$.name'}}"#, body: #"[{"id":123,"name":"bob"}]"#,
       expected:
-        "[ERROR: JSONPath must include [*] to specify array location (e.g., '$[*].name' or '$.users[*].name')]"),
+        "[ERROR: JSONPath must include [*] to specify array location (e.g., '$[*].name' or '$.users[*].name')]"
+    ),
     Case(
       template: #"{{jsonSort request.body '$[*].name'}}"#, body: #"{"id":123,"name":"bob"}"#,
       expected: "[ERROR: JSONPath does not reference an array ('$')]"),
@@ -125,11 +129,15 @@ struct TemplateDocumentedHelperTests {
     Case(template: "{{isEven 4 'leftBox'}}", expected: "leftBox"),
     Case(template: "{{stripes 3 'row-even' 'row-odd'}}", expected: "row-odd"),
     Case(template: "[{{isOdd 2}}]", expected: "[]"),
-    Case(template: "{{#assign 'myCapitalisedQuery'}}{{capitalize 'some text'}}{{/assign}}{{myCapitalisedQuery}}", expected: "Some Text"),
+    Case(
+      template: "{{#assign 'myCapitalisedQuery'}}{{capitalize 'some text'}}{{/assign}}{{myCapitalisedQuery}}",
+      expected: "Some Text"),
     // val
     Case(template: "{{val (array 1 2 3) default='123'}}", expected: "[1, 2, 3]"),
     Case(template: "{{val 'value for myVar' assign='myVar'}}{{myVar}}", expected: "value for myVar"),
-    Case(template: "{{val null or='other value for myVar' assign='myVar'}}{{myVar}}", expected: "other value for myVar"),
+    Case(
+      template: "{{val null or='other value for myVar' assign='myVar'}}{{myVar}}",
+      expected: "other value for myVar"),
     // Arrays
     Case(template: "{{arrayAdd (array 1 'three') 2 position=1}}", expected: "[1, 2, three]"),
     Case(template: "{{arrayAdd (array 1 'three') 2 position='start'}}", expected: "[2, 1, three]"),
@@ -144,18 +152,23 @@ struct TemplateDocumentedHelperTests {
     Case(template: "{{arrayJoin ' * ' (array 1 2 3) prefix='(' suffix=')'}}", expected: "(1 * 2 * 3)"),
     Case(template: "{{range -2 2}} {{array}}", expected: "[-2, -1, 0, 1, 2] []"),
     Case(
-      template: "{{#if (contains 'abcde' 'abc')}}YES{{/if}} {{#contains (array 'a' 'b' 'c') 'a'}}YES{{/contains}}",
+      template:
+        "{{#if (contains 'abcde' 'abc')}}YES{{/if}} {{#contains (array 'a' 'b' 'c') 'a'}}YES{{/contains}}",
       expected: "YES YES"),
     Case(template: "{{#matches '123' '[0-9]+'}}YES{{/matches}}", expected: "YES"),
     // numberFormat (the documentation's outputs)
     Case(template: "{{{numberFormat 123.4567 'currency' 'en_GB'}}}", expected: "£123.46"),
     Case(template: "{{{numberFormat 123.4567 'percent' 'en_GB'}}}", expected: "12,346%"),
     Case(template: "{{{numberFormat 123.4567 '###.000000' 'en_GB'}}}", expected: "123.456700"),
-    Case(template: "{{{numberFormat 1234.567 maximumIntegerDigits=3 minimumFractionDigits=6}}}", expected: "234.567000"),
+    Case(
+      template: "{{{numberFormat 1234.567 maximumIntegerDigits=3 minimumFractionDigits=6}}}",
+      expected: "234.567000"),
     Case(template: "{{{numberFormat 12345.678 groupingUsed=false}}}", expected: "12345.678"),
     Case(template: "{{{numberFormat 1.239 roundingMode='down' maximumFractionDigits=2}}}", expected: "1.23"),
     // Handlebars.java string helpers
-    Case(template: "{{append 'Hello' ' World'}}|{{prepend 'World' 'Hello '}}", expected: "Hello World|Hello World"),
+    Case(
+      template: "{{append 'Hello' ' World'}}|{{prepend 'World' 'Hello '}}",
+      expected: "Hello World|Hello World"),
     Case(template: "[{{center 'Handlebars.java' size=19}}]", expected: "[  Handlebars.java  ]"),
     Case(template: "{{center 'Handlebars.java' size=19 pad='*'}}", expected: "**Handlebars.java**"),
     Case(template: "{{cut 'String with spaces'}}|{{cut 'a-b-c' '-'}}", expected: "Stringwithspaces|abc"),
@@ -163,12 +176,20 @@ struct TemplateDocumentedHelperTests {
     Case(template: "[{{rjust 'Handlebars.java' size=20}}]", expected: "[     Handlebars.java]"),
     Case(template: "{{slugify 'Joel is a slug'}}", expected: "joel-is-a-slug"),
     Case(template: "{{wordWrap 'Joel is a slug' 5}}", expected: "Joel\nis a\nslug"),
-    Case(template: "{{yesno true}} {{yesno false}} {{yesno null}} {{yesno true yes='aye'}}", expected: "yes no maybe aye"),
+    Case(
+      template: "{{yesno true}} {{yesno false}} {{yesno null}} {{yesno true yes='aye'}}",
+      expected: "yes no maybe aye"),
     Case(template: "{{stringFormat '%s is %d years old' 'Ann' 42}}", expected: "Ann is 42 years old"),
-    Case(template: "{{stringFormat '%.2f|%05d|%-4s|%x|%,d' 3.14159 42 'ab' 255 1234567}}", expected: "3.14|00042|ab  |ff|1,234,567"),
-    Case(template: "{{dateFormat (parseDate '2021-06-15T15:16:17Z') 'full'}}", expected: "Tuesday, June 15, 2021"),
+    Case(
+      template: "{{stringFormat '%.2f|%05d|%-4s|%x|%,d' 3.14159 42 'ab' 255 1234567}}",
+      expected: "3.14|00042|ab  |ff|1,234,567"),
+    Case(
+      template: "{{dateFormat (parseDate '2021-06-15T15:16:17Z') 'full'}}", expected: "Tuesday, June 15, 2021"
+    ),
     Case(template: "{{dateFormat (parseDate '2021-06-15T15:16:17Z')}}", expected: "Jun 15, 2021"),
-    Case(template: "{{dateFormat (parseDate '2021-06-15T15:16:17Z') format='yyyy-MM-dd HH:mm'}}", expected: "2021-06-15 15:16"),
+    Case(
+      template: "{{dateFormat (parseDate '2021-06-15T15:16:17Z') format='yyyy-MM-dd HH:mm'}}",
+      expected: "2021-06-15 15:16"),
     // The request model: multipart
     Case(
       template: "{{request.multipart}} {{request.parts.info.body}}",
@@ -177,7 +198,8 @@ struct TemplateDocumentedHelperTests {
     Case(template: "{{request.multipart}}", body: "plain", expected: "false"),
     // jsonPath read without building the document, and on documents it leaves to the parser
     Case(
-      template: "{{jsonPath request.body '$.user.roles[1]'}}|{{jsonPath request.body '$.user.none' default='-'}}",
+      template:
+        "{{jsonPath request.body '$.user.roles[1]'}}|{{jsonPath request.body '$.user.none' default='-'}}",
       body: #"{"user":{"id":7,"roles":["admin","editor"],"roles":["x","y"]},"n":[1,2.5e3,-0.1]}"#,
       expected: "y|-"),
     Case(
@@ -186,7 +208,9 @@ struct TemplateDocumentedHelperTests {
     Case(
       template: "{{jsonPath request.body '$.a'}}", body: #"{"a":1,}"#,
       expected: #"[ERROR: {"a":1,} is not valid JSON]"#),
-    Case(template: "{{jsonPath request.body '$.a'}}", body: #"{"a":01}"#, expected: #"[ERROR: {"a":01} is not valid JSON]"#),
+    Case(
+      template: "{{jsonPath request.body '$.a'}}", body: #"{"a":01}"#,
+      expected: #"[ERROR: {"a":01} is not valid JSON]"#),
   ]
 
   @Test func documentedHelpersRenderAsWireMockDocuments() throws {

@@ -166,7 +166,10 @@ struct ProxyTests {
   /// `response-template` transformer picks the upstream per request.
   @Test func templatedProxyBaseUrlChoosesTheUpstreamPerRequest() throws {
     let upstreamFolder = try TemporaryFolder(files: [
-      ("t.json", #"{"request":{"method":"GET","url":"/templated"},"response":{"status":200,"body":"from upstream"}}"#)
+      (
+        "t.json",
+        #"{"request":{"method":"GET","url":"/templated"},"response":{"status":200,"body":"from upstream"}}"#
+      )
     ])
     defer { upstreamFolder.remove() }
     let upstream = try MockServerProcess.launch(arguments: [

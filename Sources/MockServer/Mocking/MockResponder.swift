@@ -170,7 +170,9 @@ public final class MockResponder: Sendable {
           requestID: SplitMix64.uuidString(words.1, words.2), seed: words.0, configuration: templating)
         {
           proxy.baseURL = url
-          for p in problems where logger.level != .quiet { logger.line("template \(stub.name ?? stub.id): \(p)") }
+          for p in problems where logger.level != .quiet {
+            logger.line("template \(stub.name ?? stub.id): \(p)")
+          }
         }
       }
       let delay = random.withLock { rng in definition.sampleDelayMilliseconds { rng.nextDouble() } }

@@ -36,7 +36,8 @@ enum ResponseTemplating {
       fields = t.body.map(\.requestFields) ?? []
     } else {
       fields = t.bodyFileName == nil ? [] : nil
-      for template in [t.body, t.statusMessage, t.bodyFileName].compactMap({ $0 }) + t.headers.map(\.template) {
+      for template in [t.body, t.statusMessage, t.bodyFileName].compactMap({ $0 }) + t.headers.map(\.template)
+      {
         if let f = template.requestFields { fields?.formUnion(f) } else { fields = nil }
       }
     }
@@ -91,7 +92,8 @@ enum ResponseTemplating {
     _ definition: ResponseDefinition, request: HTTPRequest, context: RequestContext,
     pathParameters: [String: String], requestID: String, seed: UInt64, configuration: TemplatingConfiguration
   ) -> (String, [String])? {
-    guard let t = definition.template, let template = t.proxyBaseUrl, configuration.applies(to: definition) else {
+    guard let t = definition.template, let template = t.proxyBaseUrl, configuration.applies(to: definition)
+    else {
       return nil
     }
     let r = template.render(
