@@ -17,19 +17,24 @@ public enum TemplateRequest {
     id: String = "", pathParameters: [(String, String)] = [], fields: Set<String>? = nil
   ) -> TemplateValue {
     // With `fields`, only the members the templates read are built (the rest stay absent).
-    let everything = fields == nil || fields?.contains("requestLine") == true
-    func needs(_ name: String) -> Bool { everything || fields?.contains(name) == true }
+    var wanted = UInt32.max
+    if let fields, !fields.contains("requestLine") {
+      wanted = 0
+      for name in fields { if let m = Member.named[name] { wanted |= 1 << m.rawValue } }
+    }
+    let everything = wanted == .max
+    func needs(_ m: Member) -> Bool { wanted & (1 << m.rawValue) != 0 }
     var entries: [(key: String, value: TemplateValue)] = []
     entries.reserveCapacity(everything ? 18 : fields?.count ?? 0)
-    if needs("id") { entries.append(("id", .string(id))) }
-    let url = needs("url") ? request.head.originForm : ""
-    if needs("url") { entries.append(("url", .string(url))) }
+    if needs(.id) { entries.append(("id", .string(id))) }
+    let url = needs(.url) ? request.head.originForm : ""
+    if needs(.url) { entries.append(("url", .string(url))) }
     var path = TemplateValue.null
     var segmentsValue = TemplateValue.null
-    if needs("path") || needs("pathSegments") {
+    if needs(.path) || needs(.pathSegments) {
       let rawPath = request.head.rawPath
-      let segments = rawPath.split(separator: "/", omittingEmptySubsequences: true).map {
-        percentDecode(String($0), plusAsSpace: false)
+      let segments = rawPath.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).map {
+        percentDecode(String(Substring($0)), plusAsSpace: false)
       }
       let indexed = TemplateMap(
         segments.enumerated().map { (String($0.offset), TemplateValue.string($0.element)) })
@@ -37,11 +42,11 @@ public enum TemplateRequest {
       for (name, value) in pathParameters { pathChildren.set(name, .string(value)) }
       path = .described(rawPath, .map(pathChildren))
       segmentsValue = .described(rawPath, .map(indexed))
-      if needs("path") { entries.append(("path", path)) }
-      if needs("pathSegments") { entries.append(("pathSegments", segmentsValue)) }
+      if needs(.path) { entries.append(("path", path)) }
+      if needs(.pathSegments) { entries.append(("pathSegments", segmentsValue)) }
     }
     var query = TemplateMap()
-    if needs("query"), let raw = request.head.rawQuery, !raw.isEmpty {
+    if needs(.query), let raw = request.head.rawQuery, !raw.isEmpty {
       var queryOrder: [String] = []
       var queryValues: [String: [String]] = [:]
       for pair in raw.split(separator: "&", omittingEmptySubsequences: true) {
@@ -53,21 +58,21 @@ public enum TemplateRequest {
       }
       for k in queryOrder { query.entries.append((k, .multi(queryValues[k] ?? []))) }
     }
-    if needs("query") { entries.append(("query", .map(query))) }
-    if needs("method") { entries.append(("method", .string(request.method.rawValue))) }
-    if needs("scheme") { entries.append(("scheme", .string(scheme))) }
+    if needs(.query) { entries.append(("query", .map(query))) }
+    if needs(.method) { entries.append(("method", .string(request.method.rawValue))) }
+    if needs(.scheme) { entries.append(("scheme", .string(scheme))) }
     let hostName =
-      needs("host") || needs("baseUrl")
+      needs(.host) || needs(.baseUrl)
       ? host ?? request.headers.first("Host").map { hostWithoutPort($0) } ?? "localhost" : ""
-    if needs("host") { entries.append(("host", .string(hostName))) }
-    if needs("port") { entries.append(("port", .int(port))) }
+    if needs(.host) { entries.append(("host", .string(hostName))) }
+    if needs(.port) { entries.append(("port", .int(port))) }
     var baseUrl = ""
-    if needs("baseUrl") {
+    if needs(.baseUrl) {
       let defaultPort = scheme == "https" ? 443 : 80
       baseUrl = "\(scheme)://\(hostName)" + (port == defaultPort ? "" : ":\(port)")
       entries.append(("baseUrl", .string(baseUrl)))
     }
-    if needs("headers") {
+    if needs(.headers) {
       var headers = TemplateMap(caseInsensitive: true)
       var headerOrder: [String] = []
       var headerValues: [String: (String, [String])] = [:]
@@ -85,7 +90,7 @@ public enum TemplateRequest {
       }
       entries.append(("headers", .map(headers)))
     }
-    if needs("cookies") {
+    if needs(.cookies) {
       var cookies = TemplateMap()
       for line in request.headers.values("Cookie") {
         for part in line.split(separator: ";") {
@@ -101,20 +106,20 @@ public enum TemplateRequest {
       }
       entries.append(("cookies", .map(cookies)))
     }
-    if needs("body") {
+    if needs(.body) {
       entries.append(
         (
           "body",
           .string(TextCharset.decode(request.body, contentType: request.headers.first("Content-Type")))
         ))
     }
-    if needs("bodyAsBase64") { entries.append(("bodyAsBase64", .string(Base64.encode(request.body)))) }
-    if needs("clientIp") { entries.append(("clientIp", .string(clientIP))) }
-    if needs("multipart") {
+    if needs(.bodyAsBase64) { entries.append(("bodyAsBase64", .string(Base64.encode(request.body)))) }
+    if needs(.clientIp) { entries.append(("clientIp", .string(clientIP))) }
+    if needs(.multipart) {
       let type = request.headers.first("Content-Type")?.lowercased() ?? ""
       entries.append(("multipart", .bool(type.hasPrefix("multipart/"))))
     }
-    if needs("parts") { entries.append(("parts", parts(request))) }
+    if needs(.parts) { entries.append(("parts", parts(request))) }
     if everything {
       entries.append(
         (
@@ -129,6 +134,14 @@ public enum TemplateRequest {
         ))
     }
     return .map(TemplateMap(entries))
+  }
+
+  /// The members of the model (`request.NAME`), as bits of the mask of those to build.
+  enum Member: UInt32, CaseIterable {
+    case id, url, path, pathSegments, query, method, scheme, host, port, baseUrl, headers, cookies, body
+    case bodyAsBase64, clientIp, multipart, parts
+    /// By the name templates use.
+    static let named: [String: Member] = Dictionary(uniqueKeysWithValues: allCases.map { ("\($0)", $0) })
   }
 
   /// WireMock's `request.parts`: each part of a multipart body by its name, with `name`, `headers`,

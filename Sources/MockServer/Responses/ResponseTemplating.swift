@@ -131,7 +131,8 @@ enum ResponseTemplating {
     if address.hasPrefix("["), let end = address.firstIndex(of: "]") {
       return String(address[address.index(after: address.startIndex)..<end])
     }
-    if address.filter({ $0 == ":" }).count == 1, let colon = address.firstIndex(of: ":") {
+    let colons = address.utf8.lazy.filter { $0 == UInt8(ascii: ":") }.count
+    if colons == 1, let colon = address.utf8.firstIndex(of: UInt8(ascii: ":")) {
       return String(address[..<colon])
     }
     return address
