@@ -17,6 +17,8 @@ public struct ResponseTemplate: Sendable, Hashable {
   public var statusMessage: Template?
   /// `bodyFileName` when the path itself is a template: the file is read for each request.
   public var bodyFileName: Template?
+  /// `proxyBaseUrl`, when templated: the upstream is chosen per request.
+  public var proxyBaseUrl: Template?
   /// The content of a templated `bodyFileName` is not a template (`disableBodyFileTemplating`).
   public var disableBodyFileTemplating: Bool
   /// `transformerParameters`, visible to templates as `parameters`.
@@ -39,13 +41,16 @@ public struct ResponseTemplate: Sendable, Hashable {
     headers = []
     statusMessage = nil
     bodyFileName = nil
+    proxyBaseUrl = nil
     disableBodyFileTemplating = false
     parameters = nil
     files = nil
   }
 
   /// True when no field is templated.
-  public var isEmpty: Bool { body == nil && headers.isEmpty && statusMessage == nil && bodyFileName == nil }
+  public var isEmpty: Bool {
+    body == nil && headers.isEmpty && statusMessage == nil && bodyFileName == nil && proxyBaseUrl == nil
+  }
 }
 
 /// Reads files under `__files/` at request time (for templated `bodyFileName` paths).

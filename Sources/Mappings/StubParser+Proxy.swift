@@ -1,5 +1,6 @@
 import HTTPCore
 import MockJSON
+import Templating
 
 /// The proxy fields of a `response` (WireMock's): `proxyBaseUrl`, `additionalProxyRequestHeaders`,
 /// `removeProxyRequestHeaders`, `proxyUrlPrefixToRemove`.
@@ -24,7 +25,8 @@ extension StubParser {
       d.error(bp, expected: "an absolute http:// or https:// URL", found: base)
       return nil
     }
-    if let problem = ProxyDefinition.problem(baseURL: url) {
+    // A template (`{{request.headers.X-Upstream}}`) is rendered and checked for each request.
+    if !Template.mayContainTags(url), let problem = ProxyDefinition.problem(baseURL: url) {
       d.error(
         bp, expected: "an absolute http:// or https:// URL", found: "\(JSONValue.quoted(url)): \(problem)")
       return nil

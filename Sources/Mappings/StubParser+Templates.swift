@@ -57,6 +57,9 @@ extension StubParser {
       }
     }
 
+    if let u = o["proxyBaseUrl"]?.stringValue {
+      template.proxyBaseUrl = compile(u, JSONPathText.child(path, "proxyBaseUrl"), &d)
+    }
     if let m = o["statusMessage"]?.stringValue {
       template.statusMessage = compile(m, JSONPathText.child(path, "statusMessage"), &d)
     }

@@ -92,6 +92,7 @@ public struct Template: Sendable, Hashable, CustomStringConvertible {
   ///   WireMock writes them, `[ERROR: …]`).
   public func render(_ context: TemplateContext) -> TemplateRendering {
     let state = RenderState(context: context)
+    state.out.reserveCapacity(source.utf8.count + 64)
     state.render(nodes)
     return TemplateRendering(text: state.out, problems: state.problems)
   }
@@ -247,13 +248,13 @@ final class RenderState {
       return walk(frames[k].context, p.segments[...])
     }
     guard let first = p.segments.first else { return frames[frames.count - 1].context }
-    for f in frames.reversed() {
+    for f in frames.reversed() where !f.blockParams.isEmpty {
       if let v = f.blockParams[first] { return walk(v, p.segments.dropFirst()) }
     }
     for f in frames.reversed() {
       if let v = f.context.member(first) { return walk(v, p.segments.dropFirst()) }
     }
-    if let v = variables[first] { return walk(v, p.segments.dropFirst()) }
+    if !variables.isEmpty, let v = variables[first] { return walk(v, p.segments.dropFirst()) }
     return .null
   }
 

@@ -46,6 +46,24 @@ public struct TemplateDate: Sendable, Hashable {
     }
   }
 
+  /// Handlebars.java's `dateFormat`: a `full`, `long`, `medium` or `short` date in `locale`, or a
+  /// Java-style pattern.
+  func formatted(pattern: String, locale: String) -> String {
+    let f = DateFormatter()
+    f.locale = Locale(identifier: locale.replacingOccurrences(of: "-", with: "_"))
+    f.timeZone = zone
+    let styles: [String: DateFormatter.Style] = [
+      "full": .full, "long": .long, "medium": .medium, "short": .short,
+    ]
+    if let style = styles[pattern] {
+      f.dateStyle = style
+      f.timeStyle = .none
+    } else {
+      f.dateFormat = pattern
+    }
+    return f.string(from: Date(timeIntervalSince1970: Double(epochMilliseconds) / 1000))
+  }
+
   /// ISO 8601 to the second: `2018-05-04T10:11:12Z`, or with the zone's offset `2023-10-10T00:00:00+11:00`.
   var iso8601: String {
     let seconds = floorDiv(epochMilliseconds, 1000)

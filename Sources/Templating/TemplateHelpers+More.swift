@@ -18,7 +18,9 @@ extension TemplateHelpers {
         return c.error("formatXml: format [\(format)] should be one of [pretty, compact]")
       }
       do {
-        return .string(try XMLSupport.format(source, pretty: format == "pretty"))
+        // Pretty output ends with a line break, as WireMock's transformer writes it.
+        let formatted = try XMLSupport.format(source, pretty: format == "pretty")
+        return .string(format == "pretty" ? formatted + "\n" : formatted)
       } catch {
         return c.error("Input is not valid XML")
       }
@@ -117,30 +119,46 @@ extension TemplateHelpers {
     return t
   }()
 
-  /// `xPath` and `soapXPath`: namespaces are ignored (unprefixed names select elements in any namespace),
-  /// one node renders as its text (or its XML when it has child elements), several as a list.
+  /// `xPath` and `soapXPath`: namespaces are ignored (unprefixed names select elements in any namespace).
+  /// A selected element renders as its XML and has `name`, `text` and `attributes`; an attribute or text
+  /// node renders as its text; one node is itself, several a list.
   static func xPath(_ c: inout HelperCall, prefix: String) -> TemplateValue {
-    guard c.params.count >= 2 else { return c.error("xPath needs an XML document and an expression") }
-    let document = c.params[0].rendered
+    guard let input = c.params.first, !input.isNull else { return .string("") }
+    guard c.params.count >= 2, !c.params[1].isNull, !c.params[1].rendered.isEmpty else {
+      return c.error("The XPath expression cannot be empty")
+    }
+    let document = input.rendered
     var expression = c.params[1].rendered
     guard !document.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return .string("") }
     if !prefix.isEmpty { expression = prefix + (expression.hasPrefix("/") ? "" : "/") + expression }
-    if let problem = XMLSupport.xpathProblem(expression) {
-      return c.error("\(expression) is not a valid XPath expression: \(problem)")
+    if XMLSupport.xpathProblem(expression) != nil {
+      return c.error("\(c.params[1].rendered) is not a valid XPath expression")
     }
     do {
-      switch try XMLSupport.evaluate(expression, in: Array(document.utf8), namespaceAware: false) {
-      case .nodes(let values):
-        if values.isEmpty { return c.hash["default"] ?? .string("") }
-        return values.count == 1 ? .string(values[0]) : .list(values.map(TemplateValue.string))
+      switch try XMLSupport.evaluateNodes(expression, in: Array(document.utf8), namespaceAware: false) {
+      case .nodes(let nodes):
+        if nodes.isEmpty { return c.hash["default"] ?? .string("") }
+        let values = nodes.map(xmlNodeValue)
+        return values.count == 1 ? values[0] : .list(values)
       case .boolean(let b): return .bool(b)
       case .number(let n): return n == n.rounded() && abs(n) < 9e15 ? .int(Int(n)) : .double(n)
       case .string(let s): return .string(s)
       }
     } catch {
-      let excerpt = document.count > 200 ? document.prefix(200) + "…" : document
-      return c.error("\(excerpt) is not valid XML (\(error.message))")
+      return c.error("\(document) is not valid XML")
     }
+  }
+
+  /// WireMock's `XmlNode`: an element renders as XML, with `name`, `text` and `attributes` members.
+  static func xmlNodeValue(_ node: XPathNode) -> TemplateValue {
+    guard node.isElement else { return .string(node.markup) }
+    let attributes = TemplateMap(node.attributes.map { ($0.localName, TemplateValue.string($0.value)) })
+    return .described(
+      node.markup,
+      .map(
+        TemplateMap([
+          ("name", .string(node.name)), ("text", .string(node.text)), ("attributes", .map(attributes)),
+        ])))
   }
 
   /// `numberFormat`: a number with a style (`integer`, `currency`, `percent`, `number`) or a

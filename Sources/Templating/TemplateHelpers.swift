@@ -372,6 +372,14 @@ enum TemplateHelpers {
       case .null: return c.hash["default"] ?? .string("")
       case .string(let s), .described(let s, _):
         if s.isEmpty { return c.hash["default"] ?? .string("") }
+        // A path of names and indexes reads its node from the text without building the document.
+        if let path = compiledPath(expression), path.isDefinite {
+          switch path.selectDefinite(inUTF8: Array(s.utf8)) {
+          case .found(let v) where v != .null: return .json(v)
+          case .found, .notFound: return c.hash["default"] ?? .string("")
+          case .undecided: break
+          }
+        }
         guard let j = try? JSONValue.parse(s) else { return c.error("\(s) is not valid JSON") }
         document = j
       case .multi(let v) where v.count == 1:
@@ -460,6 +468,7 @@ enum TemplateHelpers {
       return c.hash["default"] ?? .string("")
     }
     for (name, helper) in moreHelpers { t[name] = helper }
+    for (name, helper) in stringHelpers { t[name] = helper }
     return t
   }()
 

@@ -11,29 +11,44 @@ public enum TemplateRequest {
   ///   - clientIP: the client's address.
   ///   - id: the request's journal id.
   ///   - pathParameters: the named parameters of a `urlPathTemplate` stub, in order.
+  ///   - fields: the members of `request` to build (``Template/requestFields``), nil for all of them.
   public static func model(
     _ request: HTTPRequest, scheme: String = "http", host: String? = nil, port: Int, clientIP: String = "",
     id: String = "", pathParameters: [(String, String)] = [], fields: Set<String>? = nil
   ) -> TemplateValue {
     // With `fields`, only the members the templates read are built (the rest stay absent).
-    func needs(_ name: String) -> Bool { fields?.contains(name) ?? true }
-    let everything = fields == nil || fields!.contains("requestLine")
-    let url = request.head.originForm
-    let rawPath = request.head.rawPath
-    let segments = rawPath.split(separator: "/", omittingEmptySubsequences: true).map {
-      percentDecode(String($0), plusAsSpace: false)
+    var wanted = UInt32.max
+    if let fields, !fields.contains("requestLine") {
+      wanted = 0
+      for name in fields { if let m = Member.named[name] { wanted |= 1 << m.rawValue } }
     }
-    var pathChildren = TemplateMap(
-      segments.enumerated().map { (String($0.offset), TemplateValue.string($0.element)) })
-    for (name, value) in pathParameters { pathChildren.set(name, .string(value)) }
-    let path = TemplateValue.described(rawPath, .map(pathChildren))
-    let segmentsValue = TemplateValue.described(
-      rawPath, .map(TemplateMap(segments.enumerated().map { (String($0.offset), .string($0.element)) })))
-
+    let everything = wanted == .max
+    func needs(_ m: Member) -> Bool { wanted & (1 << m.rawValue) != 0 }
+    var entries: [(key: String, value: TemplateValue)] = []
+    entries.reserveCapacity(everything ? 18 : fields?.count ?? 0)
+    if needs(.id) { entries.append(("id", .string(id))) }
+    let url = needs(.url) ? request.head.originForm : ""
+    if needs(.url) { entries.append(("url", .string(url))) }
+    var path = TemplateValue.null
+    var segmentsValue = TemplateValue.null
+    if needs(.path) || needs(.pathSegments) {
+      let rawPath = request.head.rawPath
+      let segments = rawPath.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).map {
+        percentDecode(String(Substring($0)), plusAsSpace: false)
+      }
+      let indexed = TemplateMap(
+        segments.enumerated().map { (String($0.offset), TemplateValue.string($0.element)) })
+      var pathChildren = indexed
+      for (name, value) in pathParameters { pathChildren.set(name, .string(value)) }
+      path = .described(rawPath, .map(pathChildren))
+      segmentsValue = .described(rawPath, .map(indexed))
+      if needs(.path) { entries.append(("path", path)) }
+      if needs(.pathSegments) { entries.append(("pathSegments", segmentsValue)) }
+    }
     var query = TemplateMap()
-    var queryOrder: [String] = []
-    var queryValues: [String: [String]] = [:]
-    if everything || needs("query"), let raw = request.head.rawQuery, !raw.isEmpty {
+    if needs(.query), let raw = request.head.rawQuery, !raw.isEmpty {
+      var queryOrder: [String] = []
+      var queryValues: [String: [String]] = [:]
       for pair in raw.split(separator: "&", omittingEmptySubsequences: true) {
         let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
         let key = percentDecode(String(parts[0]), plusAsSpace: true)
@@ -41,54 +56,70 @@ public enum TemplateRequest {
         if queryValues[key] == nil { queryOrder.append(key) }
         queryValues[key, default: []].append(value)
       }
+      for k in queryOrder { query.entries.append((k, .multi(queryValues[k] ?? []))) }
     }
-    for k in queryOrder { query.entries.append((k, .multi(queryValues[k]!))) }
-
-    var headers = TemplateMap(caseInsensitive: true)
-    var headerOrder: [String] = []
-    var headerValues: [String: (String, [String])] = [:]
-    for f in request.headers where everything || needs("headers") {
-      let k = f.name.lowercased()
-      if headerValues[k] == nil {
-        headerOrder.append(k)
-        headerValues[k] = (f.name, [])
+    if needs(.query) { entries.append(("query", .map(query))) }
+    if needs(.method) { entries.append(("method", .string(request.method.rawValue))) }
+    if needs(.scheme) { entries.append(("scheme", .string(scheme))) }
+    let hostName =
+      needs(.host) || needs(.baseUrl)
+      ? host ?? request.headers.first("Host").map { hostWithoutPort($0) } ?? "localhost" : ""
+    if needs(.host) { entries.append(("host", .string(hostName))) }
+    if needs(.port) { entries.append(("port", .int(port))) }
+    var baseUrl = ""
+    if needs(.baseUrl) {
+      let defaultPort = scheme == "https" ? 443 : 80
+      baseUrl = "\(scheme)://\(hostName)" + (port == defaultPort ? "" : ":\(port)")
+      entries.append(("baseUrl", .string(baseUrl)))
+    }
+    if needs(.headers) {
+      var headers = TemplateMap(caseInsensitive: true)
+      var headerOrder: [String] = []
+      var headerValues: [String: (String, [String])] = [:]
+      for f in request.headers {
+        let k = f.name.lowercased()
+        if headerValues[k] == nil {
+          headerOrder.append(k)
+          headerValues[k] = (f.name, [])
+        }
+        headerValues[k]?.1.append(f.value)
       }
-      headerValues[k]!.1.append(f.value)
+      for k in headerOrder {
+        guard let entry = headerValues[k] else { continue }
+        headers.entries.append((entry.0, .multi(entry.1)))
+      }
+      entries.append(("headers", .map(headers)))
     }
-    for k in headerOrder {
-      let (name, values) = headerValues[k]!
-      headers.entries.append((name, .multi(values)))
-    }
-
-    var cookies = TemplateMap()
-    for line in request.headers.values("Cookie") where everything || needs("cookies") {
-      for part in line.split(separator: ";") {
-        let kv = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-        let name = kv[0].trimmingCharacters(in: " ")
-        let value = kv.count > 1 ? kv[1].trimmingCharacters(in: " ") : ""
-        if case .multi(let existing)? = cookies[name] {
-          cookies.set(name, .multi(existing + [value]))
-        } else {
-          cookies.set(name, .multi([value]))
+    if needs(.cookies) {
+      var cookies = TemplateMap()
+      for line in request.headers.values("Cookie") {
+        for part in line.split(separator: ";") {
+          let kv = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+          let name = kv[0].trimmingCharacters(in: " ")
+          let value = kv.count > 1 ? kv[1].trimmingCharacters(in: " ") : ""
+          if case .multi(let existing)? = cookies[name] {
+            cookies.set(name, .multi(existing + [value]))
+          } else {
+            cookies.set(name, .multi([value]))
+          }
         }
       }
+      entries.append(("cookies", .map(cookies)))
     }
-
-    let hostName = host ?? request.headers.first("Host").map { hostWithoutPort($0) } ?? "localhost"
-    let defaultPort = scheme == "https" ? 443 : 80
-    let baseUrl = "\(scheme)://\(hostName)" + (port == defaultPort ? "" : ":\(port)")
-    let body =
-      everything || needs("body")
-      ? TextCharset.decode(request.body, contentType: request.headers.first("Content-Type")) : ""
-    let base64 = everything || needs("bodyAsBase64") ? Base64.encode(request.body) : ""
-    var entries: [(key: String, value: TemplateValue)] = [
-      ("id", .string(id)), ("url", .string(url)), ("path", path), ("pathSegments", segmentsValue),
-      ("query", .map(query)), ("method", .string(request.method.rawValue)), ("scheme", .string(scheme)),
-      ("host", .string(hostName)), ("port", .int(port)), ("baseUrl", .string(baseUrl)),
-      ("headers", .map(headers)), ("cookies", .map(cookies)), ("body", .string(body)),
-      ("bodyAsBase64", .string(base64)), ("clientIp", .string(clientIP)),
-    ]
-    if everything || needs("parts") { entries.append(("parts", parts(request))) }
+    if needs(.body) {
+      entries.append(
+        (
+          "body",
+          .string(TextCharset.decode(request.body, contentType: request.headers.first("Content-Type")))
+        ))
+    }
+    if needs(.bodyAsBase64) { entries.append(("bodyAsBase64", .string(Base64.encode(request.body)))) }
+    if needs(.clientIp) { entries.append(("clientIp", .string(clientIP))) }
+    if needs(.multipart) {
+      let type = request.headers.first("Content-Type")?.lowercased() ?? ""
+      entries.append(("multipart", .bool(type.hasPrefix("multipart/"))))
+    }
+    if needs(.parts) { entries.append(("parts", parts(request))) }
     if everything {
       entries.append(
         (
@@ -103,6 +134,14 @@ public enum TemplateRequest {
         ))
     }
     return .map(TemplateMap(entries))
+  }
+
+  /// The members of the model (`request.NAME`), as bits of the mask of those to build.
+  enum Member: UInt32, CaseIterable {
+    case id, url, path, pathSegments, query, method, scheme, host, port, baseUrl, headers, cookies, body
+    case bodyAsBase64, clientIp, multipart, parts
+    /// By the name templates use.
+    static let named: [String: Member] = Dictionary(uniqueKeysWithValues: allCases.map { ("\($0)", $0) })
   }
 
   /// WireMock's `request.parts`: each part of a multipart body by its name, with `name`, `headers`,

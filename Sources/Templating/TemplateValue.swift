@@ -4,7 +4,7 @@ import MockJSON
 ///
 /// Values render as WireMock (Handlebars.java) renders the Java object behind them: lists as `[a, b]`,
 /// maps as `{a=1, b=2}`, JSON nodes as Jackson writes them, dates as ISO 8601.
-public indirect enum TemplateValue: Sendable, Hashable {
+public enum TemplateValue: Sendable, Hashable {
   /// `null` / undefined: renders as nothing.
   case null
   /// A Boolean.
@@ -28,7 +28,7 @@ public indirect enum TemplateValue: Sendable, Hashable {
   case date(TemplateDate)
   /// Text with children: renders as `text`, member lookups go to `children` (`request.path`, whose
   /// `.[n]` are segments and whose names are path-template parameters).
-  case described(String, TemplateValue)
+  indirect case described(String, TemplateValue)
 }
 
 /// An ordered map of template values.

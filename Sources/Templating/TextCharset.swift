@@ -7,7 +7,7 @@ import Foundation
 package enum TextCharset {
   /// The `charset` parameter of a `Content-Type` value, unquoted and lower-cased; nil without one.
   package static func charsetName(ofContentType contentType: String?) -> String? {
-    guard let contentType else { return nil }
+    guard let contentType, contentType.utf8.contains(UInt8(ascii: ";")) else { return nil }
     for parameter in contentType.split(separator: ";").dropFirst() {
       let kv = parameter.split(separator: "=", maxSplits: 1)
       guard kv.count == 2,

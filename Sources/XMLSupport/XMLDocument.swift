@@ -52,14 +52,31 @@ package struct XMLElementNode: Sendable, Hashable {
   package var qualifiedName: String { prefix.map { "\($0):\(localName)" } ?? localName }
 }
 
-/// The result of an XPath 1.0 expression.
-package enum XPathValue: Sendable, Hashable {
-  /// A node-set: each node's value (an attribute's or text's value; an element's text, or its XML when it
-  /// has child elements).
-  case nodes([String])
+/// The result of an XPath 1.0 expression, with the nodes of a node-set as `Node`.
+package enum XPathResult<Node: Sendable & Hashable>: Sendable, Hashable {
+  /// A node-set, in document order.
+  case nodes([Node])
   case boolean(Bool)
   case number(Double)
   case string(String)
+}
+
+/// The result of an XPath 1.0 expression for matching: each node's value (an attribute's or text's value;
+/// an element's text, or its XML when it has child elements).
+package typealias XPathValue = XPathResult<String>
+
+/// A node selected by an XPath expression, as WireMock's templating `xPath` helper exposes it.
+package struct XPathNode: Sendable, Hashable {
+  /// True for an element node.
+  package var isElement: Bool
+  /// The local name of an element or attribute ("" for text).
+  package var name: String
+  /// The text content.
+  package var text: String
+  /// An element's attributes, in order (namespaces as parsed).
+  package var attributes: [XMLAttributeNode]
+  /// An element serialized as XML (no declaration); any other node's text.
+  package var markup: String
 }
 
 /// libxml2 wrapped once: parsing without network access, external entities or DTD loading (XXE safe),
@@ -143,10 +160,9 @@ package enum XMLSupport {
     p.map { String(cString: $0) }
   }
 
-  private static func element(_ node: xmlNodePtr) -> XMLElementNode {
-    let n = node.pointee
+  private static func attributes(of node: xmlNodePtr) -> [XMLAttributeNode] {
     var attributes: [XMLAttributeNode] = []
-    var a = n.properties
+    var a = node.pointee.properties
     while let attr = a {
       var value = ""
       var t = attr.pointee.children
@@ -161,6 +177,12 @@ package enum XMLSupport {
           localName: string(attr.pointee.name) ?? "", value: value))
       a = attr.pointee.next
     }
+    return attributes
+  }
+
+  private static func element(_ node: xmlNodePtr) -> XMLElementNode {
+    let n = node.pointee
+    let attributes = self.attributes(of: node)
     var declarations: [XMLNamespaceDeclaration] = []
     var ns = n.nsDef
     while let d = ns {
@@ -217,8 +239,29 @@ package enum XMLSupport {
   package static func evaluate(
     _ expression: String, in bytes: [UInt8], namespaces: [String: String] = [:], namespaceAware: Bool = true
   ) throws(XMLError) -> XPathValue {
-    let result: Result<XPathValue, XMLError> = try withDocument(bytes) { doc in
-      if !namespaceAware, let root = xmlDocGetRootElement(doc) { stripNamespaces(root) }
+    try run(
+      expression, in: bytes, namespaces: namespaces, namespaceAware: namespaceAware,
+      restoresNamespaces: false,
+      node: value(of:_:))
+  }
+
+  /// ``evaluate(_:in:namespaces:namespaceAware:)`` with each selected node's name, text, attributes and
+  /// markup (templating's `xPath`), elements serialized with the namespaces they were written with.
+  package static func evaluateNodes(
+    _ expression: String, in bytes: [UInt8], namespaceAware: Bool = true
+  ) throws(XMLError) -> XPathResult<XPathNode> {
+    try run(
+      expression, in: bytes, namespaces: [:], namespaceAware: namespaceAware, restoresNamespaces: true,
+      node: details(of:_:))
+  }
+
+  private static func run<Node: Sendable & Hashable>(
+    _ expression: String, in bytes: [UInt8], namespaces: [String: String], namespaceAware: Bool,
+    restoresNamespaces: Bool, node makeNode: (xmlNodePtr, xmlDocPtr) -> Node
+  ) throws(XMLError) -> XPathResult<Node> {
+    let result: Result<XPathResult<Node>, XMLError> = try withDocument(bytes) { doc in
+      var stripped = StrippedNamespaces()
+      if !namespaceAware, let root = xmlDocGetRootElement(doc) { stripNamespaces(root, into: &stripped) }
       guard let ctx = xmlXPathNewContext(doc) else { return .failure(XMLError(message: "out of memory")) }
       defer { xmlXPathFreeContext(ctx) }
       ctx.pointee.error = { _, _ in }
@@ -236,10 +279,12 @@ package enum XMLSupport {
       case XPATH_NUMBER: return .success(.number(o.floatval))
       case XPATH_STRING: return .success(.string(string(o.stringval) ?? ""))
       case XPATH_NODESET:
-        var values: [String] = []
+        // Nodes are described with the namespaces they were parsed with.
+        if restoresNamespaces { stripped.restore() }
+        var values: [Node] = []
         if let set = o.nodesetval, let tab = set.pointee.nodeTab {
           for k in 0..<Int(max(0, set.pointee.nodeNr)) {
-            if let node = tab[k] { values.append(value(of: node, doc)) }
+            if let node = tab[k] { values.append(makeNode(node, doc)) }
           }
         }
         return .success(.nodes(values))
@@ -249,20 +294,53 @@ package enum XMLSupport {
     return try result.get()
   }
 
-  private static func stripNamespaces(_ node: xmlNodePtr) {
+  /// Namespaces taken off elements and attributes, to put back once the expression is evaluated.
+  private struct StrippedNamespaces {
+    var elements: [(xmlNodePtr, xmlNsPtr)] = []
+    var attributes: [(xmlAttrPtr, xmlNsPtr)] = []
+
+    func restore() {
+      for (node, ns) in elements { node.pointee.ns = ns }
+      for (attr, ns) in attributes { attr.pointee.ns = ns }
+    }
+  }
+
+  private static func stripNamespaces(_ node: xmlNodePtr, into stripped: inout StrippedNamespaces) {
     var c: xmlNodePtr? = node
     while let n = c {
       if n.pointee.type == XML_ELEMENT_NODE {
+        if let ns = n.pointee.ns { stripped.elements.append((n, ns)) }
         n.pointee.ns = nil
         var a = n.pointee.properties
         while let attr = a {
+          if let ns = attr.pointee.ns { stripped.attributes.append((attr, ns)) }
           attr.pointee.ns = nil
           a = attr.pointee.next
         }
-        if let first = n.pointee.children { stripNamespaces(first) }
+        if let first = n.pointee.children { stripNamespaces(first, into: &stripped) }
       }
       c = n.pointee.next
     }
+  }
+
+  private static func details(of node: xmlNodePtr, _ doc: xmlDocPtr) -> XPathNode {
+    guard let buffer = xmlBufferCreate() else {
+      return XPathNode(isElement: false, name: "", text: "", attributes: [], markup: "")
+    }
+    defer { xmlBufferFree(buffer) }
+    _ = xmlNodeBufGetContent(buffer, node)
+    let text = string(xmlBufferContent(buffer)) ?? ""
+    let isElement = node.pointee.type == XML_ELEMENT_NODE
+    let isAttribute = node.pointee.type == XML_ATTRIBUTE_NODE
+    let name = isElement || isAttribute ? string(node.pointee.name) ?? "" : ""
+    guard isElement else {
+      return XPathNode(isElement: false, name: name, text: text, attributes: [], markup: text)
+    }
+    xmlBufferEmpty(buffer)
+    _ = xmlNodeDump(buffer, doc, node, 0, 0)
+    let markup = string(xmlBufferContent(buffer)) ?? ""
+    return XPathNode(
+      isElement: true, name: name, text: text, attributes: attributes(of: node), markup: markup)
   }
 
   /// An element with child elements renders as XML, any other node as its text.

@@ -51,7 +51,7 @@ struct TemplateHelperTests {
       contentType: "multipart/form-data; boundary=b1", expected: "{\"id\":1} application/json file"),
     Case(
       template: "{{formatXml request.body}}", body: "<a>\n <b x=\"1\">t</b>   <c/></a>",
-      expected: "<a>\n  <b x=\"1\">t</b>\n  <c/>\n</a>"),
+      expected: "<a>\n  <b x=\"1\">t</b>\n  <c/>\n</a>\n"),
     Case(
       template: "{{formatXml request.body format='compact'}}", body: "<a>\n <b>t</b>\n</a>",
       expected: "<a><b>t</b></a>"),

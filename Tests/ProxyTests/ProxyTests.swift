@@ -162,6 +162,38 @@ struct ProxyTests {
     #expect(try exchange(server.port, "GET", "/api/nothing").status.code == 404)
   }
 
+  /// WireMock's templated proxy URL: `"proxyBaseUrl": "{{request.headers.X-WM-Proxy-Url}}"` with the
+  /// `response-template` transformer picks the upstream per request.
+  @Test func templatedProxyBaseUrlChoosesTheUpstreamPerRequest() throws {
+    let upstreamFolder = try TemporaryFolder(files: [
+      (
+        "t.json",
+        #"{"request":{"method":"GET","url":"/templated"},"response":{"status":200,"body":"from upstream"}}"#
+      )
+    ])
+    defer { upstreamFolder.remove() }
+    let upstream = try MockServerProcess.launch(arguments: [
+      "--fixtures", upstreamFolder.path, "--no-watch", "--quiet",
+    ])
+    defer { upstream.stop() }
+    let folder = try TemporaryFolder(files: [
+      (
+        "templated.json",
+        #"{"request":{"urlPath":"/templated"},"response":{"proxyBaseUrl":"{{request.headers.X-WM-Proxy-Url}}","transformers":["response-template"]}}"#
+      )
+    ])
+    defer { folder.remove() }
+    let server = try MockServerProcess.launch(arguments: ["--fixtures", folder.path, "--no-watch", "--quiet"])
+    defer { server.stop() }
+    let relayed = try exchange(
+      server.port, "GET", "/templated", headers: [("X-WM-Proxy-Url", "http://127.0.0.1:\(upstream.port)")])
+    #expect(relayed.status.code == 200)
+    #expect(String(decoding: relayed.body, as: UTF8.self) == "from upstream")
+    // A URL that renders to nothing usable is the proxy's 502, naming what it rendered to.
+    let broken = try exchange(server.port, "GET", "/templated")
+    #expect(broken.status.code == 502)
+  }
+
   @Test func httpsUpstreamIsVerifiedAgainstProxyCAOrRefusedOrAcceptedWhenInsecure() throws {
     let certs = try TemporaryFolder()
     defer { certs.remove() }

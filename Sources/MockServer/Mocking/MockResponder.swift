@@ -161,7 +161,20 @@ public final class MockResponder: Sendable {
     let serveCount = stub.responseSequence == nil ? 0 : scenarioBook.serveCount(stubID: stub.id)
     let globalDelay = settings.globalDelayMilliseconds
     var definition = stub.response(serveCount: serveCount)
-    if let proxy = definition.proxy {
+    if var proxy = definition.proxy {
+      // A templated `proxyBaseUrl` chooses the upstream for this request.
+      if definition.template?.proxyBaseUrl != nil, templating.applies(to: definition) {
+        let words = random.withLock { rng in (rng.next(), rng.next(), rng.next()) }
+        if let (url, problems) = ResponseTemplating.proxyBaseURL(
+          definition, request: request, context: context, pathParameters: pathParameters,
+          requestID: SplitMix64.uuidString(words.1, words.2), seed: words.0, configuration: templating)
+        {
+          proxy.baseURL = url
+          for p in problems where logger.level != .quiet {
+            logger.line("template \(stub.name ?? stub.id): \(p)")
+          }
+        }
+      }
       let delay = random.withLock { rng in definition.sampleDelayMilliseconds { rng.nextDouble() } }
       return serveProxy(
         proxy, stub: stub, request: request, context: context,

@@ -31,17 +31,19 @@ enum ResponseTemplating {
   ) -> (ResponseDefinition, [String]) {
     guard let t = definition.template else { return (definition, []) }
     // The request model holds only what the stub's templates read (a templated body file may read anything).
-    var fields: Set<String>? = t.bodyFileName == nil ? [] : nil
-    for template in [t.body, t.statusMessage, t.bodyFileName].compactMap({ $0 }) + t.headers.map(\.template) {
-      if let f = template.requestFields { fields?.formUnion(f) } else { fields = nil }
+    var fields: Set<String>?
+    if t.bodyFileName == nil, t.statusMessage == nil, t.headers.isEmpty {
+      fields = t.body.map(\.requestFields) ?? []
+    } else {
+      fields = t.bodyFileName == nil ? [] : nil
+      for template in [t.body, t.statusMessage, t.bodyFileName].compactMap({ $0 }) + t.headers.map(\.template)
+      {
+        if let f = template.requestFields { fields?.formUnion(f) } else { fields = nil }
+      }
     }
-    let model = TemplateRequest.model(
-      request, scheme: context.isTLS ? "https" : "http", port: context.localPort,
-      clientIP: clientIP(context.clientAddress), id: requestID,
-      pathParameters: pathParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, fields: fields)
-    let templateContext = TemplateContext(
-      request: model, parameters: t.parameters.map(TemplateValue.json) ?? .map(TemplateMap()),
-      environment: configuration.environment, seed: seed)
+    let templateContext = makeContext(
+      t, fields: fields, request: request, context: context, pathParameters: pathParameters,
+      requestID: requestID, seed: seed, configuration: configuration)
     var problems: [String] = []
     func render(_ template: Template) -> String {
       let r = template.render(templateContext)
@@ -84,6 +86,39 @@ enum ResponseTemplating {
     return (d, problems)
   }
 
+  /// The stub's `proxyBaseUrl` rendered for this request (a trailing `/` removed), with the runtime problems;
+  /// nil when it is not a template or templating does not apply to the stub.
+  static func proxyBaseURL(
+    _ definition: ResponseDefinition, request: HTTPRequest, context: RequestContext,
+    pathParameters: [String: String], requestID: String, seed: UInt64, configuration: TemplatingConfiguration
+  ) -> (String, [String])? {
+    guard let t = definition.template, let template = t.proxyBaseUrl, configuration.applies(to: definition)
+    else {
+      return nil
+    }
+    let r = template.render(
+      makeContext(
+        t, fields: template.requestFields, request: request, context: context, pathParameters: pathParameters,
+        requestID: requestID, seed: seed, configuration: configuration))
+    let url = r.text
+    return (url.hasSuffix("/") ? String(url.dropLast()) : url, r.problems)
+  }
+
+  /// The context templates of `t` render in: the request model (only `fields` when given), the stub's
+  /// `transformerParameters`, and the server's options.
+  static func makeContext(
+    _ t: ResponseTemplate, fields: Set<String>?, request: HTTPRequest, context: RequestContext,
+    pathParameters: [String: String], requestID: String, seed: UInt64, configuration: TemplatingConfiguration
+  ) -> TemplateContext {
+    let model = TemplateRequest.model(
+      request, scheme: context.isTLS ? "https" : "http", port: context.localPort,
+      clientIP: clientIP(context.clientAddress), id: requestID,
+      pathParameters: pathParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, fields: fields)
+    return TemplateContext(
+      request: model, parameters: t.parameters.map(TemplateValue.json) ?? .map(TemplateMap()),
+      environment: configuration.environment, seed: seed)
+  }
+
   /// A rendered header value or reason phrase: control characters (CR, LF, …) become spaces.
   static func fieldValue(_ s: String) -> String {
     guard s.utf8.contains(where: { ($0 < 32 && $0 != 9) || $0 == 127 }) else { return s }
@@ -96,7 +131,8 @@ enum ResponseTemplating {
     if address.hasPrefix("["), let end = address.firstIndex(of: "]") {
       return String(address[address.index(after: address.startIndex)..<end])
     }
-    if address.filter({ $0 == ":" }).count == 1, let colon = address.firstIndex(of: ":") {
+    let colons = address.utf8.lazy.filter { $0 == UInt8(ascii: ":") }.count
+    if colons == 1, let colon = address.utf8.firstIndex(of: UInt8(ascii: ":")) {
       return String(address[..<colon])
     }
     return address
