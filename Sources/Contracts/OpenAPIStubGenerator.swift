@@ -1,3 +1,4 @@
+import HTTPCore
 import JSONSchema
 import MockJSON
 
@@ -219,24 +220,8 @@ public struct OpenAPIStubGenerator {
     return out
   }
 
-  /// A UUID-shaped id derived from `text` (FNV-1a), so regenerating gives the same ids.
-  static func stableID(_ text: String) -> String {
-    var a: UInt64 = 0xcbf2_9ce4_8422_2325
-    var b: UInt64 = 0x8422_2325_cbf2_9ce4
-    for byte in text.utf8 {
-      a = (a ^ UInt64(byte)) &* 0x100_0000_01b3
-      b = (b ^ UInt64(byte)) &* 0x100_0000_01b3 &+ 0x9e37
-    }
-    let hex = String(a, radix: 16).leftPadded(16) + String(b, radix: 16).leftPadded(16)
-    let c = Array(hex)
-    return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20])
-      + "-"
-      + String(c[20..<32])
-  }
-}
-
-extension String {
-  fileprivate func leftPadded(_ n: Int) -> String { String(repeating: "0", count: max(0, n - count)) + self }
+  /// A UUID-shaped id derived from `text`, so regenerating gives the same ids.
+  static func stableID(_ text: String) -> String { SplitMix64.stableUUIDString(text) }
 }
 
 extension PathTemplateMatcher {

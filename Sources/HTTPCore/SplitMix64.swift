@@ -40,4 +40,19 @@ package struct SplitMix64: RandomNumberGenerator, Sendable {
     }
   }
 
+  /// A version-4-shaped UUID string derived from `text` alone, so the same text always gives the same id
+  /// (ids of file stubs without one, of generated stubs). Two FNV-1a hashes of the UTF-8 bytes with
+  /// different offset bases, each mixed by this generator's finalizer. An id, not a digest: no secrecy,
+  /// and no cryptographic library to start.
+  package static func stableUUIDString(_ text: String) -> String {
+    var a: UInt64 = 0xcbf2_9ce4_8422_2325
+    var b: UInt64 = 0x6c62_272e_07bb_0142
+    for byte in text.utf8 {
+      a = (a ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+      b = (b ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+    }
+    var first = SplitMix64(seed: a)
+    var second = SplitMix64(seed: b)
+    return uuidString(first.next(), second.next())
+  }
 }

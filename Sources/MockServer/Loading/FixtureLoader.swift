@@ -124,15 +124,7 @@ public enum FixtureLoader {
   /// The id of a file stub that has neither `id` nor `uuid`: a UUID made from its file and JSON path, so
   /// it stays the same across reloads (admin edits, journal entries and logs keep referring to it).
   static func stableID(file: String, location: String) -> String {
-    let digest = LibcryptoDigest.hash(.sha256, Array("mockserver-stub\u{0}\(file)\u{0}\(location)".utf8))
-    var a: UInt64 = 0
-    var b: UInt64 = 0
-    guard digest.count >= 16 else { return UUID().uuidString.lowercased() }
-    for i in 0..<8 {
-      a = a << 8 | UInt64(digest[i])
-      b = b << 8 | UInt64(digest[8 + i])
-    }
-    return SplitMix64.uuidString(a, b)
+    SplitMix64.stableUUIDString("mockserver-stub\u{0}\(file)\u{0}\(location)")
   }
 
   /// Validates `directory` without serving it: every problem `load` would report.
