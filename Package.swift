@@ -109,7 +109,7 @@ let package = Package(
     // second mockserver.
     .testTarget(
       name: "ProxyTests",
-      dependencies: ["MockServer", "MockServerTesting", "Mappings", "MockJSON", "HTTPCore"],
+      dependencies: ["MockServer", "MockServerTesting", "Mappings", "MockJSON", "HTTPCore", "NativeSupport"],
       exclude: ["upstream.py"]),
     // Issue 17's XML, form, multipart, charset, query, journal-shape and fixture-folder cases, and issue 14's
     // remaining helpers, against the real binary.

@@ -85,6 +85,9 @@ enum RecordingSession {
         print("redacted (written as \(RecordingSpec.placeholder)):")
         for line in redactions { print("  \(line)") }
       }
+      for line in RecordedStubBuilder.truncationNotes(exchanges, spec: spec(options)) {
+        print("warning: \(line)")
+      }
       print("next: mockserver lint \(directory)")
       return 0
     } catch {

@@ -2,7 +2,11 @@
 """The upstream the proxy and recording tests talk to: a plain http.server (HTTP/1.1, one thread per
 connection). Prints `listening on http://127.0.0.1:PORT` when ready. Routes:
   /json /text /binary /gzip /empty(204) /missing(404) /search?q= /counter /big?size=N /chunked
-  /secret /headers /slow /echo (POST, PUT: the request body back)"""
+  /secret /headers /slow /echo (POST, PUT: the request body back)
+  /big-sha?size=N (with X-Content-SHA256) /chunked-big?size=N /held (first chunk, the rest after /release)
+  /port (the connection's client port) /port-close (the same with Connection: close)
+  /arm-drop (the next request on this connection is dropped: the connection closes unanswered)"""
+import hashlib
 import gzip
 import json
 import os
@@ -15,6 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 
 COUNTER = {"n": 0}
 LOCK = threading.Lock()
+HOLD = threading.Event()
 
 
 def big_body(size):
@@ -40,7 +45,19 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD" and status not in (204, 304):
             self.wfile.write(body)
 
+    def chunk(self, piece):
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+
+    def dropped(self):
+        """True (and the connection closed unanswered) when /arm-drop armed this connection."""
+        if getattr(self, "drop_next", False):
+            self.close_connection = True
+            return True
+        return False
+
     def do_GET(self):
+        if self.dropped():
+            return
         url = urlsplit(self.path)
         path, query = url.path, parse_qs(url.query)
         if path == "/json":
@@ -65,6 +82,43 @@ class Handler(BaseHTTPRequestHandler):
             self.send(200, json.dumps({"count": n}, separators=(",", ":")).encode(), "application/json")
         elif path == "/big":
             self.send(200, big_body(int(query.get("size", ["1024"])[0])), "application/octet-stream")
+        elif path == "/big-sha":
+            body = big_body(int(query.get("size", ["1024"])[0]))
+            self.send(200, body, "application/octet-stream", [("X-Content-SHA256", hashlib.sha256(body).hexdigest())])
+        elif path == "/chunked-big":
+            size = int(query.get("size", ["1024"])[0])
+            body = big_body(size)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("X-Content-SHA256", hashlib.sha256(body).hexdigest())
+            self.end_headers()
+            for start in range(0, size, 100000):
+                self.chunk(body[start:start + 100000])
+            self.wfile.write(b"0\r\n\r\n")
+        elif path == "/held":
+            HOLD.clear()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.chunk(b"first;")
+            self.wfile.flush()
+            HOLD.wait(30)
+            self.chunk(b"second;")
+            self.chunk(b"third")
+            self.wfile.write(b"0\r\n\r\n")
+        elif path == "/release":
+            HOLD.set()
+            self.send(200, b"released", "text/plain")
+        elif path == "/port":
+            self.send(200, str(self.client_address[1]).encode(), "text/plain")
+        elif path == "/port-close":
+            self.close_connection = True
+            self.send(200, str(self.client_address[1]).encode(), "text/plain", [("Connection", "close")])
+        elif path == "/arm-drop":
+            self.drop_next = True
+            self.send(200, str(self.client_address[1]).encode(), "text/plain")
         elif path == "/chunked":
             self.send_response(200)
             self.send_header("Content-Type", "text/plain")
@@ -94,6 +148,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         length = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(length)
+        if self.dropped():
+            return
         self.send(201 if self.command == "POST" else 200, body,
                   self.headers.get("Content-Type", "application/octet-stream"))
 

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPCore
 import Mappings
 import MockJSON
@@ -68,7 +69,29 @@ extension AdminAPI {
   /// `{"mappings": [...]}` (or `{"ids": [...]}`).
   private func recorded(_ exchanges: [RecordedExchange], spec: RecordingSpec) -> ResponsePlan {
     let context = parsingContext()
-    let (stubs, _) = RecordedStubBuilder.stubs(from: exchanges, spec: spec, makeID: context.makeID)
+    var (stubs, _) = RecordedStubBuilder.stubs(from: exchanges, spec: spec, makeID: context.makeID)
+    if spec.extractsBodies {
+      if let directory = configuration.fixturesDirectory {
+        let files = URL(fileURLWithPath: directory, isDirectory: true).appendingPathComponent(
+          "__files", isDirectory: true)
+        for i in stubs.indices {
+          do {
+            let (json, file) = try RecordingWriter.extractingBody(
+              stubs[i], into: files, textSizeThreshold: spec.textSizeThreshold ?? 0,
+              binarySizeThreshold: spec.binarySizeThreshold ?? 0)
+            stubs[i].json = json
+            if file != nil { stubs[i].body = nil }
+          } catch {
+            return AdminAPI.error(
+              .internalServerError, title: "Write failed",
+              detail: "__files/: \(error.localizedDescription) (extractBodyCriteria)")
+          }
+        }
+      } else {
+        logger.line(
+          "mockserver: extractBodyCriteria ignored: the server has no fixtures folder to write __files/ to")
+      }
+    }
     if spec.persist {
       for stub in stubs {
         let (parsed, _) = StubParser.parse(.object(stub.json), file: "", context: context)

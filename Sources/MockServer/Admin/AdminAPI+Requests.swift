@@ -68,8 +68,10 @@ extension AdminAPI {
   func stubLookup() -> (String?) -> JSONValue? {
     var byID: [String: StubMapping] = [:]
     for stub in store.stubs { byID[stub.id] = stub }
+    let proxyAll = forwarder?.proxyAllStubJSON
     return { id in
       guard let id else { return nil }
+      if id == ProxyForwarder.proxyAllStubID, let proxyAll { return proxyAll }
       return byID[id].map(AdminAPI.stubJSON) ?? .object(JSONObject(pairs: [("id", .string(id))]))
     }
   }

@@ -51,9 +51,24 @@ final class Connection: EventHandler {
     var timer: LoopTimer?
     /// A ``ResponsePlan/Step/deferred(_:)`` step is being computed off the loop.
     var waitingForWork = false
-    /// The event stream being written (``ResponsePlan/Step/eventStream(_:)``); the plan never ends by
-    /// itself while it is set.
-    var eventStream: EventStreamSubscription?
+    /// Content being written as it is produced (the dashboard's event stream, a relayed upstream body);
+    /// the plan waits for it to end.
+    var stream: ContentStream?
+  }
+
+  /// Content the connection writes as another thread produces it, pumped while the output has room.
+  private enum ContentStream {
+    /// ``ResponsePlan/Step/eventStream(_:)``: never ends by itself; heartbeats keep it alive.
+    case events(EventStreamSubscription)
+    /// ``ResponsePlan/Step/streamedResponse(_:contentLength:body:)``, in chunked transfer coding when
+    /// `chunked` (RFC 9112 §7.1), as it comes otherwise (a `Content-Length` was sent, or the content ends
+    /// with the connection).
+    case body(StreamedBody, chunked: Bool)
+
+    var isEventStream: Bool {
+      if case .events = self { return true }
+      return false
+    }
   }
 
   /// Closing after the last response.
@@ -102,6 +117,9 @@ final class Connection: EventHandler {
   /// Most output an event stream keeps unsent before it stops taking events (they wait, then drop, in
   /// the subscription's bounded queue).
   static let eventStreamOutputBytes = 64 << 10
+  /// Most output a streamed body keeps unsent before it stops taking content (its producer then waits:
+  /// back-pressure up to the upstream).
+  static let streamedBodyOutputBytes = 256 << 10
 
   init(
     id: UInt64, stream: ByteStream, loop: EventLoop, owner: ServerLoopContext, clientAddress: String,
@@ -401,7 +419,13 @@ final class Connection: EventHandler {
         updateExecution { $0.waitingForWork = true }
         let target = LoopBound(self)
         let loop = self.loop
-        start { plan in loop.execute { target.connection?.resumeDeferred(with: plan) } }
+        start { plan in
+          loop.execute {
+            // A plan nobody will run lets go of what feeds it (a relayed body's producer stops).
+            guard let connection = target.connection else { return plan.cancelStreams() }
+            connection.resumeDeferred(with: plan)
+          }
+        }
         return
       case .close:
         finishPlan(served: true)
@@ -409,6 +433,8 @@ final class Connection: EventHandler {
         return
       case .eventStream(let subscription):
         if startEventStream(subscription, e) { return }
+      case .streamedResponse(let responseHead, let contentLength, let body):
+        if startStreamedBody(responseHead, contentLength: contentLength, body: body, e) { return }
       }
     }
     guard case .executing(let e) = state else { return }
@@ -453,14 +479,41 @@ final class Connection: EventHandler {
     out.append(contentsOf: subscription.initial)
     let target = LoopBound(self)
     let loop = self.loop
-    let waiting = subscription.attach { loop.execute { target.connection?.pumpEventStream() } }
+    let waiting = subscription.attach { loop.execute { target.connection?.pumpStream() } }
     updateExecution { x in
       x.keepAlive = false
-      x.eventStream = subscription
+      x.stream = .events(subscription)
     }
     scheduleHeartbeat(subscription.heartbeatMilliseconds)
     flush()
-    if waiting { pumpEventStream() }
+    if waiting { pumpStream() }
+    return true
+  }
+
+  /// Writes a streamed response's head and starts taking its content: framed by `contentLength` when
+  /// known, else chunked for HTTP/1.1 and ended by closing for HTTP/1.0 (RFC 9112 §6.3). False (body
+  /// cancelled) when the response carries no content (HEAD, 1xx, 204, 304): the head alone was written.
+  private func startStreamedBody(
+    _ head: HTTPResponseHead, contentLength: Int?, body: StreamedBody, _ e: Execution
+  ) -> Bool {
+    guard HTTPSerializer.sendsContent(status: head.status, requestMethod: e.requestMethod) else {
+      body.cancel()
+      writeHead(head, contentLength: contentLength ?? 0, e)
+      flush()
+      return false
+    }
+    let chunked = contentLength == nil && !e.http10
+    if contentLength == nil && e.http10 { updateExecution { $0.keepAlive = false } }
+    guard case .executing(let x) = state else { return false }
+    ResponseHeadWriter.write(
+      head, contentLength: contentLength, chunked: chunked, date: loop.httpDateBytes(),
+      server: owner.serverLine, connection: connectionLine(x), into: &out)
+    let target = LoopBound(self)
+    let loop = self.loop
+    let waiting = body.attach { loop.execute { target.connection?.pumpStream() } }
+    updateExecution { $0.stream = .body(body, chunked: chunked) }
+    flush()
+    if waiting { pumpStream() }
     return true
   }
 
@@ -468,39 +521,75 @@ final class Connection: EventHandler {
   /// are ignored; they keep proxies and the client from timing the connection out).
   private func scheduleHeartbeat(_ ms: Int) {
     let timer = loop.schedule(afterMilliseconds: ms) { [weak self] in
-      guard let self, case .executing(let e) = self.state, e.eventStream != nil else { return }
+      guard let self, case .executing(let e) = self.state, e.stream != nil else { return }
       self.updateExecution { $0.timer = nil }
       if self.outOffset == self.out.count {
         self.out.append(contentsOf: Connection.heartbeat)
         self.flush()
       }
-      if case .executing(let e) = self.state, e.eventStream != nil { self.scheduleHeartbeat(ms) }
+      if case .executing(let e) = self.state, e.stream != nil { self.scheduleHeartbeat(ms) }
     }
     updateExecution { $0.timer = timer }
   }
 
   private static let heartbeat = Array(": heartbeat\n\n".utf8)
 
-  /// Loop thread: moves queued events into the output while it has room; stops when the socket is full
-  /// (the writable event resumes it through ``flush()``).
-  fileprivate func pumpEventStream() {
-    guard !pumping, case .executing(let e) = state, let subscription = e.eventStream else { return }
+  /// Loop thread: moves produced content (events, body bytes) into the output while it has room; stops
+  /// when the socket is full (the writable event resumes it through ``flush()``). A body that ended
+  /// lets the plan go on; one that failed closes the connection.
+  fileprivate func pumpStream() {
+    guard !pumping, case .executing(let e) = state, let source = e.stream else { return }
     pumping = true
-    defer { pumping = false }
-    while !isClosed {
-      let room = Connection.eventStreamOutputBytes - (out.count - outOffset)
-      guard room > 0 else { return }
-      let bytes = subscription.take(maxBytes: room)
-      if bytes.isEmpty { return }
-      out.append(contentsOf: bytes)
+    var ended: StreamedBody.End?
+    pump: while !isClosed {
+      switch source {
+      case .events(let subscription):
+        let room = Connection.eventStreamOutputBytes - (out.count - outOffset)
+        guard room > 0 else { break pump }
+        let bytes = subscription.take(maxBytes: room)
+        if bytes.isEmpty { break pump }
+        out.append(contentsOf: bytes)
+      case .body(let body, let chunked):
+        let room = Connection.streamedBodyOutputBytes - (out.count - outOffset)
+        guard room > 0 else { break pump }
+        let (bytes, end) = body.take(maxBytes: room)
+        if !bytes.isEmpty {
+          if chunked {
+            out.append(contentsOf: String(bytes.count, radix: 16).utf8)
+            out.append(contentsOf: [13, 10])
+            out.append(contentsOf: bytes)
+            out.append(contentsOf: [13, 10])
+          } else {
+            out.append(contentsOf: bytes)
+          }
+        }
+        if let end {
+          if case .finished = end, chunked { out.append(contentsOf: HTTPSerializer.lastChunk) }
+          ended = end
+          break pump
+        }
+        if bytes.isEmpty { break pump }
+      }
       flush()
-      if outOffset < out.count { return }
+      if outOffset < out.count { break pump }
+    }
+    pumping = false
+    guard let ended, !isClosed else { return }
+    updateExecution { $0.stream = nil }
+    switch ended {
+    case .finished:
+      flush()
+      if !isClosed { runSteps() }
+    case .failed:
+      flush()
+      finishPlan(served: false)
+      beginClosing(requestFullyRead: e.requestFullyRead)
     }
   }
 
   /// Loop thread: the deferred step's plan is ready; its steps run in place of the deferred one.
   fileprivate func resumeDeferred(with plan: ResponsePlan) {
-    guard case .executing(let e) = state, e.waitingForWork else { return }
+    guard case .executing(let e) = state, e.waitingForWork else { return plan.cancelStreams() }
     updateExecution { e in
       e.waitingForWork = false
       e.steps = plan.steps + e.steps[e.stepIndex...]
@@ -568,8 +657,8 @@ final class Connection: EventHandler {
     switch state {
     case .draining(let d) where d.flushing:
       drain(requestFullyRead: d.requestFullyRead)
-    case .executing(let e) where e.eventStream != nil:
-      pumpEventStream()
+    case .executing(let e) where e.stream != nil:
+      pumpStream()
     case .reading:
       processInput()
       resumeReadingIfRoom()
@@ -619,7 +708,11 @@ final class Connection: EventHandler {
     case .closed: return
     case .executing(let e):
       if let timer = e.timer { loop.cancel(timer) }
-      e.eventStream?.cancel()
+      switch e.stream {
+      case .events(let subscription): subscription.cancel()
+      case .body(let body, _): body.cancel()
+      case nil: break
+      }
     case .draining(let d): if let timer = d.timer { loop.cancel(timer) }
     case .reading: break
     }
@@ -667,7 +760,7 @@ final class Connection: EventHandler {
     switch state {
     case .draining: close(served: false)
     case .reading where isIdle: close(served: false)
-    case .executing(let e) where e.eventStream != nil: close(served: true)  // a stream never ends by itself
+    case .executing(let e) where e.stream?.isEventStream == true: close(served: true)  // never ends by itself
     case .executing: updateExecution { $0.keepAlive = false }
     default: break
     }

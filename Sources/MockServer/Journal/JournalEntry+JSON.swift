@@ -74,11 +74,10 @@ extension JournalEntry {
   public func json(stub: JSONValue?) -> JSONValue {
     var pairs: [(String, JSONValue)] = [("id", .string(id)), ("request", requestJSON)]
     let status: JSONValue = responseStatus.map { .number(JSONNumber($0)) } ?? .null
-    pairs.append(
-      (
-        "responseDefinition",
-        .object(JSONObject(pairs: [("status", status), ("fromConfiguredStub", .bool(wasMatched))]))
-      ))
+    var definition: [(String, JSONValue)] = [("status", status)]
+    if let proxyBaseURL { definition.append(("proxyBaseUrl", .string(proxyBaseURL))) }
+    definition.append(("fromConfiguredStub", .bool(wasMatched)))
+    pairs.append(("responseDefinition", .object(JSONObject(pairs: definition))))
     pairs.append(("response", .object(JSONObject(pairs: [("status", status)]))))
     pairs.append(("wasMatched", .bool(wasMatched)))
     if let stub { pairs.append(("stubMapping", stub)) }

@@ -26,6 +26,8 @@ public struct JournalEntry: Sendable {
     var truncatedBody: (size: Int, sha256: String)?
     /// Outcomes of the stub's webhooks, as they complete (`POST http://… -> 204`, `… failed: …`).
     var webhooks: [String] = []
+    /// The upstream the request was proxied to (a proxy stub, `--proxy-all`, a recording session).
+    var proxyBaseURL: String? = nil
   }
 
   /// Copy-on-write: copies of the value share one box (one retain instead of one per field), and the first
@@ -127,6 +129,12 @@ public struct JournalEntry: Sendable {
   public internal(set) var truncatedBody: (size: Int, sha256: String)? {
     get { fields.truncatedBody }
     set { fields.truncatedBody = newValue }
+  }
+  /// The base URL the request was forwarded to (WireMock's `responseDefinition.proxyBaseUrl`), or nil when
+  /// it was not proxied.
+  public internal(set) var proxyBaseURL: String? {
+    get { fields.value.proxyBaseURL }
+    set { fields.value.proxyBaseURL = newValue }
   }
   /// Position in the journal's history (1 for the first request ever recorded); set by ``RequestJournal``.
   public internal(set) var sequence: UInt64 {

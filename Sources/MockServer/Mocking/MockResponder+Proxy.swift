@@ -7,11 +7,13 @@ extension MockResponder {
   /// session): the journal entry is made now and gets the relayed status when the upstream answers; the
   /// upstream exchange runs on a thread of its own and the connection resumes on its loop with the answer
   /// (a 502/504 JSON error naming the upstream and the reason when there is none).
+  /// `stubID` names the stub in the journal when there is no `stub` (the `--proxy-all` stub).
   func serveProxy(
-    _ proxy: ProxyDefinition, stub: StubMapping?, request: HTTPRequest, context: RequestContext,
-    delayMilliseconds: Int = 0
+    _ proxy: ProxyDefinition, stub: StubMapping?, stubID: String? = nil, request: HTTPRequest,
+    context: RequestContext, delayMilliseconds: Int = 0
   ) -> ResponsePlan {
-    let entry = makeEntry(request, context: context, stubID: stub?.id, nearMisses: [])
+    var entry = makeEntry(request, context: context, stubID: stub?.id ?? stubID, nearMisses: [])
+    entry.proxyBaseURL = proxy.baseURL
     let journalID = entry.id
     let ticket = journal.record(entry)
     let started = SocketOps.monotonicNanos()
@@ -36,9 +38,7 @@ extension MockResponder {
           let status = outcome.response.status.code
           statusBox.set(status, note: outcome.failure?.description)
           journal.update(ticket) { $0.responseStatus = status }
-          resume(
-            ProxyForwarder.plan(
-              relaying: outcome.response, method: request.method, announcedLength: outcome.announcedLength))
+          resume(ProxyForwarder.plan(relaying: outcome, method: request.method))
         }
       })
     return ResponsePlan(steps: steps) { served in

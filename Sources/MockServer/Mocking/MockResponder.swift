@@ -124,7 +124,9 @@ public final class MockResponder: Sendable {
         return preflight
       }
       if let base = forwarder.configuration.proxyAllBaseURL {
-        return serveProxy(ProxyDefinition(baseURL: base), stub: nil, request: request, context: context)
+        return serveProxy(
+          ProxyDefinition(baseURL: base), stub: nil, stubID: ProxyForwarder.proxyAllStubID, request: request,
+          context: context)
       }
       if let plan = serveBodyFile(request, context: context) { return plan }
       let entry = makeEntry(request, context: context, stubID: nil, nearMisses: report.nearMisses)

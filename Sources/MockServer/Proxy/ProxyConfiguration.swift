@@ -7,7 +7,9 @@ public struct ProxyConfiguration: Sendable, Equatable {
   public var caFile: String?
   /// Accept any upstream certificate (`--proxy-insecure`).
   public var insecure = false
-  /// Largest upstream response content relayed, in bytes (default 64 MiB); a larger one gives 502.
+  /// Largest upstream response content buffered, in bytes (default 64 MiB, `--max-body-bytes`): what a
+  /// recording session keeps of one response (longer ones are recorded cut, and say so). Relayed content
+  /// is streamed and has no limit.
   public var maxBodyBytes = 64 << 20
   /// Base URL that requests no stub matches are forwarded to (`--proxy-all`), or nil for 404s.
   public var proxyAllBaseURL: String?

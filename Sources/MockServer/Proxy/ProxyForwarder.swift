@@ -5,8 +5,14 @@ import MockJSON
 import Synchronization
 
 /// Forwards requests upstream for proxy stubs (`proxyBaseUrl`), `--proxy-all` and recording sessions, on a
-/// thread of its own per exchange (never the event loop), and hands every exchange to the
-/// ``ProxyRecorder``.
+/// thread of its own per exchange (never the event loop), over persistent connections kept in one
+/// ``UpstreamConnectionPool``, and hands every exchange to the ``ProxyRecorder``.
+///
+/// The answer is relayed as it arrives: a response complete in the bytes read with its head goes back
+/// whole; otherwise the head goes back at once and the content follows through a ``StreamedBody``
+/// (`Content-Length` passed on when the upstream gave one, chunked otherwise), the exchange thread
+/// reading the upstream only while the client takes the bytes. What the recorder keeps of a content is
+/// capped (``ProxyRecorder/captureLimit(bufferBytes:)``); a longer one is recorded cut, and says so.
 ///
 /// Request (RFC 9110 §7.6.1): hop-by-hop fields (`Connection`, `Keep-Alive`, `Proxy-Connection`, `TE`,
 /// `Transfer-Encoding`, `Upgrade`, `Trailer`, `Proxy-Authorization`, `Proxy-Authenticate`) and every field
@@ -21,10 +27,34 @@ package final class ProxyForwarder: Sendable {
   /// memory a server that never proxies to HTTPS should not pay).
   private let tls = Mutex<Result<UpstreamTLSContext, TLSError>?>(nil)
   private let inFlight = Atomic<Int>(0)
+  /// Idle persistent connections to upstreams.
+  package let pool = UpstreamConnectionPool()
+  /// Content read with the head up to this many bytes is relayed whole when it is complete.
+  static let wholeRelayBytes = 256 << 10
 
   init(configuration: ProxyConfiguration) {
     self.configuration = configuration
     recorder = ProxyRecorder(recording: configuration.recordFromStart)
+  }
+
+  /// The id of the stub `--proxy-all` stands for (WireMock adds `{"priority": 10, "request": {"method":
+  /// "ANY", "urlPattern": ".*"}, "response": {"proxyBaseUrl": URL}}` for it): journal entries of requests
+  /// it forwarded name it, so they count as matched, as in WireMock.
+  package static let proxyAllStubID = "00000000-0000-4000-8000-00000000a11a"
+
+  /// The `--proxy-all` stub's JSON (see ``proxyAllStubID``), or nil without `--proxy-all`.
+  package var proxyAllStubJSON: JSONValue? {
+    guard let base = configuration.proxyAllBaseURL else { return nil }
+    return .object(
+      JSONObject(pairs: [
+        ("id", .string(Self.proxyAllStubID)), ("uuid", .string(Self.proxyAllStubID)),
+        (
+          "request",
+          .object(JSONObject(pairs: [("urlPattern", .string(".*")), ("method", .string("ANY"))]))
+        ),
+        ("response", .object(JSONObject(pairs: [("proxyBaseUrl", .string(base))]))),
+        ("priority", .number(JSONNumber(10))),
+      ]))
   }
 
   /// A client for `url`: with the (shared, lazily made) TLS context for `https`.
@@ -47,7 +77,7 @@ package final class ProxyForwarder: Sendable {
     return .success(
       UpstreamHTTPClient(
         timeoutMilliseconds: configuration.timeoutMilliseconds, maxBodyBytes: configuration.maxBodyBytes,
-        tls: context))
+        tls: context, pool: pool))
   }
 
   /// Hop-by-hop fields, lowercased (RFC 9110 §7.6.1, and the proxy authentication fields of §11.7).
@@ -90,17 +120,22 @@ package final class ProxyForwarder: Sendable {
 
   /// What happened upstream, handed to the completion.
   package struct Outcome: Sendable {
-    /// The response relayed (the gateway error when the exchange failed).
+    /// The response relayed (the gateway error when the exchange failed); only its head when
+    /// ``streamed`` is set.
     package var response: HTTPResponse
     /// The failure, or nil when the upstream answered.
     package var failure: UpstreamError?
-    /// The upstream's `Content-Length` (for relaying an answer to HEAD), or nil.
+    /// The upstream's `Content-Length` (for relaying an answer to HEAD, or a streamed content), or nil.
     package var announcedLength: Int? = nil
+    /// The content still arriving, written by the exchange's thread, when the answer is relayed as it
+    /// comes; nil when ``response`` is whole.
+    package var streamed: StreamedBody? = nil
   }
 
-  /// Forwards `request` as `proxy` says on a thread of its own and calls `completion` there with the
-  /// response to relay (a 502/503/504 JSON error when the upstream gave none). `journalID` ties the
-  /// exchange to its journal entry for snapshots.
+  /// Forwards `request` as `proxy` says on a thread of its own and calls `completion` there, once, with
+  /// the response to relay (a 502/503/504 JSON error when the upstream gave none) as soon as its head is
+  /// known; a streamed content is then written on that thread. `journalID` ties the exchange to its
+  /// journal entry for snapshots.
   package func forward(
     _ request: HTTPRequest, proxy: ProxyDefinition, journalID: String,
     completion: @escaping @Sendable (Outcome) -> Void
@@ -118,40 +153,109 @@ package final class ProxyForwarder: Sendable {
     // A serial queue of its own runs on an overcommitting worker: a blocked exchange never holds up
     // another one or the loop.
     DispatchQueue(label: "mockserver.proxy").async { [self] in
-      let outcome = exchange(request, proxy: proxy, journalID: journalID)
+      exchange(request, proxy: proxy, journalID: journalID, deliver: completion)
       inFlight.subtract(1, ordering: .relaxed)
-      completion(outcome)
     }
   }
 
-  /// The blocking exchange.
-  func exchange(_ request: HTTPRequest, proxy: ProxyDefinition, journalID: String) -> Outcome {
+  /// The blocking exchange: `deliver` gets the outcome once the head is known, then a streamed content is
+  /// written before this returns.
+  func exchange(
+    _ request: HTTPRequest, proxy: ProxyDefinition, journalID: String, deliver: (Outcome) -> Void
+  ) {
     guard let (upstreamRequest, url) = Self.upstreamRequest(request, proxy: proxy) else {
       let failure = UpstreamError.io("proxyBaseUrl is not an http:// or https:// URL")
-      return Outcome(
-        response: Self.gatewayError(status: 502, upstream: proxy.baseURL, reason: failure.description),
-        failure: failure)
+      deliver(
+        Outcome(
+          response: Self.gatewayError(status: 502, upstream: proxy.baseURL, reason: failure.description),
+          failure: failure))
+      return
     }
-    let sent: Result<HTTPResponse, UpstreamError>
+    func failed(_ failure: UpstreamError) {
+      deliver(
+        Outcome(
+          response: Self.gatewayError(
+            status: failure.status, upstream: url.description, reason: failure.description),
+          failure: failure))
+    }
+    let opened: Result<UpstreamResponse, UpstreamError>
     switch client(for: url) {
-    case .failure(let e): sent = .failure(.tls("cannot set up TLS: \(e)"))
-    case .success(let c): sent = c.send(upstreamRequest, to: url)
+    case .failure(let e): opened = .failure(.tls("cannot set up TLS: \(e)"))
+    case .success(let c): opened = c.open(upstreamRequest, to: url)
     }
-    switch sent {
-    case .failure(let failure):
-      return Outcome(
-        response: Self.gatewayError(
-          status: failure.status, upstream: url.description, reason: failure.description),
-        failure: failure)
-    case .success(var response):
-      let announced = response.headers.first("Content-Length").flatMap { Int($0.trimmingOWS()) }
-      response.head.headers = Self.endToEnd(response.headers)
-      response.head.headers.remove(name: "Content-Length")
+    let upstream: UpstreamResponse
+    switch opened {
+    case .failure(let failure): return failed(failure)
+    case .success(let r): upstream = r
+    }
+    defer { upstream.release() }
+    var head = upstream.head
+    head.headers = Self.endToEnd(head.headers)
+    head.headers.remove(name: "Content-Length")
+    // The content already read with the head: a response complete in it is relayed whole.
+    var early: [UInt8] = []
+    var complete = false
+    reading: while early.count <= Self.wholeRelayBytes {
+      switch upstream.nextContent(wait: false) {
+      case .failure(let failure): return failed(failure)
+      case .success(.bytes(let bytes)): early.append(contentsOf: bytes)
+      case .success(.end): complete = true
+      case .success(.pending): break reading
+      }
+      if complete { break }
+    }
+    func observe(_ content: [UInt8], _ upstreamBytes: Int?) {
       recorder.observe(
         RecordedExchange(
-          journalID: journalID, request: request, response: response, upstream: url.description))
-      return Outcome(response: response, failure: nil, announcedLength: announced)
+          journalID: journalID, request: request,
+          response: HTTPResponse(head: head, body: content, trailers: upstream.trailers),
+          upstream: url.description, truncatedFrom: upstreamBytes))
     }
+    let limit = recorder.captureLimit(bufferBytes: configuration.maxBodyBytes)
+    if complete {
+      upstream.release()
+      let announced = upstream.head.headers.first("Content-Length").flatMap { Int($0.trimmingOWS()) }
+      if early.count > limit {
+        observe(Array(early.prefix(limit)), early.count)
+      } else {
+        observe(early, nil)
+      }
+      deliver(
+        Outcome(
+          response: HTTPResponse(head: head, body: early, trailers: upstream.trailers), failure: nil,
+          announcedLength: announced))
+      return
+    }
+    // Streamed: the head now, the content as it comes (and only as fast as the client takes it).
+    let body = StreamedBody()
+    deliver(
+      Outcome(
+        response: HTTPResponse(head: head), failure: nil, announcedLength: upstream.contentLength,
+        streamed: body))
+    var total = early.count
+    var captured = early.count <= limit ? early : Array(early.prefix(limit))
+    var wanted = body.write(early, timeoutMilliseconds: configuration.timeoutMilliseconds)
+    while wanted {
+      switch upstream.nextContent() {
+      case .failure:
+        body.fail()
+        return
+      case .success(.bytes(let bytes)):
+        total += bytes.count
+        if captured.count < limit { captured.append(contentsOf: bytes.prefix(limit - captured.count)) }
+        wanted = body.write(bytes, timeoutMilliseconds: configuration.timeoutMilliseconds)
+      case .success(.end):
+        upstream.release()
+        // Recorded before the client sees the end, so a recording stopped right after has it.
+        observe(captured, total > captured.count ? total : nil)
+        body.finish()
+        return
+      case .success(.pending):
+        continue
+      }
+    }
+    // The client went away (or stopped reading for the timeout): the upstream connection is closed.
+    body.fail()
   }
 
   /// The 502/503/504 answer: `{"error": …, "upstream": …, "reason": …, "status": …}`.
@@ -168,11 +272,16 @@ package final class ProxyForwarder: Sendable {
       body: body.serializedBytes())
   }
 
-  /// The plan that relays `response` to a request with `method`: HEAD keeps the upstream's
-  /// `Content-Length` announcement without content.
-  static func plan(relaying response: HTTPResponse, method: HTTPMethod, announcedLength: Int?) -> ResponsePlan
-  {
-    if method == .head, let announcedLength {
+  /// The plan that relays `outcome` to a request with `method`: a streamed content as it comes; HEAD
+  /// keeps the upstream's `Content-Length` announcement without content.
+  static func plan(relaying outcome: Outcome, method: HTTPMethod) -> ResponsePlan {
+    let response = outcome.response
+    if let body = outcome.streamed {
+      return ResponsePlan(steps: [
+        .streamedResponse(response.head, contentLength: outcome.announcedLength, body: body)
+      ])
+    }
+    if method == .head, let announcedLength = outcome.announcedLength {
       return ResponsePlan(steps: [.responseHead(response.head, contentLength: announcedLength)])
     }
     return ResponsePlan(steps: [.response(response.head, body: response.body)])

@@ -12,6 +12,21 @@ package struct RecordedExchange: Sendable {
   package var response: HTTPResponse
   /// The upstream's base URL.
   package var upstream: String
+  /// The content's whole length when `response.body` holds only its first bytes (the content was over
+  /// the capture limit while it was relayed), or nil when the body is whole.
+  package var truncatedFrom: Int? = nil
+
+  /// Creates an exchange.
+  package init(
+    journalID: String, request: HTTPRequest, response: HTTPResponse, upstream: String,
+    truncatedFrom: Int? = nil
+  ) {
+    self.journalID = journalID
+    self.request = request
+    self.response = response
+    self.upstream = upstream
+    self.truncatedFrom = truncatedFrom
+  }
 
   /// Bytes held, for the bounds.
   var approximateBytes: Int {
@@ -62,6 +77,17 @@ package final class ProxyRecorder: Sendable {
 
   /// The current status.
   package var status: Status { state.withLock { $0.status } }
+
+  /// Content bytes kept while recording when nobody records (for snapshots only).
+  package static let snapshotCaptureBytes = 1 << 20
+
+  /// Most content bytes of one relayed response kept for recording: `bufferBytes` (the proxy's
+  /// `maxBodyBytes`) while a session records, at most ``snapshotCaptureBytes`` otherwise. A longer content
+  /// is relayed whole but recorded cut (``RecordedExchange/truncatedFrom``).
+  package func captureLimit(bufferBytes: Int) -> Int {
+    let recording = state.withLock { $0.status == .recording }
+    return recording ? max(0, bufferBytes) : min(max(0, bufferBytes), Self.snapshotCaptureBytes)
+  }
 
   /// The upstream a recording session started with `targetBaseUrl` proxies every request to, or nil.
   package var recordingTarget: String? {

@@ -68,6 +68,23 @@ package enum RecordedStubBuilder {
           ("response", .object(response.json)),
         ]
         if spec.persist { members.append(("persistent", .bool(true))) }
+        if let cut = response.truncation {
+          members.append(
+            (
+              "metadata",
+              .object(
+                JSONObject(pairs: [
+                  (
+                    "mockserver",
+                    .object(
+                      JSONObject(pairs: [
+                        ("bodyTruncated", .bool(true)), ("recordedBytes", .number(JSONNumber(cut.kept))),
+                        ("upstreamBytes", .number(JSONNumber(cut.total))),
+                      ]))
+                  )
+                ]))
+            ))
+        }
         if let scenario {
           members.append(("scenarioName", .string(scenario)))
           members.append(("requiredScenarioState", .string(i == 0 ? "Started" : "\(scenario)-\(i + 1)")))
@@ -88,6 +105,8 @@ package enum RecordedStubBuilder {
     var body: [UInt8]?
     var isBinary: Bool
     var fileExtension: String
+    /// The bytes kept and the content's whole length, when it was recorded cut.
+    var truncation: (kept: Int, total: Int)? = nil
   }
 
   // MARK: Requests
@@ -95,9 +114,15 @@ package enum RecordedStubBuilder {
   static func requestPattern(_ request: HTTPRequest, spec: RecordingSpec, redactions: inout [String])
     -> JSONObject
   {
-    var members: [(String, JSONValue)] = [
-      ("url", .string(request.head.originForm)), ("method", .string(request.method.rawValue)),
-    ]
+    var members: [(String, JSONValue)]
+    if let query = queryRedacted(request, spec: spec, redactions: &redactions) {
+      members = [
+        ("urlPath", .string(request.head.rawPath)), ("method", .string(request.method.rawValue)),
+        ("queryParameters", .object(query)),
+      ]
+    } else {
+      members = [("url", .string(request.head.originForm)), ("method", .string(request.method.rawValue))]
+    }
     var headers: [(String, JSONValue)] = []
     for (name, caseInsensitive) in spec.captureHeaders {
       guard let value = request.headers.first(name) else { continue }
@@ -148,6 +173,9 @@ package enum RecordedStubBuilder {
         ])
       }
       if let text {
+        if let pattern = formPattern(text, request: request, spec: spec, redactions: &redactions) {
+          return pattern
+        }
         var pairs: [(String, JSONValue)] = [("equalTo", .string(text))]
         if ci { pairs.append(("caseInsensitive", .bool(true))) }
         return JSONObject(pairs: pairs)
@@ -179,6 +207,26 @@ package enum RecordedStubBuilder {
   )
     -> Response
   {
+    var built = responseContent(exchange, spec: spec, redactions: &redactions)
+    if let total = exchange.truncatedFrom { built.truncation = (exchange.response.body.count, total) }
+    return built
+  }
+
+  /// One line per exchange whose response content was recorded cut (over the recording limit): `GET /big
+  /// response body recorded cut: first 100000 of 300000 bytes`; the stub says so in
+  /// `metadata.mockserver`.
+  package static func truncationNotes(_ exchanges: [RecordedExchange], spec: RecordingSpec) -> [String] {
+    exchanges.compactMap { exchange in
+      guard let total = exchange.truncatedFrom, spec.accepts(exchange) else { return nil }
+      return
+        "\(exchange.request.method.rawValue) \(exchange.request.head.rawPath) response body recorded cut: "
+        + "first \(exchange.response.body.count) of \(total) bytes (over --max-body-bytes; see metadata.mockserver)"
+    }
+  }
+
+  static func responseContent(
+    _ exchange: RecordedExchange, spec: RecordingSpec, redactions: inout [String]
+  ) -> Response {
     let response = exchange.response
     let what = "\(exchange.request.method.rawValue) \(exchange.request.head.rawPath) response"
     var body = response.body
@@ -247,7 +295,17 @@ package enum RecordedStubBuilder {
           json: JSONObject(pairs: members), body: compact, isBinary: false, fileExtension: "json")
       }
     }
-    if let text {
+    if var text {
+      if !spec.redactedFields.isEmpty {
+        let found = redactText(&text, spec.redactedFields)
+        if !found.isEmpty {
+          note(
+            &redactions,
+            "\(found.count == 1 ? "field" : "fields") \(found.sorted().joined(separator: ", ")) of \(what) body"
+          )
+          body = Array(text.utf8)
+        }
+      }
       members.append(("body", .string(text)))
       let ext =
         contentType.contains("json")
@@ -265,6 +323,145 @@ package enum RecordedStubBuilder {
         ? "jpg"
         : contentType.contains("gif") ? "gif" : contentType.contains("pdf") ? "pdf" : "bin"
     return Response(json: JSONObject(pairs: members), body: body, isBinary: true, fileExtension: ext)
+  }
+
+  // MARK: Redacting text and queries
+
+  /// The `queryParameters` of a request whose query has a parameter named in the spec's redacted fields:
+  /// `equalTo` on each value as received (decoded), `{"matches": ".*"}` for the redacted ones (any value
+  /// matches, as for a redacted header). Nil when no parameter is redacted (the stub keeps its exact
+  /// `url`).
+  static func queryRedacted(_ request: HTTPRequest, spec: RecordingSpec, redactions: inout [String])
+    -> JSONObject?
+  {
+    guard !spec.redactedFields.isEmpty, let query = request.head.rawQuery else { return nil }
+    let names = Set(spec.redactedFields.map { $0.lowercased() })
+    var parameters: [(name: String, value: String)] = []
+    for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+      let name = pair.prefix { $0 != "=" }
+      let value = pair.dropFirst(name.count + (name.count < pair.count ? 1 : 0))
+      guard let n = try? PercentDecoding.decode(name, component: "query", plusAsSpace: true),
+        let v = try? PercentDecoding.decode(value, component: "query", plusAsSpace: true)
+      else { return nil }
+      parameters.append((n, v))
+    }
+    let redacted = Set(parameters.map(\.name).filter { names.contains($0.lowercased()) })
+    guard !redacted.isEmpty else { return nil }
+    var members: [(String, JSONValue)] = []
+    for (name, value) in parameters where !members.contains(where: { $0.0 == name }) {
+      let matcher: (String, JSONValue) =
+        redacted.contains(name) ? ("matches", .string(".*")) : ("equalTo", .string(value))
+      members.append((name, .object(JSONObject(pairs: [matcher]))))
+    }
+    note(
+      &redactions,
+      "query \(redacted.count == 1 ? "parameter" : "parameters") \(redacted.sorted().joined(separator: ", ")) of "
+        + "\(request.method.rawValue) \(request.head.rawPath) request (matched as present)")
+    return JSONObject(pairs: members)
+  }
+
+  /// A form-encoded (`a=1&b=2`) request body with a field named in the spec's redacted fields: a
+  /// `matches` pattern with the other fields as received and any value for the redacted ones. Nil when
+  /// the body is not such a form or has no redacted field.
+  static func formPattern(
+    _ text: String, request: HTTPRequest, spec: RecordingSpec, redactions: inout [String]
+  ) -> JSONObject? {
+    guard !spec.redactedFields.isEmpty, text.contains("="), !text.contains(where: { $0.isWhitespace }) else {
+      return nil
+    }
+    let names = Set(spec.redactedFields.map { $0.lowercased() })
+    var found: Set<String> = []
+    var parts: [String] = []
+    for pair in text.split(separator: "&", omittingEmptySubsequences: false) {
+      let name = pair.prefix { $0 != "=" }
+      let decoded = (try? PercentDecoding.decode(name, component: "query", plusAsSpace: true)) ?? String(name)
+      if name.count < pair.count, names.contains(decoded.lowercased()) {
+        found.insert(decoded)
+        parts.append(regexEscaped(String(name)) + "=[^&]*")
+      } else {
+        parts.append(regexEscaped(String(pair)))
+      }
+    }
+    guard !found.isEmpty else { return nil }
+    note(
+      &redactions,
+      "form \(found.count == 1 ? "field" : "fields") \(found.sorted().joined(separator: ", ")) of "
+        + "\(request.method.rawValue) \(request.head.rawPath) request body (any value matches)")
+    return JSONObject(pairs: [("matches", .string(parts.joined(separator: "&")))])
+  }
+
+  /// `text` with regular-expression metacharacters escaped.
+  static func regexEscaped(_ text: String) -> String {
+    var out = ""
+    for c in text {
+      if "\\^$.|?*+()[]{}/".contains(c) { out.append("\\") }
+      out.append(c)
+    }
+    return out
+  }
+
+  /// Replaces, in text that is not JSON, the values of `name=value` pairs (form and query style, the
+  /// value ending at `&`, `;`, `,`, a quote or white space) and of `<name>value</name>` elements whose
+  /// name is in `names` (compared without case) by the placeholder; returns the names found.
+  static func redactText(_ text: inout String, _ names: Set<String>) -> Set<String> {
+    let wanted = Set(names.map { $0.lowercased() })
+    var found: Set<String> = []
+    var bytes = Array(text.utf8)
+    let placeholder = Array(RecordingSpec.placeholder.utf8)
+    let nameByte = { (b: UInt8) -> Bool in
+      (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F
+        || b == 0x2D
+        || b == 0x2E || b >= 0x80
+    }
+    var i = 0
+    while i < bytes.count {
+      // A name starts at a byte that follows no name byte.
+      guard nameByte(bytes[i]), i == 0 || !nameByte(bytes[i - 1]) else {
+        i += 1
+        continue
+      }
+      var end = i
+      while end < bytes.count, nameByte(bytes[end]) { end += 1 }
+      let name = String(decoding: bytes[i..<end], as: UTF8.self)
+      guard wanted.contains(name.lowercased()) else {
+        i = end
+        continue
+      }
+      let isElement = i > 0 && bytes[i - 1] == 0x3C && end < bytes.count && bytes[end] == 0x3E  // <name>
+      if end < bytes.count, bytes[end] == 0x3D, !isElement {  // name=value
+        var valueEnd = end + 1
+        while valueEnd < bytes.count,
+          ![0x26, 0x3B, 0x2C, 0x22, 0x27, 0x20, 0x09, 0x0A, 0x0D].contains(bytes[valueEnd])
+        {
+          valueEnd += 1
+        }
+        bytes.replaceSubrange((end + 1)..<valueEnd, with: placeholder)
+        found.insert(name)
+        i = end + 1 + placeholder.count
+      } else if isElement {
+        let close = Array("</\(name)>".utf8)
+        var j = end + 1
+        var closeAt: Int?
+        while j + close.count <= bytes.count {
+          if bytes[j] == 0x3C, Array(bytes[j..<(j + close.count)]) == close {
+            closeAt = j
+            break
+          }
+          j += 1
+        }
+        if let closeAt {
+          bytes.replaceSubrange((end + 1)..<closeAt, with: placeholder)
+          found.insert(name)
+          i = end + 1 + placeholder.count + close.count
+        } else {
+          i = end
+        }
+      } else {
+        i = end
+      }
+    }
+    if !found.isEmpty { text = String(decoding: bytes, as: UTF8.self) }
+    return found
   }
 
   // MARK: Helpers

@@ -32,6 +32,9 @@ package struct RecordingSpec: Sendable {
   package var textSizeThreshold: Int?
   /// `extractBodyCriteria.binarySizeThreshold` in bytes.
   package var binarySizeThreshold: Int?
+  /// `extractBodyCriteria` was given: the admin API writes bodies over its thresholds (an omitted one is
+  /// 0, as WireMock) to the fixtures folder's `__files/` and references them with `bodyFileName`.
+  package var extractsBodies = false
   /// `persist` (default true): add the stubs to the server (and mark them persistent).
   package var persist = true
   /// `repeatsAsScenarios` (default true): identical requests with different answers become a scenario.
@@ -162,6 +165,7 @@ package struct RecordingSpec: Sendable {
             pointer: "/extractBodyCriteria",
             detail: "$.extractBodyCriteria: expected an object, found \(e.kindDescription)"))
       }
+      spec.extractsBodies = true
       for (key, keyPath) in [
         ("textSizeThreshold", \RecordingSpec.textSizeThreshold),
         ("binarySizeThreshold", \RecordingSpec.binarySizeThreshold),

@@ -33,14 +33,9 @@ package enum RecordingWriter {
       guard let group = byEndpoint[endpoint], let first = group.first else { continue }
       var jsons: [JSONValue] = []
       for stub in group {
-        var json = stub.json
-        if let body = stub.body, stub.isBinary ? body.count > binaryLimit : body.count > textLimit {
-          try fm.createDirectory(at: files, withIntermediateDirectories: true)
-          let fileName = unusedName(stub.name, ext: stub.fileExtension, in: files)
-          try Data(body).write(to: files.appendingPathComponent(fileName))
-          written.append("__files/\(fileName)")
-          json = replacingBody(json, withFile: fileName)
-        }
+        let (json, file) = try extractingBody(
+          stub, into: files, textSizeThreshold: textLimit, binarySizeThreshold: binaryLimit)
+        if let file { written.append("__files/\(file)") }
         jsons.append(.object(json))
       }
       let document: JSONValue =
@@ -51,6 +46,22 @@ package enum RecordingWriter {
       written.append("mappings/\(fileName)")
     }
     return written
+  }
+
+  /// WireMock's `extractBodyCriteria`: when the stub's content is over its threshold (binary or text,
+  /// bytes), writes it to a new file in `files` (created when missing) and returns the stub with
+  /// `bodyFileName` in place of the body, and the file's name; otherwise the stub as it is and nil.
+  /// - Throws: file-system errors.
+  package static func extractingBody(
+    _ stub: RecordedStub, into files: URL, textSizeThreshold: Int, binarySizeThreshold: Int
+  ) throws -> (JSONObject, String?) {
+    guard let body = stub.body,
+      stub.isBinary ? body.count > binarySizeThreshold : body.count > textSizeThreshold
+    else { return (stub.json, nil) }
+    try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
+    let fileName = unusedName(stub.name, ext: stub.fileExtension, in: files)
+    try Data(body).write(to: files.appendingPathComponent(fileName))
+    return (replacingBody(stub.json, withFile: fileName), fileName)
   }
 
   static func replacingBody(_ stub: JSONObject, withFile name: String) -> JSONObject {

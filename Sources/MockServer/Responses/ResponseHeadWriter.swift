@@ -9,9 +9,11 @@ import HTTPCore
 /// the reason phrase written as spaces). Doing it in one pass avoids copying the header list three times
 /// and appending byte by byte: it is the per-response hot path (see docs/performance.md).
 enum ResponseHeadWriter {
+  /// `contentLength` nil writes no `Content-Length`: the content is then chunked (`chunked`, which writes
+  /// `Transfer-Encoding: chunked`) or ends when the connection closes (RFC 9112 §6.3).
   static func write(
-    _ head: HTTPResponseHead, contentLength: Int, date: [UInt8], server: [UInt8], connection: [UInt8],
-    into out: inout [UInt8]
+    _ head: HTTPResponseHead, contentLength: Int?, chunked: Bool = false, date: [UInt8], server: [UInt8],
+    connection: [UInt8], into out: inout [UInt8]
   ) {
     HTTPSerializer.writeStatusLine(head, into: &out)
     var hasDate = false
@@ -27,11 +29,15 @@ enum ResponseHeadWriter {
       }
       HTTPSerializer.writeField(name: field.name, value: field.value, into: &out)
     }
-    if let length = HTTPSerializer.announcedLength(status: head.status, contentLength: contentLength) {
+    if let contentLength,
+      let length = HTTPSerializer.announcedLength(status: head.status, contentLength: contentLength)
+    {
       out.append(contentsOf: contentLengthPrefix)
       appendDecimal(length, to: &out)
       out.append(13)
       out.append(10)
+    } else if contentLength == nil, chunked {
+      out.append(contentsOf: transferEncodingChunked)
     }
     writeConnectionFields(
       hasDate: hasDate, hasServer: hasServer, date: date, server: server, connection: connection, into: &out)
@@ -58,6 +64,7 @@ enum ResponseHeadWriter {
 
   private static let contentLengthPrefix: [UInt8] = Array("Content-Length: ".utf8)
   private static let dateName: [UInt8] = Array("Date: ".utf8)
+  private static let transferEncodingChunked: [UInt8] = Array("Transfer-Encoding: chunked\r\n".utf8)
   /// `Connection: close CRLF`.
   static let connectionClose: [UInt8] = Array("Connection: close\r\n".utf8)
   /// `Connection: keep-alive CRLF` (HTTP/1.0 keep-alive).

@@ -41,6 +41,13 @@ public struct ResponsePlan: Sendable {
     /// comment line every interval. Nothing after it runs; the connection then closes. The admin API's
     /// `GET /__admin/events` makes it.
     case eventStream(EventStreamSubscription)
+    /// A response whose content another thread produces into `body` while the connection writes it (a
+    /// proxy stub relaying a large upstream answer): the head at once, framed with `contentLength` when
+    /// known, else in chunked transfer coding (RFC 9112 §7.1; HTTP/1.0 clients: ended by closing), then
+    /// the content as it comes, taken only while the connection's unsent output is under its bound. A body
+    /// that fails part way closes the connection. Responses without content (HEAD, 204, 304) send the
+    /// head alone and cancel the body.
+    case streamedResponse(HTTPResponseHead, contentLength: Int?, body: StreamedBody)
   }
 
   /// The steps in order.
@@ -124,11 +131,24 @@ extension HTTPResponder {
 }
 
 extension ResponsePlan {
+  /// Cancels the streams of a plan that will not run (its connection went away before it could start):
+  /// a relayed body's producer stops, an event stream's viewer is forgotten.
+  func cancelStreams() {
+    for step in steps {
+      switch step {
+      case .streamedResponse(_, _, let body): body.cancel()
+      case .eventStream(let subscription): subscription.cancel()
+      default: continue
+      }
+    }
+  }
+
   /// The status code of the first response head the plan sends, nil when it sends none (faults).
   var sentStatus: Int? {
     for step in steps {
       switch step {
-      case .response(let head, _), .responseHead(let head, _): return head.status.code
+      case .response(let head, _), .responseHead(let head, _), .streamedResponse(let head, _, _):
+        return head.status.code
       case .prepared(let p): return p.status.code
       default: continue
       }
