@@ -133,8 +133,8 @@ public struct JournalEntry: Sendable {
   /// The base URL the request was forwarded to (WireMock's `responseDefinition.proxyBaseUrl`), or nil when
   /// it was not proxied.
   public internal(set) var proxyBaseURL: String? {
-    get { fields.value.proxyBaseURL }
-    set { fields.value.proxyBaseURL = newValue }
+    get { fields.proxyBaseURL }
+    set { fields.proxyBaseURL = newValue }
   }
   /// Position in the journal's history (1 for the first request ever recorded); set by ``RequestJournal``.
   public internal(set) var sequence: UInt64 {
