@@ -705,6 +705,41 @@ def ratio(a, b):
 # Main
 
 
+def only_matching_or_startup(only, binary, single, many, tmp):
+    """BENCH_ONLY=matching: the matching-cost rows alone; BENCH_ONLY=startup: start-up with 10,000 stubs
+    alone (pinned to CPU 0 as in the full run, and unpinned). Printed, nothing written."""
+    if only == "matching":
+        one = Ours("ours-1", binary, single, os.path.join(tmp, "ours-1")).start()
+        ten = Ours("ours-10k", binary, many, os.path.join(tmp, "ours-10k")).start()
+        for s in (one, ten):
+            http_get_status(s.port, BENCH_PATH)
+            wrk(s, 32, 1)
+        wrk(ten, 32, 1, path=TEMPLATE_HIT_PATH)
+        runs = {"1": [], "10k": [], "10k_template": []}
+        for r in range(ROUNDS):
+            runs["1"].append(wrk(one, 32, DURATION))
+            runs["10k"].append(wrk(ten, 32, DURATION))
+            runs["10k_template"].append(wrk(ten, 32, DURATION, path=TEMPLATE_HIT_PATH))
+        one.stop()
+        ten.stop()
+        base = statistics.median(x["rps"] for x in runs["1"])
+        for key, label in (("1", "req/s, 1 stub"), ("10k", "req/s, 10,000 stubs (literal hit)"),
+                           ("10k_template", "req/s, 10,000 stubs (template hit)")):
+            value = summary([x["rps"] for x in runs[key]])
+            cost = 100 * (1 - value["median"] / base)
+            cpu = [x["cpu_us_per_req"] for x in runs[key] if x["cpu_us_per_req"] is not None]
+            cpu_text = f"{statistics.median(cpu):.2f} µs/req" if cpu else "-"
+            print(f"{label:36} {fmt_summary(value, 'req/s'):>30}  cost {cost:5.1f} %  CPU {cpu_text}")
+        return
+    for label, cpus in (("pinned to CPU 0", SERVER_CPU), ("unpinned", "0,1")):
+        times = []
+        for i in range(STARTUP_RUNS):
+            ms, _ = measure_startup(lambda: Ours("ours-startup-10k", binary, many, os.path.join(tmp, "startup-10k"),
+                                                 cpus=cpus))
+            times.append(ms)
+        print(f"startup ms, 10,000 stubs, {label:16} {fmt_summary(summary(times), 'ms-abs'):>26}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--binary", default=".build/release/mockserver")
@@ -733,6 +768,9 @@ def main():
         print(f"proxied / alone: {r:.2f}" + (f"; {non2xx} non-2xx responses" if non2xx else ""))
         return
     many = make_many_stub_fixtures(os.path.join(tmp, "fixtures-10k"))
+    if os.environ.get("BENCH_ONLY") in ("matching", "startup"):
+        only_matching_or_startup(os.environ["BENCH_ONLY"], binary, single, many, tmp)
+        return
     bundled, bundled_note = make_bundled_fixtures(os.path.join(tmp, "fixtures-bundled"), repo)
     log(f"fixtures in {tmp}; rounds={ROUNDS}, wrk {DURATION} s, ab -n {AB_REQUESTS}"
         + (" (BENCH_QUICK: figures not comparable)" if QUICK else ""))

@@ -12,6 +12,8 @@
 #   BENCH_BINARY=PATH    benchmark this binary instead
 #   BENCH_FIXTURES=DIR   the "bundled" fixtures for the startup figure (default Fixtures/)
 #   BENCH_ONLY=proxy     only the proxy rows (req/s through a proxy stub against the upstream alone)
+#   BENCH_ONLY=matching  only the matching-cost rows (1 stub, 10,000 stubs: literal and template hit)
+#   BENCH_ONLY=startup   only start-up with 10,000 stubs, pinned to CPU 0 and unpinned
 set -eu
 
 cd "$(dirname "$0")/.."

@@ -120,25 +120,27 @@ public enum StubParser {
     guard case .object = json else { return json }
     var out = json
     for keys in coercibleNumbers {
-      out = coerce(out, keys[...], location, &d)
+      if let changed = coerce(out, keys[...], location, &d) { out = changed }
     }
     return out
   }
 
+  /// `v` with the number at `keys` read from its string form, or nil when there is nothing to change (so
+  /// the common stub costs a few lookups, no copy and no comparison).
   private static func coerce(
     _ v: JSONValue, _ keys: ArraySlice<String>, _ path: String, _ d: inout Diagnostics
-  ) -> JSONValue {
-    guard let key = keys.first, case .object(var o) = v, let child = o[key] else { return v }
-    let p = JSONPathText.child(path, key)
+  ) -> JSONValue? {
+    guard let key = keys.first, case .object(var o) = v, let child = o[key] else { return nil }
     let replaced: JSONValue
     if keys.count == 1 {
-      guard case .string(let s) = child, let n = JSONNumber(text: s.trimmingOWS()) else { return v }
+      guard case .string(let s) = child, let n = JSONNumber(text: s.trimmingOWS()) else { return nil }
       d.warning(
-        p, "a number written as a string (\(JSONValue.quoted(s))); read as \(n.text), as WireMock does")
+        JSONPathText.child(path, key),
+        "a number written as a string (\(JSONValue.quoted(s))); read as \(n.text), as WireMock does")
       replaced = .number(n)
     } else {
-      replaced = coerce(child, keys.dropFirst(), p, &d)
-      if replaced == child { return v }
+      guard let r = coerce(child, keys.dropFirst(), JSONPathText.child(path, key), &d) else { return nil }
+      replaced = r
     }
     for k in o.members.indices where o.members[k].key == key { o.members[k].value = replaced }
     return .object(o)

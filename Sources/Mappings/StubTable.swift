@@ -16,8 +16,10 @@ public enum StubMatch: Sendable {
 /// current snapshot for a request is one reference, not a copy of every index).
 ///
 /// Stubs with a literal `url` or `urlPath` are indexed by method and canonical path (dictionary
-/// lookups), so matching them costs the same with 10 or 10,000 stubs; pattern, template and any-URL stubs
-/// are checked in rank order. The winner is the matching stub with the lowest `priority` number; among
+/// lookups) and `urlPathTemplate` stubs by path segment (``TemplateTrie``), so matching them costs about
+/// the same with 10 or 10,000 stubs; pattern and any-URL stubs are checked in rank order. A request whose
+/// winner its method and path decide alone is answered without building the ``RequestView``
+/// (``matchByMethodAndPath(_:)``). The winner is the matching stub with the lowest `priority` number; among
 /// equal priorities the one added last (latest in `stubs`).
 public final class StubTable: Sendable {
   /// Stubs in the order they were added (later = newer).
@@ -32,8 +34,9 @@ public final class StubTable: Sendable {
   package let pathIndex: [Key: [Int]]
   /// Stub indexes by (method or "", canonical url) for `url` stubs.
   package let urlIndex: [Key: [Int]]
-  /// Per stub: its pattern is a method (or ANY) and a literal `urlPath` and nothing else, and it needs no
-  /// scenario state: matching it needs only the request's method and path.
+  /// Per stub: its pattern is a method (or ANY) and a literal `urlPath` or a `urlPathTemplate` (without
+  /// `pathParameters` matchers) and nothing else, and it needs no scenario state: matching it needs only
+  /// the request's method and path.
   package let pathOnly: [Bool]
   /// The best-ranked stub of `linear` (patterns, any URL), if any.
   package let bestLinear: Int?
@@ -65,7 +68,10 @@ public final class StubTable: Sendable {
     hasAnyMethodPath = pathIndex.keys.contains { $0.method.isEmpty }
     pathOnly = stubs.map { stub in
       let r = stub.request
-      guard case .urlPath = r.url else { return false }
+      switch r.url {
+      case .urlPath, .urlPathTemplate: break
+      default: return false
+      }
       return r.pathParameters.isEmpty && r.queryParameters.isEmpty && r.headers.isEmpty && r.cookies.isEmpty
         && r.basicAuthCredentials == nil && r.bodyPatterns.isEmpty && stub.requiredScenarioState == nil
         && r.formParameters.isEmpty && r.multipartPatterns.isEmpty && !r.hasConnectionParts
@@ -82,24 +88,47 @@ public final class StubTable: Sendable {
     self.linear = linear.sorted(by: rank)
   }
 
+  /// The winner of a request that its method and path decide alone, with the path parameters of a
+  /// `urlPathTemplate`.
+  package struct PathMatch {
+    /// The winning stub.
+    package var stub: StubMapping
+    /// The variables of its `urlPathTemplate` (empty for a literal `urlPath`).
+    package var pathParameters: [String: String]
+  }
+
   /// The winner found from the method and path alone, or nil when the full match is needed. It is the
-  /// same stub the full match would pick: the best-ranked literal-path stub for this method and path needs
-  /// nothing but them, and outranks every other stub that could match (pattern and any-URL stubs, and the
-  /// templates of the same shape as the path; `url` stubs make it step aside). The target must need no
-  /// decoding (no `%` in path or query), so the full match could not have reported invalid
-  /// percent-encoding either.
-  package func matchByMethodAndPath(_ head: HTTPRequestHead) -> StubMapping? {
-    guard !pathIndex.isEmpty, urlIndex.isEmpty, !hasAnyMethodPath, !head.target.utf8.contains(37),
-      head.target.utf8.first == UInt8(ascii: "/")
+  /// same stub the full match would pick: among the stubs that could match this method and path (the
+  /// literal-path stubs of this method or ANY, and the templates of the same shape and method), the
+  /// best-ranked one needs nothing but the method and path, and it outranks every pattern and any-URL
+  /// stub (`url` stubs make the fast path step aside). The target must need no decoding (no `%` in path
+  /// or query), so the full match could not have reported invalid percent-encoding either, and the
+  /// path's canonical form is the path as sent.
+  package func matchByMethodAndPath(_ head: HTTPRequestHead) -> PathMatch? {
+    guard urlIndex.isEmpty, !head.target.utf8.contains(37), head.target.utf8.first == UInt8(ascii: "/")
     else { return nil }
     let path = head.rawPath
-    guard let candidates = pathIndex[Key(method: head.method.rawValue, value: path)],
-      let k = candidates.first,
-      pathOnly[k]
-    else { return nil }
+    var best: Int?
+    if !pathIndex.isEmpty {
+      best = pathIndex[Key(method: head.method.rawValue, value: path)]?.first
+      if hasAnyMethodPath, let k = pathIndex[Key(method: "", value: path)]?.first,
+        best.map({ outranks(k, $0) }) ?? true
+      {
+        best = k
+      }
+    }
+    templates.forEachCandidate(for: path) { t in
+      if let method = stubs[t].request.method, method != head.method { return }
+      if best.map({ outranks(t, $0) }) ?? true { best = t }
+    }
+    guard let k = best, pathOnly[k] else { return nil }
     if let other = bestLinear, !outranks(k, other) { return nil }
-    for t in templates.candidates(for: path) where !outranks(k, t) { return nil }
-    return stubs[k]
+    let stub = stubs[k]
+    guard case .urlPathTemplate(let template) = stub.request.url else {
+      return PathMatch(stub: stub, pathParameters: [:])
+    }
+    guard let parameters = template.match(path) else { return nil }
+    return PathMatch(stub: stub, pathParameters: parameters)
   }
 
   /// True when stub `a` outranks stub `b`.
@@ -112,7 +141,9 @@ public final class StubTable: Sendable {
     _ request: HTTPRequest, scenarioState: (String) -> String, nearMissLimit: Int = 3,
     connection: RequestView.Connection? = nil
   ) -> StubMatch {
-    if let stub = matchByMethodAndPath(request.head) { return .matched(stub, pathParameters: [:]) }
+    if let fast = matchByMethodAndPath(request.head) {
+      return .matched(fast.stub, pathParameters: fast.pathParameters)
+    }
     do {
       let view = try RequestView(request, connection: connection)
       return match(view, scenarioState: scenarioState, nearMissLimit: nearMissLimit)
@@ -230,28 +261,36 @@ package struct TemplateTrie: Sendable {
   /// Stubs whose template has the same shape as `path` (canonical): each literal segment equal, each
   /// variable segment non-empty. Unordered.
   package func candidates(for path: String) -> [Int] {
-    guard nodes.count > 1 else { return [] }
-    // Walk segment by segment; the frontier is usually one node, so keep it in a small array reused.
-    var frontier = [0]
-    var next: [Int] = []
-    let bytes = path.utf8
-    var start = bytes.startIndex
-    while true {
-      let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
-      let part = Substring(path.utf8[start..<end])
-      next.removeAll(keepingCapacity: true)
-      for node in frontier {
-        if let n = nodes[node].literal[String(part)] { next.append(n) }
-        if !part.isEmpty, let v = nodes[node].variable { next.append(v) }
-      }
-      if next.isEmpty { return [] }
-      swap(&frontier, &next)
-      if end == bytes.endIndex { break }
-      start = bytes.index(after: end)
-    }
     var result: [Int] = []
-    for node in frontier { result += nodes[node].stubs }
+    forEachCandidate(for: path) { result.append($0) }
     return result
   }
 
+  /// Calls `body` with each stub whose template has the same shape as `path` (see ``candidates(for:)``),
+  /// walking the path once without building arrays.
+  package func forEachCandidate(for path: String, _ body: (Int) -> Void) {
+    guard nodes.count > 1 else { return }
+    visit(0, path, from: path.utf8.startIndex, body)
+  }
+
+  /// Matches the segment of `path` starting at `start` against the branches of `node`, depth first.
+  private func visit(_ node: Int, _ path: String, from start: String.Index, _ body: (Int) -> Void) {
+    let bytes = path.utf8
+    let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+    let last = end == bytes.endIndex
+    if !nodes[node].literal.isEmpty, let n = nodes[node].literal[String(Substring(bytes[start..<end]))] {
+      if last {
+        for s in nodes[n].stubs { body(s) }
+      } else {
+        visit(n, path, from: bytes.index(after: end), body)
+      }
+    }
+    if start != end, let v = nodes[node].variable {
+      if last {
+        for s in nodes[v].stubs { body(s) }
+      } else {
+        visit(v, path, from: bytes.index(after: end), body)
+      }
+    }
+  }
 }

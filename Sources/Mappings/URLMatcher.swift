@@ -119,18 +119,26 @@ public struct PathTemplate: Sendable, Hashable {
 
   /// Variable values when `path` (canonical) fits the template, each fully percent-decoded; else nil.
   public func match(_ path: String) -> [String: String]? {
-    let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-    guard parts.count == segments.count else { return nil }
+    // Segment by segment over the bytes (no array of parts): this runs on every template hit.
     var values: [String: String] = [:]
-    for (seg, part) in zip(segments, parts) {
-      switch seg {
+    let bytes = path.utf8
+    var start = bytes.startIndex
+    var k = 0
+    while true {
+      guard k < segments.count else { return nil }
+      let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+      let part = Substring(bytes[start..<end])
+      switch segments[k] {
       case .literal(let l): if l != part { return nil }
       case .variable(let n):
         guard !part.isEmpty else { return nil }
         values[n] = (try? PercentDecoding.decode(part, component: "path")) ?? String(part)
       }
+      k += 1
+      if end == bytes.endIndex { break }
+      start = bytes.index(after: end)
     }
-    return values
+    return k == segments.count ? values : nil
   }
 }
 

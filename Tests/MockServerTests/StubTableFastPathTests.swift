@@ -14,11 +14,15 @@ struct StubTableFastPathTests {
     #"{"id":"regex","priority":3,"request":{"method":"GET","urlPathPattern":"/b.*"},"response":{"status":202}}"#,
     #"{"id":"tpl","request":{"method":"GET","urlPathTemplate":"/u/{id}"},"response":{"status":200}}"#,
     #"{"id":"u-lit","request":{"method":"GET","urlPath":"/u/1"},"response":{"status":203}}"#,
+    #"{"id":"tpl-any","request":{"method":"ANY","urlPathTemplate":"/t/{a}/x"},"response":{"status":200}}"#,
+    #"{"id":"tpl-post","request":{"method":"POST","urlPathTemplate":"/t/{a}/{b}"},"response":{"status":200}}"#,
+    #"{"id":"tpl-param","request":{"method":"GET","urlPathTemplate":"/t/{a}/y","pathParameters":{"a":{"equalTo":"1"}}},"response":{"status":200}}"#,
     #"{"id":"catch","priority":9,"request":{"method":"ANY","urlPathPattern":"/.*"},"response":{"status":404}}"#,
   ]
 
   static let targets = [
     "/a", "/a?x=1", "/b", "/b?q=%ZZ", "/u/1", "/u/2", "/c", "/caf%C3%A9", "/a/", "/", "/b%2F",
+    "/u/", "/u//x", "/u/7/x", "/t/1/x", "/t/1/y",
   ]
 
   @Test(arguments: [0, 1, 2, 3])
@@ -32,7 +36,7 @@ struct StubTableFastPathTests {
     for method in [HTTPMethod.get, .post, .head] {
       for target in Self.targets {
         let req = request(method, target, headers: ["Host": "x", "X": "1"])
-        guard let fast = table.matchByMethodAndPath(req.head) else { continue }
+        guard let fast = table.matchByMethodAndPath(req.head)?.stub else { continue }
         let full: StubMatch
         do {
           full = table.match(try RequestView(req), scenarioState: { _ in "Started" })
@@ -45,14 +49,27 @@ struct StubTableFastPathTests {
           continue
         }
         #expect(stub.id == fast.id, "\(method) \(target)")
+        if case .matched(_, let parameters) = full {
+          #expect(table.matchByMethodAndPath(req.head)?.pathParameters == parameters, "\(method) \(target)")
+        }
       }
     }
   }
 
   @Test func usedForPlainLiteralStubs() throws {
     let table = StubTable(try [Self.stubJSON[2], Self.stubJSON[3]].map { try makeStub($0) })
-    #expect(table.matchByMethodAndPath(request(.get, "/b?x=1", headers: ["Host": "x"]).head)?.id == "b")
-    #expect(table.matchByMethodAndPath(request(.post, "/b", headers: ["Host": "x"]).head)?.id == "b-post")
+    #expect(table.matchByMethodAndPath(request(.get, "/b?x=1", headers: ["Host": "x"]).head)?.stub.id == "b")
+    #expect(table.matchByMethodAndPath(request(.post, "/b", headers: ["Host": "x"]).head)?.stub.id == "b-post")
     #expect(table.matchByMethodAndPath(request(.get, "/b%20", headers: ["Host": "x"]).head) == nil)
+  }
+
+  @Test func usedForPlainTemplateStubs() throws {
+    let table = StubTable(try [Self.stubJSON[2], Self.stubJSON[5], Self.stubJSON[7]].map { try makeStub($0) })
+    let hit = table.matchByMethodAndPath(request(.get, "/u/42?x=1", headers: ["Host": "x"]).head)
+    #expect(hit?.stub.id == "tpl")
+    #expect(hit?.pathParameters == ["id": "42"])
+    // A template with a pathParameters matcher needs the full match.
+    let withParameter = StubTable(try [Self.stubJSON[9]].map { try makeStub($0) })
+    #expect(withParameter.matchByMethodAndPath(request(.get, "/t/1/y", headers: ["Host": "x"]).head) == nil)
   }
 }

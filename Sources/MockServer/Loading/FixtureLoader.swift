@@ -3,6 +3,7 @@ import HTTPCore
 import Mappings
 import MockJSON
 import NativeSupport
+import Synchronization
 
 /// Everything loaded from a fixtures directory.
 public struct FixtureSet: Sendable {
@@ -65,7 +66,8 @@ public enum FixtureLoader {
     let filesRoot = root.appendingPathComponent("__files", isDirectory: true)
     let context = StubParsingContext(
       envelopes: envelopes, readBodyFile: { readBodyFile($0, filesRoot: filesRoot) },
-      makeID: { UUID().uuidString.lowercased() })
+      // A file stub without `id` or `uuid` gets its stable id (`stableID`) once parsed: no random one first.
+      makeID: { "" })
 
     let mappingsURL = root.appendingPathComponent("mappings", isDirectory: true)
     guard fm.fileExists(atPath: mappingsURL.path, isDirectory: &isDir), isDir.boolValue else {
@@ -91,34 +93,86 @@ public enum FixtureLoader {
       .filter { identities.insert($0.stamp.identity).inserted }
       .map(\.path)
     let mappingsPath = mappingsURL.path
+    // Files are read and parsed in parallel; the results are merged in file order, so load order (which
+    // stub is the most recent), duplicate-id checks and the order of problems are those of one pass.
+    let parsed = parseInParallel(files.count) { k in
+      parseMappingFile(path: mappingsPath + "/" + files[k], file: "mappings/" + files[k], context: context)
+    }
     var stubs: [StubMapping] = []
+    stubs.reserveCapacity(parsed.reduce(0) { $0 + $1.stubs.count })
     var seenIDs: [String: String] = [:]
-    for rel in files {
-      let file = "mappings/" + rel
-      var d = Diagnostics(file: file)
-      guard let json = parseFile(path: mappingsPath + "/" + rel, allowComments: true, &d) else {
-        problems += d.problems
-        continue
-      }
-      for (stub, location) in stubObjects(json, &d) {
-        let before = d.errorCount
-        guard var s = StubParser.parse(stub, location: location, context: context, diagnostics: &d),
-          d.errorCount == before
-        else { continue }
-        if stub["id"] == nil, stub["uuid"] == nil { s.id = stableID(file: file, location: location) }
-        if let first = seenIDs[s.id] {
+    for result in parsed {
+      var from = 0
+      for entry in result.stubs {
+        problems += result.problems[from..<entry.problemsBefore]
+        from = entry.problemsBefore
+        if let first = seenIDs[entry.stub.id] {
+          var d = Diagnostics(file: result.file)
           d.error(
-            JSONPathText.child(location, stub["uuid"] != nil && stub["id"] == nil ? "uuid" : "id"),
+            JSONPathText.child(entry.stub.location, entry.uuidOnly ? "uuid" : "id"),
             expected: "an id used by no other stub",
-            found: "\(JSONValue.quoted(s.id)), already used in \(first)")
+            found: "\(JSONValue.quoted(entry.stub.id)), already used in \(first)")
+          problems += d.problems
           continue
         }
-        seenIDs[s.id] = "\(file) \(location)"
-        stubs.append(s)
+        seenIDs[entry.stub.id] = "\(result.file) \(entry.stub.location)"
+        stubs.append(entry.stub)
       }
-      problems += d.problems
+      problems += result.problems[from...]
     }
     return FixtureSet(stubs: stubs, envelopes: envelopes, problems: problems)
+  }
+
+  /// One mapping file's valid stubs and its problems, in the order a single pass finds them.
+  struct ParsedFile: Sendable {
+    struct Entry: Sendable {
+      var stub: StubMapping
+      /// It has `uuid` but no `id` (a duplicate is reported at `uuid`).
+      var uuidOnly: Bool
+      /// How many of the file's problems come before this stub's duplicate-id check.
+      var problemsBefore: Int
+    }
+    var file: String
+    var stubs: [Entry] = []
+    var problems: [FixtureProblem] = []
+  }
+
+  /// Reads and parses one mapping file (`file`: its path relative to the fixtures folder, for problems).
+  /// Touches no shared state, so files can be parsed on several threads at once.
+  static func parseMappingFile(path: String, file: String, context: StubParsingContext) -> ParsedFile {
+    var d = Diagnostics(file: file)
+    var result = ParsedFile(file: file)
+    guard let json = parseFile(path: path, allowComments: true, &d) else {
+      result.problems = d.problems
+      return result
+    }
+    for (stub, location) in stubObjects(json, &d) {
+      let before = d.errorCount
+      guard var s = StubParser.parse(stub, location: location, context: context, diagnostics: &d),
+        d.errorCount == before
+      else { continue }
+      if stub["id"] == nil, stub["uuid"] == nil { s.id = stableID(file: file, location: location) }
+      result.stubs.append(
+        ParsedFile.Entry(
+          stub: s, uuidOnly: stub["uuid"] != nil && stub["id"] == nil, problemsBefore: d.problems.count))
+    }
+    result.problems = d.problems
+    return result
+  }
+
+  /// `work(0..<count)` on the cores this process may use, results in index order. Small counts, and a
+  /// process limited to one core, run inline (a thread costs more than a few files).
+  static func parseInParallel<T: Sendable>(_ count: Int, _ work: @Sendable (Int) -> T) -> [T] {
+    let cores = ProcessInfo.processInfo.activeProcessorCount
+    let chunks = count < 64 || cores < 2 ? 1 : min(count / 32, 4 * cores)
+    guard chunks > 1 else { return (0..<count).map(work) }
+    let parts = Mutex([[T]?](repeating: nil, count: chunks))
+    DispatchQueue.concurrentPerform(iterations: chunks) { c in
+      let range = (count * c / chunks)..<(count * (c + 1) / chunks)
+      let done = range.map(work)
+      parts.withLock { $0[c] = done }
+    }
+    return parts.withLock { $0.flatMap { $0 ?? [] } }
   }
 
   /// The id of a file stub that has neither `id` nor `uuid`: a UUID made from its file and JSON path, so
@@ -222,12 +276,12 @@ public enum FixtureLoader {
 
   /// Reads and parses the JSON file at `path`, reporting unreadable files and syntax errors.
   static func parseFile(path: String, allowComments: Bool = false, _ d: inout Diagnostics) -> JSONValue? {
-    guard let data = FileManager.default.contents(atPath: path) else {
+    guard let bytes = FileTree.contents(path) else {
       d.error("$", expected: "a readable file", found: "a file that cannot be read")
       return nil
     }
     do {
-      return try JSONValue.parse(bytes: [UInt8](data), allowComments: allowComments)
+      return try JSONValue.parse(bytes: bytes, allowComments: allowComments)
     } catch {
       d.error("line \(error.line), column \(error.column)", expected: error.expected, found: error.found)
       return nil
