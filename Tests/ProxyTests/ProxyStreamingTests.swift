@@ -111,15 +111,18 @@ struct ProxyStreamingTests {
       #expect(response.status.code == 200)
       return String(decoding: response.body, as: UTF8.self)
     }
-    // Sequential exchanges share one upstream connection (the upstream sees one client port).
-    let first = try upstreamPort("/port")
-    #expect(try upstreamPort("/port") == first)
-    #expect(try upstreamPort("/port") == first)
-    // An answer with `Connection: close` is the last on its connection.
-    #expect(try upstreamPort("/port-close") == first)
-    let next = try upstreamPort("/port")
-    #expect(next != first)
-    #expect(try upstreamPort("/port") == next)
+    // Sequential exchanges share upstream connections (the upstream sees fewer client ports than
+    // requests). Not "always the same one": on a loaded machine a request was once seen to open a second
+    // connection while the first was still being put back, so the count is what is checked.
+    var ports: [String] = []
+    for _ in 0..<6 { ports.append(try upstreamPort("/port")) }
+    #expect(Set(ports).count < ports.count, "no upstream connection reused: \(ports)")
+    // An answer with `Connection: close` is the last on its connection: its port is never seen again.
+    let closed = try upstreamPort("/port-close")
+    var after: [String] = []
+    for _ in 0..<4 { after.append(try upstreamPort("/port")) }
+    #expect(!after.contains(closed), "a connection answered with Connection: close was reused: \(after)")
+    #expect(Set(after).count < after.count, "no upstream connection reused after the close: \(after)")
   }
 
   @Test func retriesAStalePooledConnectionOnlyForIdempotentMethods() throws {
