@@ -6,12 +6,13 @@ extension MockResponder {
   /// Answers `request` through the upstream `proxy` names (a proxy stub, `--proxy-all` or a recording
   /// session): the journal entry is made now and gets the relayed status when the upstream answers; the
   /// upstream exchange runs on a thread of its own and the connection resumes on its loop with the answer
-  /// (a 502/504 JSON error naming the upstream and the reason when there is none).
+  /// (a 502/504 JSON error naming the upstream and the reason when there is none). Without a `stub`, the
+  /// entry is matched by `journalStubID` (a ``CatchAllProxyStub``).
   func serveProxy(
     _ proxy: ProxyDefinition, stub: StubMapping?, request: HTTPRequest, context: RequestContext,
-    delayMilliseconds: Int = 0
+    delayMilliseconds: Int = 0, journalStubID: String? = nil
   ) -> ResponsePlan {
-    let entry = makeEntry(request, context: context, stubID: stub?.id, nearMisses: [])
+    let entry = makeEntry(request, context: context, stubID: stub?.id ?? journalStubID, nearMisses: [])
     let journalID = entry.id
     let ticket = journal.record(entry)
     let started = SocketOps.monotonicNanos()

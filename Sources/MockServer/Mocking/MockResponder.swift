@@ -94,8 +94,11 @@ public final class MockResponder: Sendable {
       return .respond(status: response.status, headers: response.head.headers, body: response.body)
     }
     if let target = forwarder.recorder.recordingTarget {
-      // A recording session with a target proxies every request there (WireMock's recorder).
-      return serveProxy(ProxyDefinition(baseURL: target), stub: nil, request: request, context: context)
+      // A recording session with a target proxies every request there (WireMock's recorder), journaled
+      // as matched by the catch-all proxy stub WireMock adds for the session.
+      return serveProxy(
+        ProxyDefinition(baseURL: target), stub: nil, request: request, context: context,
+        journalStubID: forwarder.catchAllStubs.stub(for: target).id)
     }
     let table = store.table
     let scenarios = scenarioBook.states
@@ -124,9 +127,12 @@ public final class MockResponder: Sendable {
         return preflight
       }
       if let base = forwarder.configuration.proxyAllBaseURL {
-        return serveProxy(ProxyDefinition(baseURL: base), stub: nil, request: request, context: context)
+        // Journaled as matched by the catch-all proxy stub WireMock adds for --proxy-all.
+        return serveProxy(
+          ProxyDefinition(baseURL: base), stub: nil, request: request, context: context,
+          journalStubID: forwarder.catchAllStubs.stub(for: base).id)
       }
-      if let plan = serveBodyFile(request, context: context) { return plan }
+      if let plan = serveBodyFile(request, context: context, nearMisses: report.nearMisses) { return plan }
       let entry = makeEntry(request, context: context, stubID: nil, nearMisses: report.nearMisses)
       var entryWithStatus = entry
       entryWithStatus.responseStatus = 404
@@ -243,6 +249,11 @@ public final class MockResponder: Sendable {
     let label = MockResponder.label(stub)
     let hooks = Webhook.list(of: stub)
     let webhooks = webhooks
+    let servedResponse: ServedResponse? =
+      hooks.isEmpty
+      ? nil
+      : ServedResponse(
+        status: status ?? definition.status, headers: definition.headers, body: definition.body)
     let fault = definition.fault?.rawValue
     let logged: ResponseDefinition? = logger.level == .verbose ? definition : nil
     let logs = logger.level != .quiet
@@ -253,9 +264,11 @@ public final class MockResponder: Sendable {
       if served, countsServes || transition != nil {
         scenarioBook.recordServed(stubID: stubID, countsServes: countsServes, transition: transition)
       }
-      if served, !hooks.isEmpty {
+      if served, let servedResponse {
         let journal = journal
-        webhooks.send(hooks, stubLabel: label, request: request, context: context) { outcome in
+        webhooks.send(
+          hooks, stubLabel: label, request: request, context: context, response: servedResponse
+        ) { outcome in
           journal.update(ticket) { $0.webhooks.append(outcome) }
         }
       }

@@ -16,6 +16,8 @@ import Synchronization
 package final class ProxyForwarder: Sendable {
   /// The recording state (sessions of the admin API, `--record-mappings`) and recent exchanges.
   package let recorder: ProxyRecorder
+  /// The stubs `--proxy-all` and recording sessions are journaled under (WireMock's catch-all proxy stub).
+  package let catchAllStubs = CatchAllProxyStubs()
   let configuration: ProxyConfiguration
   /// The TLS context, made on the first `https` exchange (loading the system trust store costs time and
   /// memory a server that never proxies to HTTPS should not pay).
