@@ -5,6 +5,7 @@ import PackageDescription
 //   HTTPCore ← MockJSON ← Templating ← Mappings ← MockServer ← MockServerCLI ← mockserver
 //   NativeSupport (zlib, OpenSSL) ← MockServer, ClientKit;  MockServerTesting → MockServer, Mappings
 //   MockJSON ← JSONSchema ← Mappings (matchesJsonSchema), Contracts (+ Mappings, CYAML) ← MockServerCLI
+//   Contracts ← MockServer (admin answers checked against the admin API's own OpenAPI document)
 //   (`verify` sends its requests with MockServer's own upstream client, the one proxy stubs use; neither
 //   imports ClientKit)
 // MockServer and ClientKit never import each other.
@@ -58,10 +59,13 @@ let package = Package(
       name: "Mappings",
       dependencies: ["HTTPCore", "MockJSON", "JSONSchema", "Templating", "RegularExpressions", "XMLSupport"]),
     // The server: event loop, connections, responses and faults, the mock responder, journal, admin API.
+    // Contracts: the admin API checks its own answers against its OpenAPI document when
+    // MOCKSERVER_VALIDATE_ADMIN_RESPONSES=1 (docs/admin-api.md).
     .target(
       name: "MockServer",
       dependencies: [
         "HTTPCore", "MockJSON", "Mappings", "Templating", "NativeSupport", "CLinuxShims", "COpenSSL",
+        "JSONSchema", "Contracts",
       ]),
     // Contracts: YAML and OpenAPI documents, stubs generated from them, lint against them, Pact files in
     // and out, drift between fixtures and a running provider.

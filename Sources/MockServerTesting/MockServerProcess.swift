@@ -81,6 +81,10 @@ public final class MockServerProcess: @unchecked Sendable {
     var args = arguments
     if !args.contains("--port") && !args.contains("-p") { args += ["--port", "0"] }
     process.arguments = args
+    // The server checks every admin answer against its /__admin/openapi.json (docs/admin-api.md).
+    var environment = ProcessInfo.processInfo.environment
+    environment[AdminResponseCheck.environmentVariable] = "1"
+    process.environment = environment
     let out = Pipe()
     let err: Pipe? = standardError == nil ? Pipe() : nil
     process.standardOutput = out

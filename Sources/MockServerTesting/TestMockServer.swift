@@ -61,6 +61,8 @@ public final class TestMockServer: Sendable {
     var configuration = MockServiceConfiguration()
     configuration.fixturesDirectory = fixtures
     configuration.logLevel = .quiet
+    // Every admin answer is checked against /__admin/openapi.json (a mismatch becomes a 500 naming it).
+    configuration.validatesAdminResponses = true
     configure(&configuration)
     let service = MockService(configuration: configuration, fixtures: fixtureSet)
     var serverConfiguration = ServerConfiguration()

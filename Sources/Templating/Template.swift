@@ -118,14 +118,19 @@ public struct TemplateContext: Sendable {
   public var seed: UInt64
   /// Current time in milliseconds since 1970 (pinned by `--fixed-time`).
   public var nowMilliseconds: Int64
+  /// More top-level names of the model, after `request` and `parameters` (a webhook's
+  /// `originalRequest` and `originalResponse`); a name given here replaces a built-in one.
+  public var additionalModel: TemplateMap
 
   /// Creates a context.
   public init(
     request: TemplateValue, parameters: TemplateValue = .null,
-    environment: TemplateEnvironment = TemplateEnvironment(), seed: UInt64 = 0, nowMilliseconds: Int64? = nil
+    environment: TemplateEnvironment = TemplateEnvironment(), seed: UInt64 = 0, nowMilliseconds: Int64? = nil,
+    additionalModel: TemplateMap = TemplateMap()
   ) {
     self.request = request
     self.parameters = parameters
+    self.additionalModel = additionalModel
     self.environment = environment
     self.seed = seed
     self.nowMilliseconds =
@@ -170,7 +175,8 @@ final class RenderState {
   init(context: TemplateContext) {
     self.context = context
     random = TemplateRandom(seed: context.seed)
-    let root = TemplateMap([("request", context.request), ("parameters", context.parameters)])
+    var root = TemplateMap([("request", context.request), ("parameters", context.parameters)])
+    for entry in context.additionalModel.entries { root.set(entry.key, entry.value) }
     frames = [Frame(context: .map(root))]
   }
 

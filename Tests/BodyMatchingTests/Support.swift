@@ -13,36 +13,7 @@ struct TestFailure: Error, CustomStringConvertible {
 /// One HTTP/1.1 exchange over a fresh loopback connection (`Connection: close`): the raw request bytes
 /// out, every byte the server sends back until it closes (or `timeout` seconds pass).
 func exchange(port: Int, _ request: [UInt8], timeout: Double = 15) throws -> [UInt8] {
-  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-  guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
-  defer { close(fd) }
-  var address = sockaddr_in()
-  address.sin_family = sa_family_t(AF_INET)
-  address.sin_port = in_port_t(UInt16(port).bigEndian)
-  address.sin_addr.s_addr = inet_addr("127.0.0.1")
-  let rc = withUnsafePointer(to: &address) {
-    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-      connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-    }
-  }
-  guard rc == 0 else { throw TestFailure("connect: errno \(errno)") }
-  var sent = 0
-  while sent < request.count {
-    let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-    guard n > 0 else { throw TestFailure("send: errno \(errno)") }
-    sent += n
-  }
-  var out: [UInt8] = []
-  let deadline = Date().addingTimeInterval(timeout)
-  var buffer = [UInt8](repeating: 0, count: 65536)
-  while Date() < deadline {
-    var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-    guard poll(&pfd, 1, 200) > 0 else { continue }
-    let n = recv(fd, &buffer, buffer.count, 0)
-    if n <= 0 { break }
-    out += buffer[0..<n]
-  }
-  return out
+  try LoopbackSocket.exchange(port: port, request, timeout: timeout)
 }
 
 /// A parsed response: status, header fields (names lower-cased), body bytes.

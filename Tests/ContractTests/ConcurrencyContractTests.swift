@@ -98,45 +98,9 @@ struct ConcurrencyContractTests {
   }
 }
 
-/// Writes `text` on a new loopback connection to `port` and reads until the server closes (5 s at most).
+/// Writes `text` on a new loopback connection to `port` and reads until the server closes (30 s at most).
 func rawExchange(port: Int, send text: String) throws -> String {
-  struct SocketFailure: Error, CustomStringConvertible {
-    var description: String
-  }
-  #if canImport(Glibc)
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-  #else
-    let fd = socket(AF_INET, SOCK_STREAM, 0)
-  #endif
-  guard fd >= 0 else { throw SocketFailure(description: "socket: errno \(errno)") }
-  defer { close(fd) }
-  var timeout = timeval(tv_sec: 5, tv_usec: 0)
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-  var address = sockaddr_in()
-  address.sin_family = sa_family_t(AF_INET)
-  address.sin_port = in_port_t(UInt16(port).bigEndian)
-  address.sin_addr.s_addr = inet_addr("127.0.0.1")
-  let connected = withUnsafePointer(to: &address) {
-    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-      connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-    }
-  }
-  guard connected == 0 else { throw SocketFailure(description: "connect: errno \(errno)") }
-  let bytes = Array(text.utf8)
-  var sent = 0
-  while sent < bytes.count {
-    let n = bytes[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-    guard n > 0 else { throw SocketFailure(description: "write: errno \(errno)") }
-    sent += n
-  }
-  var received: [UInt8] = []
-  var buffer = [UInt8](repeating: 0, count: 4096)
-  while true {
-    let n = read(fd, &buffer, buffer.count)
-    if n <= 0 { break }
-    received += buffer[0..<n]
-  }
-  return String(decoding: received, as: UTF8.self)
+  String(decoding: try LoopbackSocket.exchange(port: port, Array(text.utf8), timeout: 30), as: UTF8.self)
 }
 
 /// Runs blocking `work` on a thread of its own, keeping Swift concurrency's few threads free.

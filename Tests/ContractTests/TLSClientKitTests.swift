@@ -2,6 +2,7 @@ import ClientKit
 import Foundation
 import HTTPCore
 import MockServer
+import MockServerTesting
 import Testing
 
 #if canImport(Glibc)
@@ -24,20 +25,7 @@ private func monotonicNow() -> UInt64 {
 
 /// A non-blocking socket connected to 127.0.0.1:port (closed by the caller).
 private func connectNonBlocking(port: Int) throws -> Int32 {
-  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-  var address = sockaddr_in()
-  address.sin_family = sa_family_t(AF_INET)
-  address.sin_port = in_port_t(UInt16(port).bigEndian)
-  address.sin_addr.s_addr = inet_addr("127.0.0.1")
-  let rc = withUnsafePointer(to: &address) {
-    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-      connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-    }
-  }
-  guard rc == 0 else {
-    close(fd)
-    throw TLSClientError.io(errno, "connect")
-  }
+  let fd = try LoopbackSocket.connect(port: port)
   _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
   return fd
 }

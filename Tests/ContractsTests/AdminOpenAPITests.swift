@@ -20,6 +20,8 @@ import Testing
     var configuration = MockServiceConfiguration()
     configuration.logLevel = .quiet
     configuration.fixturesDirectory = folder
+    // The server checks its own answers too (a mismatch would come back as a 500 naming it).
+    configuration.validatesAdminResponses = true
     let service = MockService(configuration: configuration, fixtures: FixtureLoader.load(directory: folder))
     service.onShutdownRequested = {}
     var serverConfiguration = ServerConfiguration()
@@ -79,6 +81,13 @@ import Testing
       ("DELETE", "/__admin/mappings/s1", nil), ("DELETE", "/__admin/mappings/s1", nil),
       ("DELETE", "/__admin/mappings/unmatched", nil), ("DELETE", "/__admin/mappings", nil),
       ("POST", "/__admin/mappings/reset", nil), ("POST", "/__admin/reset", nil),
+      ("GET", "/__admin/recordings/status", nil),
+      ("POST", "/__admin/recordings/start", #"{"targetBaseUrl":"http://127.0.0.1:9"}"#),
+      ("POST", "/__admin/recordings/start", #"{"targetBaseUrl":"http://127.0.0.1:9"}"#),
+      ("POST", "/__admin/recordings/stop", nil), ("POST", "/__admin/recordings/stop", nil),
+      ("POST", "/__admin/recordings/snapshot", nil),
+      ("GET", "/__admin/dashboard", nil), ("GET", "/__admin/dashboard/state", nil),
+      ("GET", "/__admin/events?heartbeat=5", nil), ("GET", "/__admin/no-such-route", nil),
       ("POST", "/__admin/shutdown", nil),
     ]
     var exercised = Set<String>()
@@ -86,7 +95,13 @@ import Testing
       let answer = try await exchange(
         base, method, target, headers: body == nil ? [:] : ["Content-Type": "application/json"], body: body)
       guard target.hasPrefix("/__admin") else { continue }
+      let text = String(decoding: answer.body, as: UTF8.self)
+      #expect(!text.contains("does not match openapi.json"), "\(method) \(target): \(text)")
       let path = String(target.prefix { $0 != "?" })
+      if path == "/__admin/no-such-route" {
+        #expect(answer.status == 404)
+        continue
+      }
       let (operation, _) = try #require(
         document.operation(method: method, path: path), "\(method) \(path) is not in the document")
       exercised.insert("\(operation.method.uppercased()) \(operation.path)")
@@ -103,5 +118,42 @@ import Testing
     }
     let documented = Set(document.operations.map { "\($0.method.uppercased()) \($0.path)" })
     #expect(documented.subtracting(exercised).isEmpty, "not exercised: \(documented.subtracting(exercised))")
+  }
+
+  @Test func theServerReplacesAnAnswerTheDocumentDoesNotAllowWithA500NamingTheOperation() throws {
+    let json: HTTPHeaders = ["Content-Type": "application/json"]
+    func check(_ method: String, _ path: String, _ status: Int, _ body: String, headers: HTTPHeaders? = nil)
+      -> String?
+    {
+      AdminResponseCheck.violation(
+        method: method, rawPath: path, status: status, headers: headers ?? json, body: Array(body.utf8))
+    }
+    #expect(check("GET", "/__admin/version", 200, #"{"version":"1.0"}"#) == nil)
+    #expect(check("GET", "/__admin/mappings/", 200, #"{"mappings":[],"meta":{"total":0}}"#) == nil)
+    #expect(
+      check("GET", "/__admin/files/a/b.json", 404, #"{"errors":[{"code":404,"title":"t","detail":"d"}]}"#)
+        == nil)
+    #expect(check("GET", "/__admin/nope", 404, #"{"errors":[{"code":404,"title":"t","detail":"d"}]}"#) == nil)
+    #expect(
+      check("GET", "/__admin/health", 401, #"{"errors":[{"code":401,"title":"t","detail":"d"}]}"#) == nil)
+    let body = try #require(check("GET", "/__admin/health", 200, #"{"status":5,"version":"1"}"#))
+    #expect(body.contains("GET /__admin/health") && body.contains("status"), "\(body)")
+    let status = try #require(check("GET", "/__admin/version", 418, "{}"))
+    #expect(status.contains("418") && status.contains("GET /__admin/version"), "\(status)")
+    let type = try #require(
+      check("GET", "/__admin/version", 200, "x", headers: ["Content-Type": "text/plain"]))
+    #expect(type.contains("Content-Type"), "\(type)")
+    #expect(check("GET", "/__admin/nope", 200, "{}")?.contains("not in openapi.json") == true)
+
+    let plan = AdminResponseCheck.checked(
+      .respond(status: .ok, headers: json, body: Array(#"{"status":5,"version":"1"}"#.utf8)),
+      method: "GET", rawPath: "/__admin/health")
+    guard case .response(let head, let answer)? = plan.steps.first else {
+      Issue.record("no response step in \(plan.steps)")
+      return
+    }
+    #expect(head.status.code == 500)
+    let text = String(decoding: answer, as: UTF8.self)
+    #expect(text.contains("does not match openapi.json") && text.contains("GET /__admin/health"), "\(text)")
   }
 }

@@ -11,17 +11,7 @@ final class Socket {
 
   /// Connects to `127.0.0.1:port`.
   init(port: Int) throws {
-    fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let rc = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard rc == 0 else { throw HardeningError("connect: errno \(errno)") }
+    fd = try LoopbackSocket.connect(port: port)
   }
 
   deinit { Glibc.close(fd) }

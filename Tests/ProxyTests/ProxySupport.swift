@@ -168,32 +168,5 @@ final class OutputBuffer: Sendable {
 /// Sends `request` as written on a fresh connection to 127.0.0.1:`port` and reads until the server closes
 /// (the request should say `Connection: close`), at most 30 s.
 func rawExchange(_ port: Int, _ request: String) throws -> String {
-  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-  defer { close(fd) }
-  var address = sockaddr_in()
-  address.sin_family = sa_family_t(AF_INET)
-  address.sin_port = in_port_t(UInt16(port).bigEndian)
-  address.sin_addr.s_addr = inet_addr("127.0.0.1")
-  let rc = withUnsafePointer(to: &address) {
-    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-      connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-    }
-  }
-  guard rc == 0 else { throw ProxyTestError("connect: errno \(errno)") }
-  let bytes = Array(request.utf8)
-  guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count
-  else {
-    throw ProxyTestError("send failed")
-  }
-  var data: [UInt8] = []
-  var buffer = [UInt8](repeating: 0, count: 65536)
-  let deadline = Date().addingTimeInterval(30)
-  while Date() < deadline {
-    var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-    guard poll(&pfd, 1, 1000) > 0 else { continue }
-    let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-    if n <= 0 { break }
-    data.append(contentsOf: buffer[0..<n])
-  }
-  return String(decoding: data, as: UTF8.self)
+  String(decoding: try LoopbackSocket.exchange(port: port, Array(request.utf8), timeout: 30), as: UTF8.self)
 }

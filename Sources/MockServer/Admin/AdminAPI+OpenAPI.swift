@@ -35,7 +35,9 @@ extension AdminAPI {
               "400": {
                 "description": "Bad query",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           },
           "post": {
@@ -64,7 +66,9 @@ extension AdminAPI {
               "500": {
                 "description": "Write failed",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           },
           "delete": {
@@ -73,7 +77,11 @@ extension AdminAPI {
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"},
+              "500": {"$ref": "#/components/responses/WriteFailed"}
             }
           }
         },
@@ -100,7 +108,10 @@ extension AdminAPI {
               "422": {
                 "description": "A stub mapping that is not JSON or not valid (WireMock's shape: code 10, a JSON pointer, the problem)",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"},
+              "500": {"$ref": "#/components/responses/WriteFailed"}
             }
           }
         },
@@ -120,7 +131,10 @@ extension AdminAPI {
               "404": {
                 "description": "No such stub",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           },
           "put": {
@@ -152,7 +166,10 @@ extension AdminAPI {
               "404": {
                 "description": "No such stub",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"},
+              "500": {"$ref": "#/components/responses/WriteFailed"}
             }
           },
           "delete": {
@@ -168,7 +185,11 @@ extension AdminAPI {
               "404": {
                 "description": "No such stub",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"},
+              "500": {"$ref": "#/components/responses/WriteFailed"}
             }
           }
         },
@@ -204,7 +225,10 @@ extension AdminAPI {
               "500": {
                 "description": "Write failed",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -219,7 +243,10 @@ extension AdminAPI {
               "500": {
                 "description": "Fixture errors",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -256,7 +283,10 @@ extension AdminAPI {
               "422": {
                 "description": "A stub mapping that is not JSON or not valid (WireMock's shape: code 10, a JSON pointer, the problem)",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"},
+              "500": {"$ref": "#/components/responses/WriteFailed"}
             }
           }
         },
@@ -277,7 +307,9 @@ extension AdminAPI {
               "400": {
                 "description": "Invalid matcher",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -296,7 +328,10 @@ extension AdminAPI {
               "400": {
                 "description": "Invalid matcher",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"},
+              "500": {"$ref": "#/components/responses/WriteFailed"}
             }
           }
         },
@@ -317,7 +352,10 @@ extension AdminAPI {
               "400": {
                 "description": "Invalid pattern",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"},
+              "500": {"$ref": "#/components/responses/WriteFailed"}
             }
           }
         },
@@ -330,7 +368,10 @@ extension AdminAPI {
                 "content": {
                   "application/json": {"schema": {"$ref": "#/components/schemas/StubMappings"}}
                 }
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           },
           "delete": {
@@ -339,7 +380,11 @@ extension AdminAPI {
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"},
+              "500": {"$ref": "#/components/responses/WriteFailed"}
             }
           }
         },
@@ -375,7 +420,9 @@ extension AdminAPI {
               "400": {
                 "description": "Bad query",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           },
           "delete": {
@@ -384,7 +431,10 @@ extension AdminAPI {
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -395,7 +445,10 @@ extension AdminAPI {
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -428,7 +481,9 @@ extension AdminAPI {
               "400": {
                 "description": "Invalid pattern",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -451,7 +506,9 @@ extension AdminAPI {
               "400": {
                 "description": "Invalid pattern",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -485,7 +542,9 @@ extension AdminAPI {
               "400": {
                 "description": "Invalid pattern",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -504,7 +563,9 @@ extension AdminAPI {
               "400": {
                 "description": "Invalid matcher",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -517,7 +578,10 @@ extension AdminAPI {
                 "content": {
                   "application/json": {"schema": {"$ref": "#/components/schemas/Requests"}}
                 }
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -530,7 +594,10 @@ extension AdminAPI {
                 "content": {
                   "application/json": {"schema": {"$ref": "#/components/schemas/NearMisses"}}
                 }
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -550,7 +617,10 @@ extension AdminAPI {
               "404": {
                 "description": "No such entry",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           },
           "delete": {
@@ -566,7 +636,10 @@ extension AdminAPI {
               "404": {
                 "description": "No such entry",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -589,7 +662,9 @@ extension AdminAPI {
               "400": {
                 "description": "Invalid request",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -612,7 +687,9 @@ extension AdminAPI {
               "400": {
                 "description": "Invalid pattern",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -636,7 +713,10 @@ extension AdminAPI {
                     }
                   }
                 }
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -647,7 +727,10 @@ extension AdminAPI {
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -677,7 +760,9 @@ extension AdminAPI {
               "404": {
                 "description": "No such scenario",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -690,7 +775,10 @@ extension AdminAPI {
                 "content": {
                   "application/json": {"schema": {"$ref": "#/components/schemas/SettingsEnvelope"}}
                 }
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           },
           "post": {
@@ -709,7 +797,9 @@ extension AdminAPI {
               "400": {
                 "description": "Invalid settings",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           },
           "put": {
@@ -728,7 +818,9 @@ extension AdminAPI {
               "400": {
                 "description": "Invalid settings",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           },
           "patch": {
@@ -747,7 +839,9 @@ extension AdminAPI {
               "400": {
                 "description": "Invalid settings",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -764,7 +858,10 @@ extension AdminAPI {
               "409": {
                 "description": "No fixtures folder",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -793,7 +890,9 @@ extension AdminAPI {
               "404": {
                 "description": "No such file",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "409": {"$ref": "#/components/responses/NoFixturesFolder"}
             }
           },
           "put": {
@@ -816,7 +915,10 @@ extension AdminAPI {
               "403": {
                 "description": "Outside __files",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "500": {"$ref": "#/components/responses/WriteFailed"},
+              "409": {"$ref": "#/components/responses/NoFixturesFolder"}
             }
           },
           "delete": {
@@ -840,7 +942,10 @@ extension AdminAPI {
               "404": {
                 "description": "No such file",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "500": {"$ref": "#/components/responses/WriteFailed"},
+              "409": {"$ref": "#/components/responses/NoFixturesFolder"}
             }
           }
         },
@@ -855,7 +960,10 @@ extension AdminAPI {
               "500": {
                 "description": "Fixture errors",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -880,7 +988,10 @@ extension AdminAPI {
                     }
                   }
                 }
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -899,7 +1010,10 @@ extension AdminAPI {
                     }
                   }
                 }
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -914,7 +1028,152 @@ extension AdminAPI {
               "501": {
                 "description": "No shutdown hook",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
+            }
+          }
+        },
+        "/__admin/recordings/status": {
+          "get": {
+            "summary": "Recording state (WireMock's NeverStarted, Recording, Stopped)",
+            "responses": {
+              "200": {
+                "description": "State",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "type": "object",
+                      "required": ["status"],
+                      "properties": {"status": {"type": "string", "enum": ["NeverStarted", "Recording", "Stopped"]}}
+                    }
+                  }
+                }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
+            }
+          }
+        },
+        "/__admin/recordings/start": {
+          "post": {
+            "summary": "Start recording through a target (record spec with targetBaseUrl)",
+            "requestBody": {
+              "required": true,
+              "content": {"application/json": {"schema": {"type": "object", "required": ["targetBaseUrl"]}}}
+            },
+            "responses": {
+              "200": {
+                "description": "Recording",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
+              },
+              "409": {
+                "description": "Already recording",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
+            }
+          }
+        },
+        "/__admin/recordings/stop": {
+          "post": {
+            "summary": "Stop recording: the stubs made from what was proxied",
+            "responses": {
+              "200": {
+                "description": "Stubs (or their ids, with outputFormat IDS)",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RecordedStubs"}}}
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
+            }
+          }
+        },
+        "/__admin/recordings/snapshot": {
+          "post": {
+            "summary": "Stubs from the proxied exchanges still in the journal (optional record spec)",
+            "requestBody": {
+              "required": false,
+              "content": {"application/json": {"schema": {"type": "object"}}}
+            },
+            "responses": {
+              "200": {
+                "description": "Stubs (or their ids, with outputFormat IDS)",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RecordedStubs"}}}
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
+            }
+          }
+        },
+        "/__admin/dashboard": {
+          "get": {
+            "summary": "The dashboard page (docs/dashboard.md)",
+            "responses": {
+              "200": {
+                "description": "One self-contained HTML page",
+                "content": {"text/html": {"schema": {"type": "string"}}}
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
+            }
+          }
+        },
+        "/__admin/dashboard/state": {
+          "get": {
+            "summary": "What the dashboard shows besides the live log",
+            "responses": {
+              "200": {
+                "description": "Stubs with origin and hits, scenarios, settings, last reload, feed and journal counts",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "type": "object",
+                      "required": ["stubs", "scenarios", "settings"],
+                      "properties": {
+                        "stubs": {"type": "array", "items": {"type": "object"}},
+                        "scenarios": {"type": "array", "items": {"type": "object"}},
+                        "settings": {"type": "object"},
+                        "reload": {"type": "object", "nullable": true},
+                        "events": {"type": "object"},
+                        "journal": {"type": "object"},
+                        "version": {"type": "string"}
+                      }
+                    }
+                  }
+                }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
+            }
+          }
+        },
+        "/__admin/events": {
+          "get": {
+            "summary": "The live request log as Server-Sent Events",
+            "parameters": [
+              {"name": "heartbeat", "in": "query", "schema": {"type": "integer", "minimum": 100, "maximum": 300000}},
+              {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string"}}
+            ],
+            "responses": {
+              "200": {
+                "description": "An event stream (one event per completed request)",
+                "content": {"text/event-stream": {"schema": {"type": "string"}}}
+              },
+              "503": {
+                "description": "Too many viewers",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -929,7 +1188,10 @@ extension AdminAPI {
                     "schema": {"type": "object", "required": ["openapi", "paths"]}
                   }
                 }
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         },
@@ -944,12 +1206,38 @@ extension AdminAPI {
                     "schema": {"type": "object", "required": ["openapi", "paths"]}
                   }
                 }
-              }
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
             }
           }
         }
       },
       "components": {
+        "responses": {
+          "WriteFailed": {
+            "description": "The change is served but a fixture file could not be written or removed",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+          },
+          "NoFixturesFolder": {
+            "description": "The server was started without a fixtures folder",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+          },
+          "BadRequest": {
+            "description": "A path with invalid percent-encoding, a bad query or body",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+          },
+          "Unauthorized": {
+            "description": "--admin-token is set and the request has no valid Authorization: Bearer token",
+            "headers": {"WWW-Authenticate": {"schema": {"type": "string"}}},
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+          },
+          "Forbidden": {
+            "description": "Not a loopback client, or a request a web page may have sent (Host, Origin, Content-Type)",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+          }
+        },
         "schemas": {
           "Empty": {"type": "object", "maxProperties": 0},
           "Meta": {
@@ -994,6 +1282,13 @@ extension AdminAPI {
               "serveEventListeners": {"type": "array"},
               "postServeActions": {},
               "x-cors": {"type": "boolean"}
+            }
+          },
+          "RecordedStubs": {
+            "type": "object",
+            "properties": {
+              "mappings": {"type": "array", "items": {"$ref": "#/components/schemas/StubMapping"}},
+              "ids": {"type": "array", "items": {"type": "string"}}
             }
           },
           "StubMappings": {

@@ -64,15 +64,16 @@ extension AdminAPI {
     .object(JSONObject(pairs: [("requests", .array(list))]))
   }
 
-  /// Stub JSON by id, for journal entries (`{"id"}` for a stub that is gone).
+  /// Stub JSON by id, for journal entries: a stub of the store, the catch-all proxy stub of `--proxy-all`
+  /// or a recording session, or `{"id"}` for a stub that is gone.
   func stubLookup() -> (String?) -> JSONValue? {
     var byID: [String: StubMapping] = [:]
     for stub in store.stubs { byID[stub.id] = stub }
-    let proxyAll = forwarder?.proxyAllStubJSON
+    let catchAll = forwarder?.catchAllStubs
     return { id in
       guard let id else { return nil }
-      if id == ProxyForwarder.proxyAllStubID, let proxyAll { return proxyAll }
-      return byID[id].map(AdminAPI.stubJSON) ?? .object(JSONObject(pairs: [("id", .string(id))]))
+      return byID[id].map(AdminAPI.stubJSON) ?? catchAll?.stub(id: id)?.json
+        ?? .object(JSONObject(pairs: [("id", .string(id))]))
     }
   }
 

@@ -62,7 +62,11 @@ struct AdminAPI: Sendable {
   /// Routes and logs one admin request where it is called.
   func routeAndLog(_ request: HTTPRequest, context: RequestContext) -> ResponsePlan {
     let started = SocketOps.monotonicNanos()
-    let plan = authorizeAndRoute(request, context: context)
+    var plan = authorizeAndRoute(request, context: context)
+    if configuration.validatesAdminResponses {
+      plan = AdminResponseCheck.checked(
+        plan, method: request.method.rawValue, rawPath: request.head.rawPath)
+    }
     if logger.level != .quiet {
       let ms = Double(SocketOps.monotonicNanos() - started) / 1e6
       var status: Int?

@@ -94,7 +94,10 @@ extension MockResponder {
 
   /// WireMock's fallback: an unmatched `GET` (or `HEAD`) whose path names a file under `__files/` (or a
   /// folder with `index.json`/`index.html`) is answered 200 with it. Links leaving `__files/` are refused.
-  func serveBodyFile(_ request: HTTPRequest, context: RequestContext) -> ResponsePlan? {
+  /// The journal keeps the request as WireMock does: unmatched (no stub served it; it is listed by
+  /// `/__admin/requests/unmatched`), with its `nearMisses`.
+  func serveBodyFile(_ request: HTTPRequest, context: RequestContext, nearMisses: [NearMiss]) -> ResponsePlan?
+  {
     guard let filesRoot, request.method == .get || request.method == .head else { return nil }
     guard let path = try? PercentDecoding.decode(Substring(request.head.rawPath), component: "path"),
       !path.split(separator: "/").contains(where: { $0 == ".." })
@@ -110,10 +113,7 @@ extension MockResponder {
       }
       let ext = candidate.split(separator: ".").last.map { String($0).lowercased() } ?? ""
       let type = MockResponder.bodyFileTypes[ext] ?? "application/octet-stream"
-      var entry = JournalEntry(
-        id: UUID().uuidString.lowercased(), request: request, clientAddress: context.clientAddress,
-        isTLS: context.isTLS, clientCertificateSubject: context.clientCertificateSubject,
-        loggedAt: context.receivedAt, stubID: nil, nearMisses: [])
+      var entry = makeEntry(request, context: context, stubID: nil, nearMisses: nearMisses)
       entry.responseStatus = 200
       entry.served = true
       entry.durationMilliseconds = 0

@@ -6,13 +6,13 @@ extension MockResponder {
   /// Answers `request` through the upstream `proxy` names (a proxy stub, `--proxy-all` or a recording
   /// session): the journal entry is made now and gets the relayed status when the upstream answers; the
   /// upstream exchange runs on a thread of its own and the connection resumes on its loop with the answer
-  /// (a 502/504 JSON error naming the upstream and the reason when there is none).
-  /// `stubID` names the stub in the journal when there is no `stub` (the `--proxy-all` stub).
+  /// (a 502/504 JSON error naming the upstream and the reason when there is none). Without a `stub`, the
+  /// entry is matched by `journalStubID` (a ``CatchAllProxyStub``).
   func serveProxy(
-    _ proxy: ProxyDefinition, stub: StubMapping?, stubID: String? = nil, request: HTTPRequest,
-    context: RequestContext, delayMilliseconds: Int = 0
+    _ proxy: ProxyDefinition, stub: StubMapping?, request: HTTPRequest, context: RequestContext,
+    delayMilliseconds: Int = 0, journalStubID: String? = nil
   ) -> ResponsePlan {
-    var entry = makeEntry(request, context: context, stubID: stub?.id ?? stubID, nearMisses: [])
+    var entry = makeEntry(request, context: context, stubID: stub?.id ?? journalStubID, nearMisses: [])
     entry.proxyBaseURL = proxy.baseURL
     let journalID = entry.id
     let ticket = journal.record(entry)

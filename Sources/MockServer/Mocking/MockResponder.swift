@@ -94,8 +94,11 @@ public final class MockResponder: Sendable {
       return .respond(status: response.status, headers: response.head.headers, body: response.body)
     }
     if let target = forwarder.recorder.recordingTarget {
-      // A recording session with a target proxies every request there (WireMock's recorder).
-      return serveProxy(ProxyDefinition(baseURL: target), stub: nil, request: request, context: context)
+      // A recording session with a target proxies every request there (WireMock's recorder), journaled
+      // as matched by the catch-all proxy stub WireMock adds for the session.
+      return serveProxy(
+        ProxyDefinition(baseURL: target), stub: nil, request: request, context: context,
+        journalStubID: forwarder.catchAllStubs.stub(for: target).id)
     }
     let table = store.table
     let scenarios = scenarioBook.states
@@ -124,11 +127,12 @@ public final class MockResponder: Sendable {
         return preflight
       }
       if let base = forwarder.configuration.proxyAllBaseURL {
+        // Journaled as matched by the catch-all proxy stub WireMock adds for --proxy-all.
         return serveProxy(
-          ProxyDefinition(baseURL: base), stub: nil, stubID: ProxyForwarder.proxyAllStubID, request: request,
-          context: context)
+          ProxyDefinition(baseURL: base), stub: nil, request: request, context: context,
+          journalStubID: forwarder.catchAllStubs.stub(for: base).id)
       }
-      if let plan = serveBodyFile(request, context: context) { return plan }
+      if let plan = serveBodyFile(request, context: context, nearMisses: report.nearMisses) { return plan }
       let entry = makeEntry(request, context: context, stubID: nil, nearMisses: report.nearMisses)
       var entryWithStatus = entry
       entryWithStatus.responseStatus = 404
@@ -256,6 +260,11 @@ public final class MockResponder: Sendable {
       }
     }
     let hooks = Webhook.list(of: stub)
+    let servedResponse: ServedResponse? =
+      hooks.isEmpty
+      ? nil
+      : ServedResponse(
+        status: status ?? definition.status, headers: definition.headers, body: definition.body)
     let logs = logger.level != .quiet
     // Nothing left to do afterwards:
     if immediate, !countsServes, transition == nil, !logs, hooks.isEmpty { return plan }
@@ -268,9 +277,11 @@ public final class MockResponder: Sendable {
       if served, countsServes || transition != nil {
         scenarioBook.recordServed(stubID: stubID, countsServes: countsServes, transition: transition)
       }
-      if served, !hooks.isEmpty {
+      if served, let servedResponse {
         let journal = journal
-        webhooks.send(hooks, stubLabel: label, request: request, context: context) { outcome in
+        webhooks.send(
+          hooks, stubLabel: label, request: request, context: context, response: servedResponse
+        ) { outcome in
           journal.update(ticket) { $0.webhooks.append(outcome) }
         }
       }

@@ -53,6 +53,12 @@ public struct MockServiceConfiguration: Sendable {
   public var stubCORS = false
   /// `--disable-gzip`: never compress responses unless a stub forces it (`"x-compression": "always"`).
   public var gzipDisabled = false
+  /// Check every admin answer against the admin API's own OpenAPI document (`/__admin/openapi.json`):
+  /// an answer whose status, content type or body the document does not allow is replaced by a 500 that
+  /// names the operation and the violation (and is written to standard error). Off unless the environment
+  /// has `MOCKSERVER_VALIDATE_ADMIN_RESPONSES=1` (`make test` sets it; MockServerTesting turns it on for
+  /// its in-process servers); off, it costs nothing.
+  package var validatesAdminResponses = AdminResponseCheck.enabledByEnvironment
   /// Creates the defaults.
   public init() {}
 }

@@ -13,7 +13,8 @@ import Templating
 /// `body` or `base64Body`, `delay` (`{"type":"fixed","milliseconds":n}`, `uniform`, `lognormal`, as
 /// `delayDistribution`). Method, URL, header values and a text body are Handlebars templates (as in
 /// WireMock, where webhooks are always templated): `{{originalRequest.body}}`,
-/// `{{jsonPath originalRequest.body '$.id'}}`; `originalRequest` is the served request (`request` works too).
+/// `{{jsonPath originalRequest.body '$.id'}}`; `originalRequest` is the served request (`request` works too)
+/// and `originalResponse` what the stub answered (see ``ServedResponse``).
 struct Webhook: Sendable {
   var method: String
   var url: String
@@ -75,6 +76,34 @@ struct Webhook: Sendable {
   }
 }
 
+/// What a stub answered, for webhook templates: `originalResponse.status`, `.headers.NAME` (case-insensitive,
+/// a list when repeated, as request headers), `.body` (text in the charset of its `Content-Type`) and
+/// `.bodyAsBase64`. The response as the stub defined it after templating; the status is the one sent (a
+/// `304` from `x-conditional` included).
+struct ServedResponse: Sendable {
+  var status: Int
+  var headers: HTTPHeaders
+  var body: [UInt8]
+
+  /// The `originalResponse` model.
+  var templateValue: TemplateValue {
+    var fields = TemplateMap(caseInsensitive: true)
+    for field in headers {
+      if case .multi(let existing)? = fields[field.name] {
+        fields.set(field.name, .multi(existing + [field.value]))
+      } else {
+        fields.entries.append((field.name, .multi([field.value])))
+      }
+    }
+    return .map(
+      TemplateMap([
+        ("status", .int(status)), ("headers", .map(fields)),
+        ("body", .string(TextCharset.decode(body, contentType: headers.first("Content-Type")))),
+        ("bodyAsBase64", .string(Base64.encode(body))),
+      ]))
+  }
+}
+
 /// Sends webhooks after stubs are served, each on a background queue after its delay: serving never
 /// waits for one. At most ``maxInFlight`` are pending or sending at once (more are dropped and logged);
 /// every outcome is logged (`webhook POST http://… -> 200` or the reason it failed).
@@ -101,7 +130,7 @@ final class WebhookDispatcher: Sendable {
   /// outcome line (for the journal entry of the request).
   func send(
     _ hooks: [Webhook], stubLabel: String, request: HTTPRequest, context: RequestContext,
-    record: @escaping @Sendable (String) -> Void = { _ in }
+    response: ServedResponse, record: @escaping @Sendable (String) -> Void = { _ in }
   ) {
     for hook in hooks {
       guard inFlight.add(1, ordering: .relaxed).newValue <= WebhookDispatcher.maxInFlight else {
@@ -115,26 +144,29 @@ final class WebhookDispatcher: Sendable {
         sampled.isFinite ? Int(min(max(sampled, 0), Double(WebhookDispatcher.maxDelayMilliseconds))) : 0
       queue.asyncAfter(deadline: .now() + .milliseconds(ms)) { [self] in
         defer { inFlight.subtract(1, ordering: .relaxed) }
-        record(deliver(hook, stubLabel: stubLabel, request: request, context: context))
+        record(deliver(hook, stubLabel: stubLabel, request: request, context: context, response: response))
       }
     }
   }
 
   /// Sends one webhook; returns its outcome line.
-  private func deliver(_ hook: Webhook, stubLabel: String, request: HTTPRequest, context: RequestContext)
-    -> String
-  {
+  private func deliver(
+    _ hook: Webhook, stubLabel: String, request: HTTPRequest, context: RequestContext,
+    response: ServedResponse
+  ) -> String {
     var problems: [String] = []
     let model = TemplateRequest.model(
       request, scheme: context.isTLS ? "https" : "http", port: context.localPort,
       clientIP: ResponseTemplating.clientIP(context.clientAddress))
-    let templateContext = TemplateContext(request: model, environment: templating.environment)
+    // WireMock's webhook model calls the served request `originalRequest`; `originalResponse` is ours.
+    let templateContext = TemplateContext(
+      request: model, environment: templating.environment,
+      additionalModel: TemplateMap([("originalRequest", model), ("originalResponse", response.templateValue)])
+    )
     func render(_ text: String) -> String {
       guard text.contains("{{") else { return text }
-      // WireMock's webhook model calls the served request `originalRequest`.
-      let source = text.replacingOccurrences(of: "originalRequest", with: "request")
       do {
-        let r = try Template(source).render(templateContext)
+        let r = try Template(text).render(templateContext)
         problems += r.problems
         return r.text
       } catch {

@@ -22,6 +22,8 @@ import Synchronization
 package final class ProxyForwarder: Sendable {
   /// The recording state (sessions of the admin API, `--record-mappings`) and recent exchanges.
   package let recorder: ProxyRecorder
+  /// The stubs `--proxy-all` and recording sessions are journaled under (WireMock's catch-all proxy stub).
+  package let catchAllStubs = CatchAllProxyStubs()
   let configuration: ProxyConfiguration
   /// The TLS context, made on the first `https` exchange (loading the system trust store costs time and
   /// memory a server that never proxies to HTTPS should not pay).
@@ -35,26 +37,6 @@ package final class ProxyForwarder: Sendable {
   init(configuration: ProxyConfiguration) {
     self.configuration = configuration
     recorder = ProxyRecorder(recording: configuration.recordFromStart)
-  }
-
-  /// The id of the stub `--proxy-all` stands for (WireMock adds `{"priority": 10, "request": {"method":
-  /// "ANY", "urlPattern": ".*"}, "response": {"proxyBaseUrl": URL}}` for it): journal entries of requests
-  /// it forwarded name it, so they count as matched, as in WireMock.
-  package static let proxyAllStubID = "00000000-0000-4000-8000-00000000a11a"
-
-  /// The `--proxy-all` stub's JSON (see ``proxyAllStubID``), or nil without `--proxy-all`.
-  package var proxyAllStubJSON: JSONValue? {
-    guard let base = configuration.proxyAllBaseURL else { return nil }
-    return .object(
-      JSONObject(pairs: [
-        ("id", .string(Self.proxyAllStubID)), ("uuid", .string(Self.proxyAllStubID)),
-        (
-          "request",
-          .object(JSONObject(pairs: [("urlPattern", .string(".*")), ("method", .string("ANY"))]))
-        ),
-        ("response", .object(JSONObject(pairs: [("proxyBaseUrl", .string(base))]))),
-        ("priority", .number(JSONNumber(10))),
-      ]))
   }
 
   /// A client for `url`: with the (shared, lazily made) TLS context for `https`.

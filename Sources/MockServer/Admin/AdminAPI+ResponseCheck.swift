@@ -1,0 +1,122 @@
+import Contracts
+import Foundation
+import HTTPCore
+import JSONSchema
+import MockJSON
+
+/// Every admin answer checked against the admin API's own OpenAPI document (`/__admin/openapi.json`,
+/// ``AdminAPI/openAPIText``), when ``MockServiceConfiguration/validatesAdminResponses`` is on
+/// (`MOCKSERVER_VALIDATE_ADMIN_RESPONSES=1`): the status must be declared for the operation, and the
+/// content type and body must fit the declared response (Contracts' `OpenAPILinter.responseViolations`,
+/// the check `mockserver lint --openapi` applies to stubs). A request for a route the document does not
+/// list may only get an error answer (400, 401, 403, 404 or 405 in WireMock's error shape).
+///
+/// An answer that does not fit is replaced by a 500 naming the operation and the violation, and the same
+/// text goes to standard error, so the test that made the call fails where it made it.
+package enum AdminResponseCheck {
+  /// The environment variable that turns the check on (`1`).
+  package static let environmentVariable = "MOCKSERVER_VALIDATE_ADMIN_RESPONSES"
+
+  /// True when the process environment asks for the check.
+  package static var enabledByEnvironment: Bool {
+    ProcessInfo.processInfo.environment[environmentVariable] == "1"
+  }
+
+  /// The served document, parsed once on first use, or why it does not parse.
+  static let loaded: (document: OpenAPIDocument?, problem: String) = {
+    do {
+      return (try OpenAPIDocument.parse(AdminAPI.openAPIText, name: "openapi.json"), "")
+    } catch {
+      return (nil, "\(error)")
+    }
+  }()
+
+  /// Statuses an undocumented admin route may answer (no such endpoint, refusals, a bad path).
+  static let undocumentedStatuses: Set<Int> = [400, 401, 403, 404, 405]
+
+  /// `plan` with every complete response checked (deferred steps are checked when they run).
+  package static func checked(_ plan: ResponsePlan, method: String, rawPath: String) -> ResponsePlan {
+    var plan = plan
+    for k in plan.steps.indices {
+      switch plan.steps[k] {
+      case .response(let head, let body):
+        if let problem = violation(
+          method: method, rawPath: rawPath, status: head.status.code, headers: head.headers, body: body)
+        {
+          let text = "admin response check: \(problem)"
+          StandardError.write(Array((text + "\n").utf8))
+          return AdminAPI.error(
+            .internalServerError, title: "Admin response does not match openapi.json", detail: problem)
+        }
+      case .deferred(let make):
+        plan.steps[k] = .deferred { checked(make(), method: method, rawPath: rawPath) }
+      default:
+        continue
+      }
+    }
+    return plan
+  }
+
+  /// Why an answer to `method rawPath` does not fit the document, or nil when it does.
+  package static func violation(
+    method: String, rawPath: String, status: Int, headers: HTTPHeaders, body: [UInt8]
+  )
+    -> String?
+  {
+    guard let document = loaded.document else {
+      return "the admin API's openapi.json does not load: \(loaded.problem)"
+    }
+    // HEAD is answered as GET; a trailing slash names the same route (the router drops empty segments).
+    let asked = method == "HEAD" ? "GET" : method
+    var path = rawPath
+    while path.count > 1, path.hasSuffix("/") { path.removeLast() }
+    var operation = document.operation(method: asked, path: path)?.0
+    if operation == nil, path.hasPrefix("/__admin/files/") {
+      // File names may have several segments (`a/b.json`).
+      operation = document.operation(method: asked, template: "/__admin/files/{name}")
+    }
+    if method == "HEAD", let found = operation, found.response(for: status) == nil {
+      // Most routes answer HEAD as an unknown endpoint (404): checked as an undocumented route.
+      operation = nil
+    }
+    guard let operation else {
+      guard undocumentedStatuses.contains(status) else {
+        return "\(method) \(rawPath) is not in openapi.json, yet it was answered \(status) (an undocumented "
+          + "route may only answer \(undocumentedStatuses.sorted().map { String($0) }.joined(separator: ", ")))"
+      }
+      return errorShapeViolation(status: status, headers: headers, body: body, document: document)
+        .map { "\(method) \(rawPath) (not in openapi.json) answered \(status): \($0)" }
+    }
+    let name = "\(operation.method) \(operation.path)"
+    guard let declared = operation.response(for: status) else {
+      let statuses = operation.responses.map(\.status).joined(separator: ", ")
+      return "\(name) answered \(status) to \(method) \(rawPath), which openapi.json does not declare "
+        + "(declared: \(statuses))"
+    }
+    let violations = OpenAPILinter.responseViolations(
+      status: status, headers: headers, body: body, declared, document: document)
+    guard !violations.isEmpty else { return nil }
+    let listed = violations.prefix(5).map(\.description).joined(separator: "; ")
+    let more = violations.count > 5 ? " (and \(violations.count - 5) more)" : ""
+    return "\(name) answered \(status) to \(method) \(rawPath) against openapi.json: \(listed)\(more)"
+  }
+
+  /// Why `body` is not a JSON error answer (`#/components/schemas/Errors`), or nil.
+  static func errorShapeViolation(status: Int, headers: HTTPHeaders, body: [UInt8], document: OpenAPIDocument)
+    -> String?
+  {
+    guard let type = headers.first("Content-Type"), MediaTypeName(type).isJSON else {
+      return "expected a JSON error body, found Content-Type \(headers.first("Content-Type") ?? "none")"
+    }
+    let value: JSONValue
+    do {
+      value = try JSONValue.parse(bytes: body)
+    } catch {
+      return "expected a JSON error body, found invalid JSON (\(error.description))"
+    }
+    let violations = document.validator.validate(
+      value, at: SchemaLocation(tokens: ["components", "schemas", "Errors"]))
+    guard !violations.isEmpty else { return nil }
+    return violations.prefix(5).map(\.description).joined(separator: "; ")
+  }
+}
