@@ -59,12 +59,14 @@ struct StubTableFastPathTests {
   @Test func usedForPlainLiteralStubs() throws {
     let table = StubTable(try [Self.stubJSON[2], Self.stubJSON[3]].map { try makeStub($0) })
     #expect(table.matchByMethodAndPath(request(.get, "/b?x=1", headers: ["Host": "x"]).head)?.stub.id == "b")
-    #expect(table.matchByMethodAndPath(request(.post, "/b", headers: ["Host": "x"]).head)?.stub.id == "b-post")
+    #expect(
+      table.matchByMethodAndPath(request(.post, "/b", headers: ["Host": "x"]).head)?.stub.id == "b-post")
     #expect(table.matchByMethodAndPath(request(.get, "/b%20", headers: ["Host": "x"]).head) == nil)
   }
 
   @Test func usedForPlainTemplateStubs() throws {
-    let table = StubTable(try [Self.stubJSON[2], Self.stubJSON[5], Self.stubJSON[7]].map { try makeStub($0) })
+    let table = StubTable(
+      try [Self.stubJSON[2], Self.stubJSON[5], Self.stubJSON[7]].map { try makeStub($0) })
     let hit = table.matchByMethodAndPath(request(.get, "/u/42?x=1", headers: ["Host": "x"]).head)
     #expect(hit?.stub.id == "tpl")
     #expect(hit?.pathParameters == ["id": "42"])

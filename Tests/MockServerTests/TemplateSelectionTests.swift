@@ -93,13 +93,18 @@ struct TemplateSelectionTests {
     // The newest template needs a header: without it the older literal wins, with it the template.
     let stubs = [
       try Self.stub("literal", "urlPath", "/api/users/42"),
-      try Self.stub("needs-header", "urlPathTemplate", "/api/users/{id}", extra: #""headers":{"X":{"equalTo":"1"}}"#),
-      try Self.stub("needs-42", "urlPathTemplate", "/api/{kind}/{id}", extra: #""pathParameters":{"id":{"equalTo":"42"}}"#),
+      try Self.stub(
+        "needs-header", "urlPathTemplate", "/api/users/{id}", extra: #""headers":{"X":{"equalTo":"1"}}"#),
+      try Self.stub(
+        "needs-42", "urlPathTemplate", "/api/{kind}/{id}", extra: #""pathParameters":{"id":{"equalTo":"42"}}"#
+      ),
     ]
     let table = StubTable(stubs)
     #expect(Self.served(table, Self.get("/api/users/42"))?.0 == "needs-42")
     #expect(Self.served(table, Self.get("/api/users/7"))?.0 == nil)
-    #expect(Self.served(table, request(.get, "/api/users/7", headers: ["Host": "x", "X": "1"]))?.0 == "needs-header")
+    #expect(
+      Self.served(table, request(.get, "/api/users/7", headers: ["Host": "x", "X": "1"]))?.0 == "needs-header"
+    )
     #expect(Self.served(StubTable(Array(stubs.prefix(2))), Self.get("/api/users/42"))?.0 == "literal")
   }
 
@@ -130,14 +135,17 @@ struct TemplateSelectionTests {
       try Self.stub("literal", "urlPath", "/api/users/42"),
       try Self.stub("template", "urlPathTemplate", "/api/users/{id}/orders"),
     ])
-    guard case .unmatched(let report) = table.match(Self.get("/api/users/7/order"), scenarioState: { _ in "" })
+    guard
+      case .unmatched(let report) = table.match(Self.get("/api/users/7/order"), scenarioState: { _ in "" })
     else {
       Issue.record("expected no match")
       return
     }
     #expect(Set(report.nearMisses.map(\.stubID)) == ["literal", "template"])
     // The method decides nothing on its own: a POST to a GET template's path is a near miss too.
-    guard case .unmatched(let post) = table.match(request(.post, "/api/users/7/orders", headers: ["Host": "x"]), scenarioState: { _ in "" })
+    guard
+      case .unmatched(let post) = table.match(
+        request(.post, "/api/users/7/orders", headers: ["Host": "x"]), scenarioState: { _ in "" })
     else {
       Issue.record("expected no match for the POST")
       return
@@ -152,7 +160,8 @@ struct TemplateSelectionTests {
     var rng = SplitMix64(seed: UInt64(seed) &* 0x9E37_79B9)
     func pick<T>(_ items: [T]) -> T { items[Int(rng.next() % UInt64(items.count))] }
     let urls: [(String?, String)] = [
-      ("urlPath", "/api/users/42"), ("urlPath", "/api/users"), ("urlPath", "/api/items/42"), ("urlPath", "/x"),
+      ("urlPath", "/api/users/42"), ("urlPath", "/api/users"), ("urlPath", "/api/items/42"),
+      ("urlPath", "/x"),
       ("urlPathTemplate", "/api/users/{id}"), ("urlPathTemplate", "/api/{kind}/42"),
       ("urlPathTemplate", "/api/{kind}/{id}"), ("urlPathTemplate", "/{a}/users/{id}"),
       ("urlPathTemplate", "/api/users/{id}/orders"), ("urlPathTemplate", "/x/{y}"),
@@ -170,14 +179,16 @@ struct TemplateSelectionTests {
       }
       store.add(
         try Self.stub(
-          "s\(k)", field, url, method: pick(["GET", "GET", "POST", "ANY"]), priority: pick([nil, nil, 1, 5, 7]),
+          "s\(k)", field, url, method: pick(["GET", "GET", "POST", "ANY"]),
+          priority: pick([nil, nil, 1, 5, 7]),
           extra: extra))
       if rng.next() % 5 == 0 { store.remove(id: "s\(Int(rng.next() % UInt64(k + 1)))") }
     }
     let stubs = store.stubs
     let table = store.table
     let targets = [
-      "/api/users/42", "/api/users/42?x=1", "/api/users", "/api/items/42", "/api/users/7/orders", "/x/1", "/x",
+      "/api/users/42", "/api/users/42?x=1", "/api/users", "/api/items/42", "/api/users/7/orders", "/x/1",
+      "/x",
       "/api/users/%34%32", "/other", "/api//42",
     ]
     for method in [HTTPMethod.get, .post, .head] {
