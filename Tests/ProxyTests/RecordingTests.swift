@@ -184,6 +184,14 @@ struct RecordingTests {
     let users = try exchange(server.port, "GET", "/api/users", headers: [("Accept", "application/json")])
     #expect(users.status.code == 200)
     #expect(String(decoding: users.body, as: UTF8.self) == #"[{"id":1}]"#)
+    // And written (persist defaults to true, as in WireMock): a new server on the folder answers from them.
+    let written = (try? FileManager.default.contentsOfDirectory(atPath: empty.path + "/mappings")) ?? []
+    #expect(written.filter { $0.hasSuffix(".json") }.count == 2, "\(written)")
+    let again = try MockServerProcess.launch(arguments: ["--fixtures", empty.path, "--no-watch", "--quiet"])
+    defer { again.stop() }
+    let fromFiles = try exchange(again.port, "GET", "/api/users", headers: [("Accept", "application/json")])
+    #expect(String(decoding: fromFiles.body, as: UTF8.self) == #"[{"id":1}]"#)
+    #expect(try exchange(again.port, "GET", "/api/other?x=1").status.code == 202)
     // Snapshot: from the journal's proxied exchanges (none now: nothing was proxied since a reset).
     _ = try admin("DELETE", "/__admin/requests")
     let (snapshotStatus, snapshot) = try admin("POST", "/__admin/recordings/snapshot", #"{"persist":false}"#)

@@ -65,8 +65,9 @@ extension AdminAPI {
     }
   }
 
-  /// Stubs from `exchanges` as `spec` says, added to the server when it persists, as
-  /// `{"mappings": [...]}` (or `{"ids": [...]}`).
+  /// Stubs from `exchanges` as `spec` says, as `{"mappings": [...]}` (or `{"ids": [...]}`). With
+  /// `persist` (the default) they are added to the server and written to the fixtures folder's
+  /// `mappings/`, one file each, as persistent stubs are.
   private func recorded(_ exchanges: [RecordedExchange], spec: RecordingSpec) -> ResponsePlan {
     let context = parsingContext()
     var (stubs, _) = RecordedStubBuilder.stubs(from: exchanges, spec: spec, makeID: context.makeID)
@@ -93,9 +94,27 @@ extension AdminAPI {
       }
     }
     if spec.persist {
+      // As WireMock: recorded stubs are persistent, written to mappings/ at once (as `POST
+      // /__admin/mappings` writes a persistent stub); without a fixtures folder they are only added.
+      var unwritten = 0
       for stub in stubs {
         let (parsed, _) = StubParser.parse(.object(stub.json), file: "", context: context)
-        if let parsed { store.add(parsed) }
+        guard let parsed else { continue }
+        guard AdminAPI.isPersistent(parsed), configuration.fixturesDirectory != nil else {
+          unwritten += 1
+          store.add(parsed)
+          continue
+        }
+        do {
+          store.addFileStub(try persistNew(parsed))
+        } catch {
+          return AdminAPI.error(
+            .internalServerError, title: "Write failed",
+            detail: "mappings/: \(error.localizedDescription) (stub \(parsed.id) and the ones after it not added)")
+        }
+      }
+      if unwritten > 0 {
+        logger.line("mockserver: \(unwritten) recorded stub(s) added but not written: no fixtures folder")
       }
     }
     let result: (String, JSONValue) =
