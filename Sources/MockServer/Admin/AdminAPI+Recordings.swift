@@ -110,7 +110,8 @@ extension AdminAPI {
         } catch {
           return AdminAPI.error(
             .internalServerError, title: "Write failed",
-            detail: "mappings/: \(error.localizedDescription) (stub \(parsed.id) and the ones after it not added)")
+            detail:
+              "mappings/: \(error.localizedDescription) (stub \(parsed.id) and the ones after it not added)")
         }
       }
       if unwritten > 0 {
