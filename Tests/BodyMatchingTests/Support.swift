@@ -1,5 +1,6 @@
 import Foundation
 import MockServerTesting
+import Testing
 
 #if canImport(Glibc)
   import Glibc
@@ -113,4 +114,51 @@ func stubJSON(_ request: [String: Any], _ response: [String: Any] = ["status": 2
   let data =
     (try? JSONSerialization.data(withJSONObject: ["request": request, "response": response])) ?? Data()
   return String(decoding: data, as: UTF8.self)
+}
+
+/// One templating case: a stub body `template` rendered for a POST with `body`, expected as `expected`.
+struct TemplateCase: Sendable, CustomTestStringConvertible {
+  var template: String
+  var body = ""
+  var contentType = "text/plain"
+  var expected: String
+  var testDescription: String { template }
+}
+
+/// Serves each case as a templated stub from the `mockserver` binary and checks its rendered text.
+func expectEachRenders(_ cases: [TemplateCase]) throws {
+  var stubs: [(String, String)] = []
+  for (k, c) in cases.enumerated() {
+    stubs.append(
+      (
+        "case\(k).json",
+        stubJSON(
+          ["method": "POST", "url": "/case/\(k)"],
+          ["status": 200, "body": c.template, "transformers": ["response-template"]])
+      ))
+  }
+  let fixtures = try Fixtures(stubs)
+  defer { fixtures.remove() }
+  let server = try launch(fixtures)
+  defer { server.stop() }
+  for (k, c) in cases.enumerated() {
+    let reply = try request(
+      server.port, "POST", "/case/\(k)", headers: [("Content-Type", c.contentType)], text: c.body)
+    #expect(reply.status == 200, "\(c.template)")
+    #expect(reply.text == c.expected, "case \(k): \(c.template)")
+  }
+}
+
+/// Runs `mockserver lint` on `fixtures`: its exit status and its output (both streams).
+func lint(_ fixtures: Fixtures) throws -> (status: Int32, output: String) {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: MockServerProcess.defaultBinary())
+  process.arguments = ["lint", "--fixtures", fixtures.folder]
+  let out = Pipe()
+  process.standardOutput = out
+  process.standardError = out
+  try process.run()
+  let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+  process.waitUntilExit()
+  return (process.terminationStatus, text)
 }

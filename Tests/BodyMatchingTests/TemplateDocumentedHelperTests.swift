@@ -6,13 +6,7 @@ import Testing
 /// helpers it registers) with the documentation's examples, against the `mockserver` binary over sockets.
 @Suite("Templating helpers: WireMock's documented examples, second part")
 struct TemplateDocumentedHelperTests {
-  struct Case: Sendable, CustomTestStringConvertible {
-    var template: String
-    var body = ""
-    var contentType = "text/plain"
-    var expected: String
-    var testDescription: String { template }
-  }
+  typealias Case = TemplateCase
 
   static let things = """
     <?xml version="1.0"?>
@@ -214,26 +208,7 @@ struct TemplateDocumentedHelperTests {
   ]
 
   @Test func documentedHelpersRenderAsWireMockDocuments() throws {
-    var stubs: [(String, String)] = []
-    for (k, c) in Self.cases.enumerated() {
-      stubs.append(
-        (
-          "case\(k).json",
-          stubJSON(
-            ["method": "POST", "url": "/case/\(k)"],
-            ["status": 200, "body": c.template, "transformers": ["response-template"]])
-        ))
-    }
-    let fixtures = try Fixtures(stubs)
-    defer { fixtures.remove() }
-    let server = try launch(fixtures)
-    defer { server.stop() }
-    for (k, c) in Self.cases.enumerated() {
-      let reply = try request(
-        server.port, "POST", "/case/\(k)", headers: [("Content-Type", c.contentType)], text: c.body)
-      #expect(reply.status == 200, "\(c.template)")
-      #expect(reply.text == c.expected, "case \(k): \(c.template)")
-    }
+    try expectEachRenders(Self.cases)
   }
 
   @Test func unknownHelpersStayLoadErrors() throws {
@@ -246,16 +221,8 @@ struct TemplateDocumentedHelperTests {
       )
     ])
     defer { fixtures.remove() }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: MockServerProcess.defaultBinary())
-    process.arguments = ["lint", "--fixtures", fixtures.folder]
-    let out = Pipe()
-    process.standardOutput = out
-    process.standardError = out
-    try process.run()
-    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    #expect(process.terminationStatus != 0)
+    let (status, text) = try lint(fixtures)
+    #expect(status != 0)
     #expect(text.contains("mappings/bad.json: $.response.body: 1:3: unknown helper 'jsonSortt'"), "\(text)")
   }
 }

@@ -5,13 +5,7 @@ import Testing
 /// The helpers issue 14 still lacked, with WireMock's documented examples, over sockets.
 @Suite("Templating helpers: XML, forms, numbers, JSON editing")
 struct TemplateHelperTests {
-  struct Case: Sendable, CustomTestStringConvertible {
-    var template: String
-    var body = ""
-    var contentType = "text/plain"
-    var expected: String
-    var testDescription: String { template }
-  }
+  typealias Case = TemplateCase
 
   static let soap = """
     <soap:Envelope xmlns:soap="http://www.w3.org/2003/05/soap-envelope/"><soap:Body><m:a xmlns:m="urn:m"><m:test>success</m:test></m:a></soap:Body></soap:Envelope>
@@ -78,25 +72,6 @@ struct TemplateHelperTests {
   ]
 
   @Test func helpersRenderAsWireMockDocuments() throws {
-    var stubs: [(String, String)] = []
-    for (k, c) in TemplateHelperTests.cases.enumerated() {
-      stubs.append(
-        (
-          "case\(k).json",
-          stubJSON(
-            ["method": "POST", "url": "/case/\(k)"],
-            ["status": 200, "body": c.template, "transformers": ["response-template"]])
-        ))
-    }
-    let fixtures = try Fixtures(stubs)
-    defer { fixtures.remove() }
-    let server = try launch(fixtures)
-    defer { server.stop() }
-    for (k, c) in TemplateHelperTests.cases.enumerated() {
-      let reply = try request(
-        server.port, "POST", "/case/\(k)", headers: [("Content-Type", c.contentType)], text: c.body)
-      #expect(reply.status == 200, "\(c.template)")
-      #expect(reply.text == c.expected, "\(c.template)")
-    }
+    try expectEachRenders(TemplateHelperTests.cases)
   }
 }

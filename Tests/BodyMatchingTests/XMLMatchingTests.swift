@@ -245,16 +245,8 @@ struct XMLMatchingTests {
       ),
     ])
     defer { fixtures.remove() }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: MockServerProcess.defaultBinary())
-    process.arguments = ["lint", "--fixtures", fixtures.folder]
-    let out = Pipe()
-    process.standardOutput = out
-    process.standardError = out
-    try process.run()
-    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    #expect(process.terminationStatus != 0)
+    let (status, text) = try lint(fixtures)
+    #expect(status != 0)
     #expect(text.contains("mappings/bad-xpath.json: $.request.bodyPatterns[0].matchesXPath"), "\(text)")
     #expect(text.contains("mappings/bad-xml.json: $.request.bodyPatterns[0].equalToXml"), "\(text)")
     #expect(

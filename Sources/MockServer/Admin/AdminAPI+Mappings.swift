@@ -91,21 +91,32 @@ extension AdminAPI {
     }
     let (stub, problems) = StubParser.parse(json, file: "", context: parsingContext())
     guard let stub else { return AdminAPI.invalidStub(problems) }
-    guard AdminAPI.isPersistent(stub), configuration.fixturesDirectory != nil else {
-      if AdminAPI.isPersistent(stub) {
+    do {
+      if try !add(stub) {
         logger.line("mockserver: stub \(stub.id) is persistent but not written: no fixtures folder")
       }
-      store.add(stub)
-      return AdminAPI.withWarnings(AdminAPI.json(AdminAPI.stubJSON(stub), status: .created), problems)
-    }
-    do {
-      store.addFileStub(try persistNew(stub))
     } catch {
       return AdminAPI.error(
         .internalServerError, title: "Write failed",
         detail: "mappings/: \(error.localizedDescription) (the stub was not added)")
     }
     return AdminAPI.withWarnings(AdminAPI.json(AdminAPI.stubJSON(stub), status: .created), problems)
+  }
+
+  /// Adds `stub` to the server. A persistent one (WireMock's `"persistent": true`) is first written to a new
+  /// file in `mappings/`. Returns false for a persistent stub that could only be added: the server has no
+  /// fixtures folder. Throws when writing fails (the stub is then not added).
+  func add(_ stub: StubMapping) throws -> Bool {
+    guard AdminAPI.isPersistent(stub) else {
+      store.add(stub)
+      return true
+    }
+    guard configuration.fixturesDirectory != nil else {
+      store.add(stub)
+      return false
+    }
+    store.addFileStub(try persistNew(stub))
+    return true
   }
 
   /// `PUT /__admin/mappings/{id}`: replaces the stub in place (the path's id wins over the body's).

@@ -100,13 +100,8 @@ extension AdminAPI {
       for stub in stubs {
         let (parsed, _) = StubParser.parse(.object(stub.json), file: "", context: context)
         guard let parsed else { continue }
-        guard AdminAPI.isPersistent(parsed), configuration.fixturesDirectory != nil else {
-          unwritten += 1
-          store.add(parsed)
-          continue
-        }
         do {
-          store.addFileStub(try persistNew(parsed))
+          if try !add(parsed) { unwritten += 1 }
         } catch {
           return AdminAPI.error(
             .internalServerError, title: "Write failed",
