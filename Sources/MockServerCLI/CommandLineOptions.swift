@@ -382,6 +382,11 @@ public struct CommandLineOptions: Sendable, Equatable {
       With --https-port, two more:            listening on https://HOST:PORT
                                               certificate: PATH   (the certificate clients trust)
 
+    ENVIRONMENT
+      MOCKSERVER_VALIDATE_ADMIN_RESPONSES=1
+                               check every admin answer against /__admin/openapi.json; one that does not
+                               fit becomes a 500 naming the operation (for test suites; off by default)
+
     EXIT CODES
       0  stopped normally (SIGINT/SIGTERM: responses in flight finish first), or lint found no problem
       1  invalid fixtures (each problem printed as FILE: JSON-PATH: expected ..., found ...)
