@@ -693,6 +693,34 @@ def proxy_rows(runs):
     ], ratio(median_of(proxied), median_of(direct)), sum(x["non2xx"] for g in runs.values() for x in g)
 
 
+def measure_templating(binary, tmp):
+    """req/s and server CPU of the same JSON answer prepared and templated (issue 14), one server, POSTed
+    with the 200-byte JSON body, alternated round by round."""
+    tpl_root, tpl_script = make_template_fixtures(os.path.join(tmp, "fixtures-templating"))
+    tpl = Ours("ours-templating", binary, tpl_root, os.path.join(tmp, "ours-templating")).start()
+    for name in ("prepared", "templated"):
+        wrk(tpl, 32, 1, path=f"/bench/{name}/7", script=tpl_script)
+    runs = {"prepared": [], "templated": []}
+    for _ in range(ROUNDS):
+        for name in ("prepared", "templated"):
+            runs[name].append(wrk(tpl, 32, DURATION, path=f"/bench/{name}/7", script=tpl_script))
+    tpl.stop()
+    return runs
+
+
+def templating_rows(runs):
+    """The templating rows of the table: (label, summary, unit), the templated / prepared ratio and the
+    count of non-2xx answers."""
+    prepared = summary([x["rps"] for x in runs["prepared"]])
+    templated = summary([x["rps"] for x in runs["templated"]])
+    return [
+        ("req/s, prepared JSON (POST)", prepared, "req/s"),
+        ("req/s, templated JSON", templated, "req/s"),
+        ("  server CPU µs/req, prepared", summary([x["cpu_us_per_req"] for x in runs["prepared"]]), "µs"),
+        ("  server CPU µs/req, templated", summary([x["cpu_us_per_req"] for x in runs["templated"]]), "µs"),
+    ], ratio(median_of(templated), median_of(prepared)), sum(x["non2xx"] for g in runs.values() for x in g)
+
+
 def median_of(s):
     return s["median"] if s else None
 
@@ -766,6 +794,15 @@ def main():
         for label, value, unit in rows:
             print(f"{label:36} {fmt_summary(value, unit):>26}")
         print(f"proxied / alone: {r:.2f}" + (f"; {non2xx} non-2xx responses" if non2xx else ""))
+        return
+    if os.environ.get("BENCH_ONLY") == "templating":
+        # Only the templating rows (prepared and templated JSON); nothing is written.
+        log(f"load average before: {load_before:.2f}; rounds={ROUNDS}, wrk {DURATION} s")
+        rows, r, non2xx = templating_rows(measure_templating(binary, tmp))
+        for label, value, unit in rows:
+            print(f"{label:36} {fmt_summary(value, unit):>26}")
+        print(f"templated / prepared: {r:.2f}" + (f"; {non2xx} non-2xx responses" if non2xx else "")
+              + f"; load average before {load_before:.2f}, after {os.getloadavg()[0]:.2f}")
         return
     many = make_many_stub_fixtures(os.path.join(tmp, "fixtures-10k"))
     if os.environ.get("BENCH_ONLY") in ("matching", "startup"):
@@ -845,15 +882,7 @@ def main():
     ten.stop()
 
     log("response templating: templated against prepared")
-    tpl_root, tpl_script = make_template_fixtures(os.path.join(tmp, "fixtures-templating"))
-    tpl = Ours("ours-templating", binary, tpl_root, os.path.join(tmp, "ours-templating")).start()
-    for name in ("prepared", "templated"):
-        wrk(tpl, 32, 1, path=f"/bench/{name}/7", script=tpl_script)
-    tpl_runs = {"prepared": [], "templated": []}
-    for r in range(ROUNDS):
-        for name in ("prepared", "templated"):
-            tpl_runs[name].append(wrk(tpl, 32, DURATION, path=f"/bench/{name}/7", script=tpl_script))
-    tpl.stop()
+    tpl_runs = measure_templating(binary, tmp)
 
     log("proxy overhead: through a proxy stub against the upstream alone")
     proxy_runs = measure_proxy(binary, single, tmp)

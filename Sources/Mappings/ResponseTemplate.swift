@@ -47,6 +47,12 @@ public struct ResponseTemplate: Sendable, Hashable {
     files = nil
   }
 
+  /// True when the body is the only templated field of the response (`proxyBaseUrl` aside): the head
+  /// then does not depend on the request.
+  public var templatesBodyOnly: Bool {
+    body != nil && headers.isEmpty && statusMessage == nil && bodyFileName == nil
+  }
+
   /// True when no field is templated.
   public var isEmpty: Bool {
     body == nil && headers.isEmpty && statusMessage == nil && bodyFileName == nil && proxyBaseUrl == nil

@@ -15,36 +15,38 @@ extension JSONPath {
   /// answer as `evaluate(try JSONValue.parse(text)).first` whenever it decides.
   package func selectDefinite(inUTF8 bytes: [UInt8]) -> DefiniteSelection {
     guard steps.function == nil, steps.segments.count <= 64 else { return .undecided }
-    var wanted: [DefiniteStep] = []
     for segment in steps.segments {
       switch segment {
-      case .name(let n): wanted.append(.name(Array(n.utf8)))
-      case .index(let k) where k >= 0: wanted.append(.index(k))
+      case .name: continue
+      case .index(let k) where k >= 0: continue
       default: return .undecided
       }
     }
-    var scanner = DefiniteScanner(b: bytes, wanted: wanted)
-    return scanner.run()
+    return bytes.withUnsafeBufferPointer { buffer in
+      var scanner = DefiniteScanner(b: buffer, bytes: bytes, wanted: steps.segments)
+      return scanner.run()
+    }
   }
 }
 
-enum DefiniteStep {
-  case name([UInt8])
-  case index(Int)
-}
-
-/// A validating skip over JSON text that builds only the node at the wanted location.
+/// A validating skip over JSON text that builds only the node at the wanted location. It reads the text
+/// through a buffer pointer (every index is checked against `b.count` before it is read) and hands the
+/// selected node to `JSONParser`.
 struct DefiniteScanner {
-  let b: [UInt8]
-  let wanted: [DefiniteStep]
+  let b: UnsafeBufferPointer<UInt8>
+  /// The same text, for the parser.
+  let bytes: [UInt8]
+  /// The path's steps: names and non-negative indexes only.
+  let wanted: [JSONPath.Segment]
   var i = 0
   var depth = 0
   var found: JSONValue?
 
   struct Undecided: Error {}
 
-  init(b: [UInt8], wanted: [DefiniteStep]) {
+  init(b: UnsafeBufferPointer<UInt8>, bytes: [UInt8], wanted: [JSONPath.Segment]) {
     self.b = b
+    self.bytes = bytes
     self.wanted = wanted
     // A byte order mark: leave it to the parser.
   }
@@ -71,7 +73,7 @@ struct DefiniteScanner {
     guard i < b.count else { throw Undecided() }
     if let m = matched, m == wanted.count {
       // The selected node: built by the parser (which checks it), the last one wins as in `JSONObject`.
-      var parser = JSONParser(bytes: b)
+      var parser = JSONParser(bytes: bytes)
       parser.i = i
       parser.depth = depth
       guard let v = try? parser.parseValue() else { throw Undecided() }
@@ -90,14 +92,22 @@ struct DefiniteScanner {
         depth -= 1
         return
       }
-      var name: [UInt8]?
+      var name: String?
       if let m = matched, case .name(let n) = wanted[m] { name = n }
       while true {
         skipSpace()
         guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw Undecided() }
         let keyStart = i + 1
         try string()
-        let isWanted = name.map { n in b[keyStart..<(i - 1)].elementsEqual(n) } ?? false
+        var isWanted = false
+        if let n = name, n.utf8.count == i - 1 - keyStart {
+          isWanted = true
+          var k = keyStart
+          for c in n.utf8 where isWanted {
+            isWanted = b[k] == c
+            k += 1
+          }
+        }
         skipSpace()
         guard i < b.count, b[i] == UInt8(ascii: ":") else { throw Undecided() }
         i += 1
@@ -143,17 +153,20 @@ struct DefiniteScanner {
         return
       }
     case UInt8(ascii: "\""): try string()
-    case UInt8(ascii: "t"): try word([0x74, 0x72, 0x75, 0x65])
-    case UInt8(ascii: "f"): try word([0x66, 0x61, 0x6C, 0x73, 0x65])
-    case UInt8(ascii: "n"): try word([0x6E, 0x75, 0x6C, 0x6C])
+    case UInt8(ascii: "t"): try word("true")
+    case UInt8(ascii: "f"): try word("false")
+    case UInt8(ascii: "n"): try word("null")
     case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
     default: throw Undecided()
     }
   }
 
-  mutating func word(_ w: [UInt8]) throws(Undecided) {
-    guard i + w.count <= b.count, b[i..<(i + w.count)].elementsEqual(w) else { throw Undecided() }
-    i += w.count
+  mutating func word(_ w: StaticString) throws(Undecided) {
+    let n = w.utf8CodeUnitCount
+    guard i + n <= b.count else { throw Undecided() }
+    let p = w.utf8Start
+    for k in 0..<n where b[i + k] != p[k] { throw Undecided() }
+    i += n
   }
 
   /// A string of printable ASCII without escapes (anything else is left to the parser).

@@ -14,6 +14,9 @@ public struct Template: Sendable, Hashable, CustomStringConvertible {
   /// The members of `request` the template reads (`path`, `headers`, …), or nil when it may read any
   /// (`{{toJson request}}`, `../`, `@root`): the request model is built with these only.
   public let requestFields: Set<String>?
+  /// The parts of a template the direct renderer writes straight from the request, nil when it needs the
+  /// general renderer (see ``renderDirect(_:pathParameters:escapesHTML:)``).
+  let direct: [DirectPart]?
 
   /// Compiles `source`.
   /// - Throws: ``TemplateSyntaxError`` for malformed tags, unbalanced blocks and unknown helpers.
@@ -24,6 +27,7 @@ public struct Template: Sendable, Hashable, CustomStringConvertible {
     var fields: Set<String>? = []
     Template.collectFields(nodes, into: &fields)
     requestFields = fields
+    direct = Template.directParts(nodes)
   }
 
   static func collectFields(_ nodes: [TemplateNode], into fields: inout Set<String>?) {
@@ -91,10 +95,18 @@ public struct Template: Sendable, Hashable, CustomStringConvertible {
   /// - Returns: the text and the runtime problems met (helper errors, which also appear in the text as
   ///   WireMock writes them, `[ERROR: …]`).
   public func render(_ context: TemplateContext) -> TemplateRendering {
+    let (bytes, problems) = renderUTF8(context)
+    return TemplateRendering(text: String(decoding: bytes, as: UTF8.self), problems: problems)
+  }
+
+  /// Renders the template for one request as UTF-8 bytes (what a response body sends when its charset is
+  /// UTF-8: no text is built in between).
+  /// - Returns: the bytes and the runtime problems met, as ``render(_:)`` returns them.
+  public func renderUTF8(_ context: TemplateContext) -> (bytes: [UInt8], problems: [String]) {
     let state = RenderState(context: context)
     state.out.reserveCapacity(source.utf8.count + 64)
     state.render(nodes)
-    return TemplateRendering(text: state.out, problems: state.problems)
+    return (state.out, state.problems)
   }
 }
 
@@ -166,7 +178,8 @@ final class RenderState {
   }
 
   let context: TemplateContext
-  var out = ""
+  /// The output so far, UTF-8.
+  var out: [UInt8] = []
   var problems: [String] = []
   var frames: [Frame]
   var variables: [String: TemplateValue] = [:]
@@ -183,11 +196,12 @@ final class RenderState {
   func render(_ nodes: [TemplateNode]) {
     for node in nodes {
       switch node {
-      case .text(let s): out += s
+      case .text(let s): out.append(contentsOf: s.utf8)
       case .output(let e, let escaped):
         let v = evaluate(e)
         let text = v.rendered
-        out += escaped && context.environment.escapesHTML ? RenderState.escapeHTML(text) : text
+        out.append(
+          contentsOf: (escaped && context.environment.escapesHTML ? RenderState.escapeHTML(text) : text).utf8)
       case .block(let block): renderBlock(block)
       }
     }
@@ -196,11 +210,11 @@ final class RenderState {
   /// Renders `nodes` into a separate string with `context` pushed (when given).
   func capture(_ nodes: [TemplateNode], push frame: Frame? = nil) -> String {
     let saved = out
-    out = ""
+    out = []
     if let frame { frames.append(frame) }
     render(nodes)
     if frame != nil { frames.removeLast() }
-    let result = out
+    let result = String(decoding: out, as: UTF8.self)
     out = saved
     return result
   }
@@ -292,7 +306,9 @@ final class RenderState {
       if value.isTruthy {
         var frame = Frame(context: value)
         if let name = block.blockParams.first { frame.blockParams[name] = value }
-        out += capture(block.body, push: frame)
+        frames.append(frame)
+        render(block.body)
+        frames.removeLast()
       } else if let inverse = block.inverse {
         render(inverse)
       }
@@ -318,7 +334,7 @@ final class RenderState {
       }
     default:
       let result = call(block.name, params: block.params, hash: block.hash, block: block)
-      out += result.rendered
+      out.append(contentsOf: result.rendered.utf8)
     }
   }
 

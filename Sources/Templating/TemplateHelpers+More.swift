@@ -139,7 +139,9 @@ extension TemplateHelpers {
       case .nodes(let nodes):
         if nodes.isEmpty { return c.hash["default"] ?? .string("") }
         let values = nodes.map(xmlNodeValue)
-        return values.count == 1 ? values[0] : .list(values)
+        // WireMock's `ListOrSingle`: one node renders as itself and has its members, but is still a list of
+        // one (`{{#each}}` runs once, `size` is 1).
+        return values.count == 1 ? .described(values[0].rendered, .list(values)) : .list(values)
       case .boolean(let b): return .bool(b)
       case .number(let n): return n == n.rounded() && abs(n) < 9e15 ? .int(Int(n)) : .double(n)
       case .string(let s): return .string(s)

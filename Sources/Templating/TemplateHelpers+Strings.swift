@@ -93,8 +93,10 @@ extension TemplateHelpers {
       }
       let pattern = c.params.count > 1 ? c.params[1].rendered : (c.string("format") ?? "medium")
       let locale = c.params.count > 2 ? c.params[2].rendered : (c.string("locale") ?? "en_US")
-      var d = date
-      if let tz = c.string("tz") { d.timezone = tz }
+      // Handlebars.java formats the instant: the date's own format and time zone (`now timezone=…`) do not
+      // apply, `tz` does (UTC without it, the zone WireMock's image runs in).
+      var d = TemplateDate(epochMilliseconds: date.epochMilliseconds)
+      d.timezone = c.string("tz")
       return .string(d.formatted(pattern: pattern, locale: locale))
     }
     // MARK: WireMock's jsonSort
@@ -355,8 +357,15 @@ enum JavaFormat {
           return .failure(Failure(message: "\(conversion) != \(javaType(arg))"))
         }
         let p = min(precision ?? 6, 100)
-        var digits = String(format: "%.\(p)\(conversion)", d.magnitude)
-        if conversion == "f", flags.contains(",") {
+        var digits: String
+        if !d.isFinite {
+          digits = d.isNaN ? "NaN" : "Infinity"
+        } else if conversion == "f" {
+          digits = fixed(d.magnitude, precision: p)
+        } else {
+          digits = scientific(d.magnitude, precision: p, uppercase: conversion == "E")
+        }
+        if conversion == "f", d.isFinite, flags.contains(",") {
           let parts = digits.split(separator: ".", maxSplits: 1)
           digits = grouped(String(parts[0])) + (parts.count > 1 ? "." + parts[1] : "")
         }
@@ -375,6 +384,89 @@ enum JavaFormat {
       out += pad(text, width, flags)
     }
     return .success(out)
+  }
+
+  /// The shortest decimal digits that read back as `d` (≥ 0, finite; what Java's `Double.toString` uses)
+  /// and the exponent `e` with `d = 0.digits × 10^e`; no digits for zero.
+  static func decimalDigits(_ d: Double) -> (digits: [UInt8], exponent: Int) {
+    guard d > 0 else { return ([], 1) }
+    let text = "\(d)"  // 1.005, 0.0004, 1e-05, 1.2345e+20
+    let parts = text.split(separator: "e", maxSplits: 1)
+    var exponent = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+    var digits: [UInt8] = []
+    var seenPoint = false
+    for c in parts[0].utf8 {
+      if c == UInt8(ascii: ".") {
+        seenPoint = true
+      } else if let v = c.asDigit {
+        if !seenPoint { exponent += 1 }
+        if digits.isEmpty, v == 0 {
+          exponent -= 1  // a leading zero: the value starts one place further right
+        } else {
+          digits.append(v)
+        }
+      }
+    }
+    while digits.last == 0 { digits.removeLast() }
+    return (digits, exponent)
+  }
+
+  /// Keeps the first `keep` digits, rounding half up on the next one as Java's `Formatter` does
+  /// (`FormattedFloatingDecimal.applyPrecision`); a negative `keep` keeps them all (they print as zeros).
+  static func roundHalfUp(_ digits: inout [UInt8], _ exponent: inout Int, keep: Int) {
+    guard keep >= 0, keep < digits.count else { return }
+    let up = digits[keep] >= 5
+    digits.removeSubrange(keep...)
+    guard up else { return }
+    var i = keep - 1
+    while i >= 0, digits[i] == 9 {
+      digits[i] = 0
+      i -= 1
+    }
+    if i >= 0 {
+      digits[i] += 1
+    } else {
+      digits.insert(1, at: 0)
+      exponent += 1
+    }
+  }
+
+  /// Java's `%.Nf` of `d` (≥ 0, finite): the shortest decimal digits of the double rounded half up
+  /// (`String.format("%.2f", 0.125)` is `0.13`, `1.005` gives `1.01`), not the binary value's.
+  static func fixed(_ d: Double, precision: Int) -> String {
+    var (digits, exponent) = decimalDigits(d)
+    roundHalfUp(&digits, &exponent, keep: exponent + precision)
+    func digit(_ k: Int) -> UInt8 { k >= 0 && k < digits.count ? digits[k] : 0 }
+    var out: [UInt8] = []
+    if exponent <= 0 {
+      out.append(UInt8(ascii: "0"))
+    } else {
+      for k in 0..<exponent { out.append(48 + digit(k)) }
+    }
+    if precision > 0 {
+      out.append(UInt8(ascii: "."))
+      for k in exponent..<(exponent + precision) { out.append(48 + digit(k)) }
+    }
+    return String(decoding: out, as: UTF8.self)
+  }
+
+  /// Java's `%.Ne` of `d` (≥ 0, finite): `1.234568e+04`, rounded half up like ``fixed(_:precision:)``.
+  static func scientific(_ d: Double, precision: Int, uppercase: Bool) -> String {
+    var (digits, exponent) = decimalDigits(d)
+    roundHalfUp(&digits, &exponent, keep: precision + 1)
+    func digit(_ k: Int) -> UInt8 { k < digits.count ? digits[k] : 0 }
+    var out: [UInt8] = [48 + digit(0)]
+    if precision > 0 {
+      out.append(UInt8(ascii: "."))
+      for k in 1...precision { out.append(48 + digit(k)) }
+    }
+    let e = digits.isEmpty ? 0 : exponent - 1
+    out.append(uppercase ? UInt8(ascii: "E") : UInt8(ascii: "e"))
+    out.append(e < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+    let magnitude = String(e.magnitude)
+    if magnitude.utf8.count < 2 { out.append(UInt8(ascii: "0")) }
+    out.append(contentsOf: magnitude.utf8)
+    return String(decoding: out, as: UTF8.self)
   }
 
   static func pad(_ s: String, _ width: Int, _ flags: Set<Character>) -> String {
@@ -407,4 +499,9 @@ enum JavaFormat {
     default: return "java.lang.String"
     }
   }
+}
+
+extension UInt8 {
+  /// The value of an ASCII decimal digit, nil for other bytes.
+  fileprivate var asDigit: UInt8? { self >= 48 && self <= 57 ? self - 48 : nil }
 }

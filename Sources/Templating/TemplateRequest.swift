@@ -33,17 +33,17 @@ public enum TemplateRequest {
     var segmentsValue = TemplateValue.null
     if needs(.path) || needs(.pathSegments) {
       let rawPath = request.head.rawPath
-      let segments = rawPath.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).map {
-        percentDecode(String(Substring($0)), plusAsSpace: false)
+      let indexed = TemplateMap(pathSegments(rawPath))
+      if needs(.path) {
+        var pathChildren = indexed
+        for (name, value) in pathParameters { pathChildren.set(name, .string(value)) }
+        path = .described(rawPath, .map(pathChildren))
+        entries.append(("path", path))
       }
-      let indexed = TemplateMap(
-        segments.enumerated().map { (String($0.offset), TemplateValue.string($0.element)) })
-      var pathChildren = indexed
-      for (name, value) in pathParameters { pathChildren.set(name, .string(value)) }
-      path = .described(rawPath, .map(pathChildren))
-      segmentsValue = .described(rawPath, .map(indexed))
-      if needs(.path) { entries.append(("path", path)) }
-      if needs(.pathSegments) { entries.append(("pathSegments", segmentsValue)) }
+      if needs(.pathSegments) {
+        segmentsValue = .described(rawPath, .map(indexed))
+        entries.append(("pathSegments", segmentsValue))
+      }
     }
     var query = TemplateMap()
     if needs(.query), let raw = request.head.rawQuery, !raw.isEmpty {
@@ -135,6 +135,33 @@ public enum TemplateRequest {
     }
     return .map(TemplateMap(entries))
   }
+
+  /// The non-empty segments of a path, percent-decoded, keyed `0`, `1`, … (`request.path.[n]`).
+  static func pathSegments(_ rawPath: String) -> [(key: String, value: TemplateValue)] {
+    var out: [(key: String, value: TemplateValue)] = []
+    let utf8 = rawPath.utf8
+    var start: String.Index?
+    func add(_ end: String.Index) {
+      guard let from = start else { return }
+      let key = out.count < indexKeys.count ? indexKeys[out.count] : String(out.count)
+      out.append((key, .string(percentDecode(String(rawPath[from..<end]), plusAsSpace: false))))
+      start = nil
+    }
+    var i = utf8.startIndex
+    while i != utf8.endIndex {
+      if utf8[i] == UInt8(ascii: "/") {
+        add(i)
+      } else if start == nil {
+        start = i
+      }
+      utf8.formIndex(after: &i)
+    }
+    add(utf8.endIndex)
+    return out
+  }
+
+  /// `0` … `31`, the keys of the first path segments.
+  static let indexKeys: [String] = (0..<32).map { String($0) }
 
   /// The members of the model (`request.NAME`), as bits of the mask of those to build.
   enum Member: UInt32, CaseIterable {

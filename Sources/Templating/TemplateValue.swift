@@ -155,7 +155,11 @@ extension TemplateValue {
   func member(_ name: String) -> TemplateValue? {
     switch self {
     case .map(let m): return m[name]
-    case .described(_, let children): return children.member(name)
+    case .described(_, let children):
+      if let v = children.member(name) { return v }
+      // A list of one (an xPath node) also has the members of its element.
+      if case .list(let items) = children, items.count == 1 { return items[0].member(name) }
+      return nil
     case .list(let items):
       if name == "first" { return items.first }
       if name == "last" { return items.last }
@@ -208,6 +212,7 @@ extension TemplateValue {
     case .list(let items): return items
     case .multi(let values): return values.map(TemplateValue.string)
     case .json(.array(let a)): return a.map(TemplateValue.json)
+    case .described(_, .list(let items)): return items
     default: return nil
     }
   }
@@ -222,6 +227,7 @@ extension TemplateValue {
     case .json(.string(let s)): return Double(s)
     case .multi(let v) where v.count == 1: return Double(v[0])
     case .date(let d): return Double(d.epochMilliseconds)
+    case .described(let s, .list): return Double(s.trimmingCharacters(in: [" "]))
     default: return nil
     }
   }
@@ -235,6 +241,7 @@ extension TemplateValue {
     case .json(.number(let n)): return Int(n.text)
     case .json(.string(let s)): return Int(s)
     case .multi(let v) where v.count == 1: return Int(v[0])
+    case .described(let s, .list): return Int(s.trimmingCharacters(in: [" "]))
     default: return nil
     }
   }

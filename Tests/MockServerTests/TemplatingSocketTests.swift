@@ -213,6 +213,40 @@ struct TemplatingSocketTests {
     Case(template: "{{#if (contains (hostname) '')}}host{{/if}}", expected: "host"),
     Case(template: "a {{!-- comment --}}b {{~ 'c' ~}} d", expected: "a bcd"),
     Case(template: "{{{request.query.q}}} {{request.query.q}}", target: "/?q=%3Cb%3E", expected: "<b> <b>"),
+    // xPath gives WireMock's ListOrSingle: one node is still a list of one ({{#each}} runs once, size 1)
+    Case(
+      template:
+        "{{#each (xPath request.body '/stuff/thing') as |thing|}}[{{thing.attributes.id}}:{{thing.text}}]{{/each}}",
+      method: "POST", body: "<stuff><thing id=\"1\">One</thing></stuff>", expected: "[1:One]"),
+    Case(
+      template: "{{#each (xPath request.body '/stuff/thing/text()')}}[{{this}}]{{else}}none{{/each}}",
+      method: "POST", body: "<stuff><thing>One</thing></stuff>", expected: "[One]"),
+    Case(
+      template: "{{size (xPath request.body '/stuff/thing')}} {{xPath request.body '/stuff/thing/text()'}}",
+      method: "POST", body: "<stuff><thing>One</thing></stuff>", expected: "1 One"),
+    // stringFormat's %f and %e round the decimal value half up, as Java's String.format does
+    Case(
+      template: "{{stringFormat '%.2f|%.2f|%.2f|%.0f|%.1f|%.2f' 0.125 1.005 2.675 1234.5 9.96 -0.125}}",
+      expected: "0.13|1.01|2.68|1235|10.0|-0.13"),
+    Case(
+      template: "{{stringFormat '%f|%.3f|%,.2f|%08.2f' 3.14159265 0.0004 1234567.891 3.14159}}",
+      expected: "3.141593|0.000|1,234,567.89|00003.14"),
+    Case(
+      template: "{{stringFormat '%e|%.2E|%.1e' 12345.678 0.000125 0.0}}",
+      expected: "1.234568e+04|1.25E-04|0.0e+00"),
+    Case(
+      template: "{{stringFormat '%.2f' (jsonPath request.body '$.price')}}", method: "POST",
+      body: #"{"price": 10.005}"#, expected: "10.01"),
+    // dateFormat takes what now, date and parseDate give (the date's own format and zone do not apply)
+    Case(template: "{{dateFormat (now) 'yyyy-MM-dd HH:mm:ss'}}", expected: "2018-05-05 10:11:12"),
+    Case(template: "{{dateFormat (now offset='1 days') 'full'}}", expected: "Sunday, May 6, 2018"),
+    Case(template: "{{dateFormat (now format='epoch') 'short'}}", expected: "5/5/18"),
+    Case(
+      template:
+        "{{dateFormat (now timezone='Australia/Sydney') 'HH:mm'}} {{dateFormat (now) 'HH:mm' tz='Australia/Sydney'}}",
+      expected: "10:11 20:11"),
+    Case(template: "{{dateFormat (now) format='yyyy'}}", expected: "2018"),
+    Case(template: "{{dateFormat (date (now) offset='-1 months') 'MMMM'}}", expected: "April"),
   ]
 
   static func stubs() -> String {
@@ -278,6 +312,57 @@ struct TemplatingSocketTests {
     try await withMockServer(mappings: stubs, configure: { $0.templating.global = true }) { server, _ in
       let body = try Self.exchange(port: server.port, one, index: 0).2
       #expect(body == "7")
+    }
+  }
+
+  /// One request on its own connection (`Connection: close`): the head's lines without `Date`, and the
+  /// content.
+  static func rawExchange(_ port: Int, _ method: String, _ target: String, _ fields: String = "") throws
+    -> (head: [String], body: String)
+  {
+    let client = try RawClient(port: port)
+    client.send("\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(fields)Connection: close\r\n\r\n")
+    let (raw, _) = client.read(timeout: 10)
+    guard let split = raw.firstRange(of: [13, 10, 13, 10]) else { return ([], "") }
+    let head = String(decoding: raw[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+    return (head.filter { !$0.hasPrefix("Date:") }, String(decoding: raw[split.upperBound...], as: UTF8.self))
+  }
+
+  @Test("a templated body goes out with the stub's prepared head: the same bytes as an untemplated stub")
+  func preparedHeadWithRenderedBody() async throws {
+    let head =
+      #""status": 201, "headers": {"Content-Type": "application/json", "X-Fixed": "yes", "Content-Length": "999"}"#
+    let stubs = """
+      [{"request": {"urlPath": "/t"}, "response": {\(head), "body": "{\\"q\\":\\"{{request.query.q}}\\"}", "transformers": ["response-template"]}},
+       {"request": {"urlPath": "/s"}, "response": {\(head), "body": "{\\"q\\":\\"a\\"}"}},
+       {"request": {"urlPath": "/e"}, "response": {"body": "{{request.query.q}}", "transformers": ["response-template"]}},
+       {"request": {"urlPath": "/se"}, "response": {"body": ""}},
+       {"request": {"urlPath": "/big"}, "response": {"body": "{{request.query.q}}{{#each (range 1 100)}}abcdefgh{{/each}}", "transformers": ["response-template"]}}]
+      """
+    try await withMockServer(mappings: stubs) { server, _ in
+      let templated = try Self.rawExchange(server.port, "GET", "/t?q=a")
+      let literal = try Self.rawExchange(server.port, "GET", "/s?q=a")
+      #expect(templated.body == #"{"q":"a"}"#)
+      #expect(templated.head == literal.head)
+      #expect(templated.head.first == "HTTP/1.1 201 Created")
+      #expect(templated.head.filter { $0.lowercased().hasPrefix("content-length:") } == ["Content-Length: 9"])
+      #expect(templated.head.contains("X-Fixed: yes"))
+      // Each rendering is framed by its own length; HEAD announces it and sends nothing.
+      let longer = try Self.rawExchange(server.port, "GET", "/t?q=longer-value")
+      #expect(longer.body == #"{"q":"longer-value"}"#)
+      #expect(longer.head.contains("Content-Length: \(longer.body.utf8.count)"))
+      let headOnly = try Self.rawExchange(server.port, "HEAD", "/t?q=abc")
+      #expect(headOnly.head.contains("Content-Length: 11"))
+      #expect(headOnly.body.isEmpty)
+      // An empty rendering is framed as an empty literal body is.
+      let empty = try Self.rawExchange(server.port, "GET", "/e")
+      #expect(empty.body.isEmpty)
+      #expect(empty.head == (try Self.rawExchange(server.port, "GET", "/se")).head)
+      // Asked for gzip, a large rendering is compressed as before.
+      let gzip = try Self.rawExchange(server.port, "GET", "/big?q=x", "Accept-Encoding: gzip\r\n")
+      #expect(gzip.head.contains("Content-Encoding: gzip"))
+      let plain = try Self.rawExchange(server.port, "GET", "/big?q=x")
+      #expect(plain.body == "x" + String(repeating: "abcdefgh", count: 100))
     }
   }
 

@@ -353,3 +353,64 @@ struct TemplateEngineTests {
     #expect(!Template.mayContainTags("{\"a\":1}"))
   }
 }
+
+/// The direct renderer (templates that only copy request fields) against the general one.
+struct TemplateDirectRenderingTests {
+  static let templates = [
+    "id={{request.path.[2]}} m={{request.method}} n={{jsonPath request.body '$.user.name'}}",
+    "{{request.url}}|{{request.path}}|{{request.pathSegments.[0]}}|{{request.path.[9]}}",
+    "{{jsonPath request.body '$.user'}}|{{jsonPath request.body '$.user.roles[1]'}}|{{jsonPath request.body '$.n'}}",
+    "{{{jsonPath request.body '$.user.missing'}}}{{jsonPath request.body '$.flag'}}",
+  ]
+  static let bodies = [
+    #"{"user":{"id":7,"name":"Aiko Tanaka","roles":["admin","editor"]},"n":1.50,"flag":null}"#,
+    #"{"user":{"name":"<b>&'"}}"#, #"{"user":{"name":"Zoë"}}"#, #"{"user":{"name":"a\"b"}}"#, "not json",
+    "", #"{"user":{"name":"x"}} trailing"#, "[1,2]", #"{"user":{"name":"dup"},"user":{"name":"last"}}"#,
+  ]
+
+  @Test("renders exactly what the general renderer renders, or declines")
+  func sameBytes() throws {
+    for source in Self.templates {
+      let template = try Template(source)
+      #expect(template.direct != nil, "\(source)")
+      for body in Self.bodies {
+        for url in ["/bench/templated/7", "/a%20b/%C3%A9/x?q=1", "/"] {
+          for escapesHTML in [false, true] {
+            let request = HTTPRequest(
+              head: HTTPRequestHead(
+                method: .post, target: url, headers: ["Content-Type": "application/json"]),
+              body: Array(body.utf8))
+            let model = TemplateRequest.model(request, port: 8080)
+            let general = template.renderUTF8(
+              TemplateContext(request: model, environment: TemplateEnvironment(escapesHTML: escapesHTML)))
+            guard
+              let direct = template.renderDirect(request, pathParameters: [:], escapesHTML: escapesHTML)
+            else { continue }
+            #expect(direct == general.bytes, "\(source) on \(body) at \(url)")
+            #expect(general.problems.isEmpty)
+          }
+        }
+      }
+    }
+  }
+
+  @Test("declines what it cannot answer: other request members, blocks, helpers, path parameters")
+  func declines() throws {
+    for source in [
+      "{{request.query.a}}", "{{#if request.method}}x{{/if}}", "{{upper request.method}}",
+      "{{jsonPath request.body '$..name'}}", "{{jsonPath request.body '$.a' default='x'}}",
+      "{{request.path.[-1]}}",
+    ] {
+      #expect(try Template(source).direct == nil, "\(source)")
+    }
+    let request = HTTPRequest(head: HTTPRequestHead(method: .get, target: "/a/b"))
+    let template = try Template("{{request.path.[1]}}")
+    #expect(template.renderDirect(request, pathParameters: ["id": "b"], escapesHTML: false) == nil)
+    #expect(template.renderDirect(request, pathParameters: [:], escapesHTML: false) == Array("b".utf8))
+    let notJSON = HTTPRequest(
+      head: HTTPRequestHead(method: .post, target: "/"), body: Array("not json".utf8))
+    #expect(
+      try Template("{{jsonPath request.body '$.a'}}").renderDirect(
+        notJSON, pathParameters: [:], escapesHTML: false) == nil)
+  }
+}

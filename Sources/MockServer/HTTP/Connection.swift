@@ -371,6 +371,7 @@ final class Connection: EventHandler {
         flush()
       case .prepared(let prepared):
         out.append(contentsOf: prepared.headPrefix)
+        if let length = prepared.announcedLength { ResponseHeadWriter.writeContentLength(length, into: &out) }
         ResponseHeadWriter.writeConnectionFields(
           hasDate: prepared.hasDate, hasServer: prepared.hasServer, date: loop.httpDateBytes(),
           server: owner.serverLine, connection: connectionLine(e), into: &out)

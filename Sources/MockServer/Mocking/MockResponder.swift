@@ -173,7 +173,7 @@ public final class MockResponder: Sendable {
         let words = random.withLock { rng in (rng.next(), rng.next(), rng.next()) }
         if let (url, problems) = ResponseTemplating.proxyBaseURL(
           definition, request: request, context: context, pathParameters: pathParameters,
-          requestID: SplitMix64.uuidString(words.1, words.2), seed: words.0, configuration: templating)
+          requestID: { SplitMix64.uuidString(words.1, words.2) }, seed: words.0, configuration: templating)
         {
           proxy.baseURL = url
           for p in problems where logger.level != .quiet {
@@ -186,8 +186,11 @@ public final class MockResponder: Sendable {
         proxy, stub: stub, request: request, context: context,
         delayMilliseconds: MockResponder.totalDelay(sampled: delay, global: globalDelay))
     }
-    // A templated response is rendered per request; every other stub keeps its prepared response.
+    // A templated response is rendered per request; every other stub keeps its prepared response, and a
+    // stub whose only templated field is the body keeps its head prepared (only the content is rendered).
     let templated = templating.applies(to: definition)
+    let renders = templated && definition.template?.isEmpty == false
+    let bodyOnly = renders && definition.template?.templatesBodyOnly == true
     let cors = corsHeaders(for: stub, request: request)
     if gzipDisabled, definition.compression == .auto { definition.compression = .never }
     if let cors {
@@ -200,12 +203,15 @@ public final class MockResponder: Sendable {
         }
       }
     }
-    var prepared = templated || cors != nil ? nil : store.prepared(stubID: stub.id, table: table)
-    if prepared == nil, !templated, cors == nil, stub.responseSequence == nil,
-      let made = builder.prepare(definition)
-    {
-      prepared = made
-      store.storePrepared(made, stubID: stub.id, table: table)
+    var prepared = (renders && !bodyOnly) || cors != nil ? nil : store.prepared(stubID: stub.id, table: table)
+    if prepared == nil, !renders || bodyOnly, cors == nil, stub.responseSequence == nil {
+      // For a templated body, the head is prepared with the template's text standing in for the content.
+      var shape = definition
+      if bodyOnly, let body = definition.template?.body { shape.body = Array(body.source.utf8) }
+      if let made = builder.prepare(shape) {
+        prepared = made
+        store.storePrepared(made, stubID: stub.id, table: table)
+      }
     }
     let globalDistribution = settings.delayDistribution
     let (delay, seed, idWords, templateSeed) = random.withLock {
@@ -216,14 +222,21 @@ public final class MockResponder: Sendable {
         templated ? rng.next() : 0
       )
     }
-    if templated {
+    if renders {
       let problems: [String]
       (definition, problems) = ResponseTemplating.render(
         definition, request: request, context: context, pathParameters: pathParameters,
-        requestID: SplitMix64.uuidString(idWords.0, idWords.1), seed: templateSeed, configuration: templating)
+        requestID: { SplitMix64.uuidString(idWords.0, idWords.1) }, seed: templateSeed,
+        configuration: templating)
       for p in problems where logger.level != .quiet {
         logger.line("template \(stub.name ?? stub.id): \(p)")
       }
+      // The prepared head with this request's content (its `Vary` is that of non-empty content, which an
+      // empty rendering would not carry: that one takes the unprepared way).
+      prepared =
+        prepared.flatMap { head in
+          definition.body.isEmpty && definition.compression != .never ? nil : head.answering(definition.body)
+        }
     }
     var fruitful = SplitMix64(seed: seed)
     let addedDelay = MockResponder.totalDelay(sampled: delay, global: globalDelay)

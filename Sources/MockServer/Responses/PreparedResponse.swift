@@ -1,13 +1,19 @@
 import HTTPCore
 
-/// A complete response serialized once and reused for every request it answers: the status line, the
-/// fields and the true `Content-Length`, ready to copy into the connection's output with only `Date`,
-/// `Server` and `Connection` added per request.
+/// A complete response serialized once and reused for every request it answers: the status line and the
+/// fields, ready to copy into the connection's output with only `Content-Length`, `Date`, `Server` and
+/// `Connection` added per request.
+///
+/// A templated stub whose head does not depend on the request keeps one too: its head is serialized once
+/// and each request's rendered content is sent with it (``answering(_:)``).
 public final class PreparedResponse: Sendable {
   /// The status, to decide whether content is sent (HEAD, 1xx, 204, 304 send none).
   let status: HTTPStatus
-  /// Status line and fields including framing, without the empty line that ends the head.
+  /// Status line and fields without framing (`Content-Length`, `Transfer-Encoding`, `Connection`) and
+  /// without the empty line that ends the head.
   let headPrefix: [UInt8]
+  /// The `Content-Length` the head announces (RFC 9112 §6.3), nil for 1xx/204/304, which announce none.
+  let announcedLength: Int?
   /// True when the authored head has its own `Date` field.
   let hasDate: Bool
   /// True when the authored head has its own `Server` field.
@@ -21,14 +27,33 @@ public final class PreparedResponse: Sendable {
   /// and `Connection` removed; none for 1xx/204/304).
   package init(head: HTTPResponseHead, body: [UInt8]) {
     closes = head.headers.hasToken("close", in: "Connection")
-    var framed = HTTPSerializer.framed(head, contentLength: body.count, requestMethod: .get)
-    framed.headers.remove(name: "Connection")
-    var bytes = HTTPSerializer.responseHead(framed)
+    var unframed = head
+    unframed.headers.remove(name: "Content-Length")
+    unframed.headers.remove(name: "Transfer-Encoding")
+    unframed.headers.remove(name: "Connection")
+    var bytes = HTTPSerializer.responseHead(unframed)
     bytes.removeLast(2)
-    status = framed.status
+    status = head.status
     headPrefix = bytes
-    hasDate = framed.headers.contains("Date")
-    hasServer = framed.headers.contains("Server")
+    announcedLength = HTTPSerializer.announcedLength(status: head.status, contentLength: body.count)
+    hasDate = unframed.headers.contains("Date")
+    hasServer = unframed.headers.contains("Server")
     self.body = body
+  }
+
+  private init(_ other: PreparedResponse, body: [UInt8]) {
+    status = other.status
+    headPrefix = other.headPrefix
+    announcedLength = HTTPSerializer.announcedLength(status: other.status, contentLength: body.count)
+    hasDate = other.hasDate
+    hasServer = other.hasServer
+    closes = other.closes
+    self.body = body
+  }
+
+  /// The same head answering with `body` instead (a templated stub's content rendered for one request):
+  /// the serialized head is shared, only `Content-Length` follows the new content.
+  func answering(_ body: [UInt8]) -> PreparedResponse {
+    PreparedResponse(self, body: body)
   }
 }

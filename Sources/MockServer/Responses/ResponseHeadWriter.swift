@@ -32,15 +32,21 @@ enum ResponseHeadWriter {
     if let contentLength,
       let length = HTTPSerializer.announcedLength(status: head.status, contentLength: contentLength)
     {
-      out.append(contentsOf: contentLengthPrefix)
-      appendDecimal(length, to: &out)
-      out.append(13)
-      out.append(10)
+      writeContentLength(length, into: &out)
     } else if contentLength == nil, chunked {
       out.append(contentsOf: transferEncodingChunked)
     }
     writeConnectionFields(
       hasDate: hasDate, hasServer: hasServer, date: date, server: server, connection: connection, into: &out)
+  }
+
+  /// Appends the line `Content-Length: length CRLF` (length ≥ 0).
+  @inline(__always)
+  static func writeContentLength(_ length: Int, into out: inout [UInt8]) {
+    out.append(contentsOf: contentLengthPrefix)
+    appendDecimal(length, to: &out)
+    out.append(13)
+    out.append(10)
   }
 
   /// Ends a head: `Date` (unless authored), the `Server` line (unless authored), the `Connection` line,

@@ -27,26 +27,36 @@ enum ResponseTemplating {
   /// runtime problems (also written into the text as WireMock writes them) are returned for the log.
   static func render(
     _ definition: ResponseDefinition, request: HTTPRequest, context: RequestContext,
-    pathParameters: [String: String], requestID: String, seed: UInt64, configuration: TemplatingConfiguration
+    pathParameters: [String: String], requestID: () -> String, seed: UInt64,
+    configuration: TemplatingConfiguration
   ) -> (ResponseDefinition, [String]) {
     guard let t = definition.template else { return (definition, []) }
-    // The request model holds only what the stub's templates read (a templated body file may read anything).
-    var fields: Set<String>?
-    if t.bodyFileName == nil, t.statusMessage == nil, t.headers.isEmpty {
-      fields = t.body.map(\.requestFields) ?? []
-    } else {
-      fields = t.bodyFileName == nil ? [] : nil
-      for template in [t.body, t.statusMessage, t.bodyFileName].compactMap({ $0 }) + t.headers.map(\.template)
-      {
-        if let f = template.requestFields { fields?.formUnion(f) } else { fields = nil }
+    // The context (and its request model) is built only when a template needs the general renderer.
+    var builtContext: TemplateContext?
+    func templateContext() -> TemplateContext {
+      if let builtContext { return builtContext }
+      // The request model holds only what the stub's templates read (a templated body file may read
+      // anything).
+      var fields: Set<String>?
+      if t.bodyFileName == nil, t.statusMessage == nil, t.headers.isEmpty {
+        fields = t.body.map(\.requestFields) ?? []
+      } else {
+        fields = t.bodyFileName == nil ? [] : nil
+        for template in [t.body, t.statusMessage, t.bodyFileName].compactMap({ $0 })
+          + t.headers.map(\.template)
+        {
+          if let f = template.requestFields { fields?.formUnion(f) } else { fields = nil }
+        }
       }
+      let made = makeContext(
+        t, fields: fields, request: request, context: context, pathParameters: pathParameters,
+        requestID: requestID, seed: seed, configuration: configuration)
+      builtContext = made
+      return made
     }
-    let templateContext = makeContext(
-      t, fields: fields, request: request, context: context, pathParameters: pathParameters,
-      requestID: requestID, seed: seed, configuration: configuration)
     var problems: [String] = []
     func render(_ template: Template) -> String {
-      let r = template.render(templateContext)
+      let r = template.render(templateContext())
       problems += r.problems
       return r.text
     }
@@ -73,7 +83,22 @@ enum ResponseTemplating {
         d.headers.replaceOrAdd(name: "Content-Type", value: "text/plain")
       }
     } else if let body = t.body {
-      d.body = TextCharset.encode(render(body), contentType: d.headers.first("Content-Type"))
+      let contentType = d.headers.first("Content-Type")
+      if let encoding = TextCharset.encoding(ofContentType: contentType), encoding != .utf8 {
+        d.body = TextCharset.encode(render(body), contentType: contentType)
+      } else {
+        // UTF-8 (the default): the rendered bytes are the content, no text in between; written straight
+        // from the request when the template only copies request fields.
+        if let bytes = body.renderDirect(
+          request, pathParameters: pathParameters, escapesHTML: configuration.environment.escapesHTML)
+        {
+          d.body = bytes
+        } else {
+          let r = body.renderUTF8(templateContext())
+          problems += r.problems
+          d.body = r.bytes
+        }
+      }
     }
     if !t.headers.isEmpty {
       var rendered = Array(d.headers.map { ($0.name, $0.value) })
@@ -90,7 +115,8 @@ enum ResponseTemplating {
   /// nil when it is not a template or templating does not apply to the stub.
   static func proxyBaseURL(
     _ definition: ResponseDefinition, request: HTTPRequest, context: RequestContext,
-    pathParameters: [String: String], requestID: String, seed: UInt64, configuration: TemplatingConfiguration
+    pathParameters: [String: String], requestID: () -> String, seed: UInt64,
+    configuration: TemplatingConfiguration
   ) -> (String, [String])? {
     guard let t = definition.template, let template = t.proxyBaseUrl, configuration.applies(to: definition)
     else {
@@ -105,15 +131,24 @@ enum ResponseTemplating {
   }
 
   /// The context templates of `t` render in: the request model (only `fields` when given), the stub's
-  /// `transformerParameters`, and the server's options.
+  /// `transformerParameters`, and the server's options. The request id, client address and path
+  /// parameters are worked out only when the templates read them.
   static func makeContext(
     _ t: ResponseTemplate, fields: Set<String>?, request: HTTPRequest, context: RequestContext,
-    pathParameters: [String: String], requestID: String, seed: UInt64, configuration: TemplatingConfiguration
+    pathParameters: [String: String], requestID: () -> String, seed: UInt64,
+    configuration: TemplatingConfiguration
   ) -> TemplateContext {
+    // (`requestLine` builds the whole model.)
+    func reads(_ member: String) -> Bool {
+      fields.map { $0.contains(member) || $0.contains("requestLine") } ?? true
+    }
+    let parameters =
+      pathParameters.isEmpty || !reads("path")
+      ? [] : pathParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     let model = TemplateRequest.model(
       request, scheme: context.isTLS ? "https" : "http", port: context.localPort,
-      clientIP: clientIP(context.clientAddress), id: requestID,
-      pathParameters: pathParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, fields: fields)
+      clientIP: reads("clientIp") ? clientIP(context.clientAddress) : "", id: reads("id") ? requestID() : "",
+      pathParameters: parameters, fields: fields)
     return TemplateContext(
       request: model, parameters: t.parameters.map(TemplateValue.json) ?? .map(TemplateMap()),
       environment: configuration.environment, seed: seed)
