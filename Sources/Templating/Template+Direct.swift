@@ -85,7 +85,7 @@ extension Template {
       case .path(let escaped): append(request.head.rawPath, escaped)
       case .segment(let n, let isPath, let escaped):
         if isPath, !pathParameters.isEmpty { return nil }
-        append(Template.pathSegment(n, of: request.head.rawPath) ?? "", escaped)
+        append(TemplateRequest.pathSegment(n, of: request.head.rawPath) ?? "", escaped)
       case .jsonPathOnBody(let path, let escaped):
         // The general renderer decodes the body as text in its charset first (invalid UTF-8 repaired):
         // the bytes are that text only for UTF-8, and the scanner decides only for plain ASCII JSON.
@@ -101,27 +101,5 @@ extension Template {
       }
     }
     return out
-  }
-
-  /// Segment `n` of a path (non-empty segments, percent-decoded), as `request.path.[n]` reads it.
-  static func pathSegment(_ n: Int, of rawPath: String) -> String? {
-    let utf8 = rawPath.utf8
-    var start: String.Index?
-    var k = 0
-    var i = utf8.startIndex
-    while true {
-      let atEnd = i == utf8.endIndex
-      if atEnd || utf8[i] == UInt8(ascii: "/") {
-        if let from = start {
-          if k == n { return TemplateRequest.percentDecode(String(rawPath[from..<i]), plusAsSpace: false) }
-          k += 1
-          start = nil
-        }
-        if atEnd { return nil }
-      } else if start == nil {
-        start = i
-      }
-      utf8.formIndex(after: &i)
-    }
   }
 }

@@ -139,25 +139,44 @@ public enum TemplateRequest {
   /// The non-empty segments of a path, percent-decoded, keyed `0`, `1`, … (`request.path.[n]`).
   static func pathSegments(_ rawPath: String) -> [(key: String, value: TemplateValue)] {
     var out: [(key: String, value: TemplateValue)] = []
+    forEachPathSegment(rawPath) { segment in
+      let key = out.count < indexKeys.count ? indexKeys[out.count] : String(out.count)
+      out.append((key, .string(percentDecode(String(segment), plusAsSpace: false))))
+      return true
+    }
+    return out
+  }
+
+  /// Segment `n` of a path as `request.path.[n]` reads it (percent-decoded), nil past the last one.
+  static func pathSegment(_ n: Int, of rawPath: String) -> String? {
+    var k = 0
+    var found: String?
+    forEachPathSegment(rawPath) { segment in
+      if k == n { found = percentDecode(String(segment), plusAsSpace: false) }
+      k += 1
+      return found == nil
+    }
+    return found
+  }
+
+  /// Calls `body` with each non-empty segment of `rawPath` (between `/`s, as written) in order, until it
+  /// returns false: one pass over the UTF-8.
+  static func forEachPathSegment(_ rawPath: String, _ body: (Substring) -> Bool) {
     let utf8 = rawPath.utf8
     var start: String.Index?
-    func add(_ end: String.Index) {
-      guard let from = start else { return }
-      let key = out.count < indexKeys.count ? indexKeys[out.count] : String(out.count)
-      out.append((key, .string(percentDecode(String(rawPath[from..<end]), plusAsSpace: false))))
-      start = nil
-    }
     var i = utf8.startIndex
     while i != utf8.endIndex {
       if utf8[i] == UInt8(ascii: "/") {
-        add(i)
+        if let from = start {
+          guard body(rawPath[from..<i]) else { return }
+          start = nil
+        }
       } else if start == nil {
         start = i
       }
       utf8.formIndex(after: &i)
     }
-    add(utf8.endIndex)
-    return out
+    if let from = start { _ = body(rawPath[from..<utf8.endIndex]) }
   }
 
   /// `0` … `31`, the keys of the first path segments.

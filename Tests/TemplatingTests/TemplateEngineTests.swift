@@ -374,7 +374,7 @@ struct TemplateDirectRenderingTests {
       let template = try Template(source)
       #expect(template.direct != nil, "\(source)")
       for body in Self.bodies {
-        for url in ["/bench/templated/7", "/a%20b/%C3%A9/x?q=1", "/"] {
+        for url in ["/bench/templated/7", "/a%20b/%C3%A9/x?q=1", "/", "//a//b/"] {
           for escapesHTML in [false, true] {
             let request = HTTPRequest(
               head: HTTPRequestHead(
