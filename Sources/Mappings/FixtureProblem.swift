@@ -74,13 +74,22 @@ package struct Diagnostics {
 package enum JSONPathText {
   /// `base.key` or `base['key']` when `key` is not a simple name.
   package static func child(_ base: String, _ key: String) -> String {
-    let simple =
-      !key.isEmpty
-      && key.utf8.allSatisfy { c in
-        (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == 95 || c == 45
-      } && !(key.utf8.first.map { $0 >= 48 && $0 <= 57 } ?? false)
-    if simple { return base + "." + key }
-    return base + "['" + key.replacingAll("'", with: "\\'") + "']"
+    // Runs for every field of every stub loaded: one pass over the key's bytes, one string built.
+    var key = key
+    let simple = key.withUTF8 { bytes in
+      guard let first = bytes.first, !(first >= 48 && first <= 57) else { return false }
+      for c in bytes
+      where !((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == 95 || c == 45) {
+        return false
+      }
+      return true
+    }
+    guard simple else { return base + "['" + key.replacingAll("'", with: "\\'") + "']" }
+    var out = base
+    out.reserveCapacity(base.utf8.count + 1 + key.utf8.count)
+    out.append(".")
+    out.append(key)
+    return out
   }
 
   /// `base[k]`.

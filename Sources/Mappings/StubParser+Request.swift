@@ -197,7 +197,9 @@ extension StubParser {
 
   /// The canonical form of a literal path with an optional query (percent-encoding normalised).
   static func canonicalURL(_ s: String) throws(URLDecodingError) -> String {
-    guard let q = s.firstIndex(of: "?") else { return try PercentDecoding.canonicalPath(Substring(s)) }
+    guard let q = s.utf8.firstIndex(of: UInt8(ascii: "?")) else {
+      return try PercentDecoding.canonicalPath(Substring(s))
+    }
     return try PercentDecoding.canonicalPath(s[..<q]) + "?"
       + (try PercentDecoding.canonicalQuery(s[s.index(after: q)...]))
   }

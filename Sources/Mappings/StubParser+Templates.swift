@@ -47,12 +47,13 @@ extension StubParser {
       }
     }
 
-    func compile(_ text: String, _ p: String, _ d: inout Diagnostics) -> Template? {
+    // The JSON path of a problem (and the text of a body) are made only when there may be a template.
+    func compile(_ text: String, _ p: @autoclosure () -> String, _ d: inout Diagnostics) -> Template? {
       guard Template.mayContainTags(text) else { return nil }
       do {
         return try Template(text)
       } catch {
-        if local { d.error(p, message: "\(error.line):\(error.column): \(error.message)") }
+        if local { d.error(p(), message: "\(error.line):\(error.column): \(error.message)") }
         return nil
       }
     }
@@ -65,28 +66,32 @@ extension StubParser {
     }
     if let h = o["headers"]?.objectValue {
       // Header fields are stored in fixture order, list values expanded: walk them the same way.
-      var values: [(String, String)] = []
+      var values: [(key: String, item: Int?, text: String)] = []
       for m in h {
-        let p = JSONPathText.child(JSONPathText.child(path, "headers"), m.key)
         if let s = m.value.stringValue {
-          values.append((p, s))
+          values.append((m.key, nil, s))
         } else if let a = m.value.arrayValue {
-          values += a.enumerated().compactMap { k, v in v.stringValue.map { ("\(p)[\(k)]", $0) } }
+          values += a.enumerated().compactMap { k, v in v.stringValue.map { (m.key, k, $0) } }
         }
       }
       for (index, field) in r.headers.enumerated() {
-        guard let k = values.firstIndex(where: { $0.1 == field.value }) else { continue }
-        let (p, text) = values.remove(at: k)
-        if let t = compile(text, p, &d) { template.headers.append(.init(index: index, template: t)) }
+        guard let k = values.firstIndex(where: { $0.text == field.value }) else { continue }
+        let (key, item, text) = values.remove(at: k)
+        let p = { () -> String in
+          let field = JSONPathText.child(JSONPathText.child(path, "headers"), key)
+          return item.map { "\(field)[\($0)]" } ?? field
+        }
+        if let t = compile(text, p(), &d) { template.headers.append(.init(index: index, template: t)) }
       }
     }
+    let bodyMayContainTags = Template.mayContainTags(utf8: r.body)
     switch r.bodySource {
-    case .text:
+    case .text where bodyMayContainTags:
       template.body = compile(String(decoding: r.body, as: UTF8.self), JSONPathText.child(path, "body"), &d)
-    case .json:
+    case .json where bodyMayContainTags:
       template.body = compile(
         String(decoding: r.body, as: UTF8.self), JSONPathText.child(path, "jsonBody"), &d)
-    case .envelope:
+    case .envelope where bodyMayContainTags:
       template.body = compile(
         String(decoding: r.body, as: UTF8.self), JSONPathText.child(path, "x-envelope"), &d)
     case .file(let name):
@@ -94,7 +99,7 @@ extension StubParser {
       if Template.mayContainTags(name), local {
         template.bodyFileName = compile(name, p, &d)
         template.files = BodyFileReader(context.readBodyFile)
-      } else if !template.disableBodyFileTemplating {
+      } else if !template.disableBodyFileTemplating, bodyMayContainTags {
         template.body = compile(String(decoding: r.body, as: UTF8.self), p, &d)
       }
     default: break

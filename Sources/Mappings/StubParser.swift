@@ -103,47 +103,64 @@ public enum StubParser {
       source: json, file: d.file, location: location)
   }
 
+  /// A field that may hold a number written as a string, or an object holding such fields.
+  struct CoercibleField: Sendable {
+    var key: String
+    /// Empty for a number field.
+    var fields: [CoercibleField] = []
+  }
+
   /// Numeric fields WireMock's reader also accepts written as strings (Jackson coerces `"400"` to 400):
-  /// they load, each with a warning. Paths are relative to the stub.
-  static let coercibleNumbers: [[String]] = [
-    ["priority"], ["response", "status"], ["response", "fixedDelayMilliseconds"],
-    ["response", "chunkedDribbleDelay", "numberOfChunks"],
-    ["response", "chunkedDribbleDelay", "totalDuration"],
-    ["response", "delayDistribution", "median"], ["response", "delayDistribution", "sigma"],
-    ["response", "delayDistribution", "lower"], ["response", "delayDistribution", "upper"],
-    ["response", "delayDistribution", "mean"], ["response", "delayDistribution", "stddev"],
-    ["request", "port"],
+  /// they load, each with a warning. Nested by object, so a stub costs one lookup per object and field
+  /// listed, in this order (the order of the warnings).
+  static let coercibleNumbers: [CoercibleField] = [
+    .init(key: "priority"),
+    .init(
+      key: "response",
+      fields: [
+        .init(key: "status"), .init(key: "fixedDelayMilliseconds"),
+        .init(
+          key: "chunkedDribbleDelay", fields: [.init(key: "numberOfChunks"), .init(key: "totalDuration")]),
+        .init(
+          key: "delayDistribution",
+          fields: ["median", "sigma", "lower", "upper", "mean", "stddev"].map { CoercibleField(key: $0) }),
+      ]),
+    .init(key: "request", fields: [.init(key: "port")]),
   ]
 
   /// The stub with numbers written as strings turned into numbers (see ``coercibleNumbers``).
   static func coerceNumbers(_ json: JSONValue, _ location: String, _ d: inout Diagnostics) -> JSONValue {
-    guard case .object = json else { return json }
-    var out = json
-    for keys in coercibleNumbers {
-      if let changed = coerce(out, keys[...], location, &d) { out = changed }
-    }
-    return out
+    coerce(json, coercibleNumbers, location, &d) ?? json
   }
 
-  /// `v` with the number at `keys` read from its string form, or nil when there is nothing to change (so
-  /// the common stub costs a few lookups, no copy and no comparison).
+  /// `v` with the numbers at `fields` read from their string form, or nil when there is nothing to change
+  /// (so the common stub costs a few lookups, no copy, no comparison and no path text: a warning's JSON
+  /// path is made only when there is a warning).
   private static func coerce(
-    _ v: JSONValue, _ keys: ArraySlice<String>, _ path: String, _ d: inout Diagnostics
+    _ v: JSONValue, _ fields: [CoercibleField], _ path: @autoclosure () -> String, _ d: inout Diagnostics
   ) -> JSONValue? {
-    guard let key = keys.first, case .object(var o) = v, let child = o[key] else { return nil }
-    let replaced: JSONValue
-    if keys.count == 1 {
-      guard case .string(let s) = child, let n = JSONNumber(text: s.trimmingOWS()) else { return nil }
-      d.warning(
-        JSONPathText.child(path, key),
-        "a number written as a string (\(JSONValue.quoted(s))); read as \(n.text), as WireMock does")
-      replaced = .number(n)
-    } else {
-      guard let r = coerce(child, keys.dropFirst(), JSONPathText.child(path, key), &d) else { return nil }
-      replaced = r
+    guard case .object(let original) = v else { return nil }
+    var o: JSONObject?
+    for field in fields {
+      guard let child = (o ?? original)[field.key] else { continue }
+      let replaced: JSONValue
+      if field.fields.isEmpty {
+        guard case .string(let s) = child, let n = JSONNumber(text: s.trimmingOWS()) else { continue }
+        d.warning(
+          JSONPathText.child(path(), field.key),
+          "a number written as a string (\(JSONValue.quoted(s))); read as \(n.text), as WireMock does")
+        replaced = .number(n)
+      } else {
+        guard let r = coerce(child, field.fields, JSONPathText.child(path(), field.key), &d) else { continue }
+        replaced = r
+      }
+      var changed = o ?? original
+      for k in changed.members.indices where changed.members[k].key == field.key {
+        changed.members[k].value = replaced
+      }
+      o = changed
     }
-    for k in o.members.indices where o.members[k].key == key { o.members[k].value = replaced }
-    return .object(o)
+    return o.map { .object($0) }
   }
 
   static func checkStubFields(_ o: JSONObject, _ location: String, _ d: inout Diagnostics) {

@@ -98,21 +98,31 @@ public struct PathTemplate: Sendable, Hashable {
     self.template = template
     var segs: [Segment] = []
     var seen: Set<String> = []
-    for part in template.split(separator: "/", omittingEmptySubsequences: false) {
-      if part.hasPrefix("{") && part.hasSuffix("}") && part.count >= 2 {
-        let name = String(part.dropFirst().dropLast())
-        guard !name.isEmpty, !name.contains("{" as Character), !name.contains("}" as Character) else {
+    // Over the UTF-8 bytes ('/', '{' and '}' are ASCII): Character comparisons cost a tenth of loading
+    // 5,000 templates.
+    let bytes = template.utf8
+    let (slash, open, close) = (UInt8(ascii: "/"), UInt8(ascii: "{"), UInt8(ascii: "}"))
+    var start = bytes.startIndex
+    while true {
+      let end = bytes[start...].firstIndex(of: slash) ?? bytes.endIndex
+      let part = bytes[start..<end]
+      if part.count >= 2, part.first == open, part.last == close {
+        let inner = part.dropFirst().dropLast()
+        guard !inner.isEmpty, !inner.contains(open), !inner.contains(close) else {
           throw PathTemplateError(message: "a variable name between { and }")
         }
+        let name = String(Substring(inner))
         guard seen.insert(name).inserted else {
           throw PathTemplateError(message: "each variable name once, \(name) repeats")
         }
         segs.append(.variable(name))
-      } else if part.contains("{" as Character) || part.contains("}" as Character) {
+      } else if part.contains(open) || part.contains(close) {
         throw PathTemplateError(message: "a variable such as {id} taking a whole path segment")
       } else {
-        segs.append(.literal(String(part)))
+        segs.append(.literal(String(Substring(part))))
       }
+      if end == bytes.endIndex { break }
+      start = bytes.index(after: end)
     }
     segments = segs
   }

@@ -255,6 +255,15 @@ package struct JSONParser {
       }
       let c = b[i]
       if c == UInt8(ascii: "\"") {
+        if runStart == open + 1 {
+          // No escape (most strings): the text straight from the input, no intermediate array.
+          let run = b[runStart..<i]
+          i += 1
+          guard let s = Self.text(run) else {
+            throw error(expected: "valid UTF-8 text in the string", at: open, found: "invalid UTF-8")
+          }
+          return s
+        }
         out.append(contentsOf: b[runStart..<i])
         i += 1
         break
@@ -302,10 +311,23 @@ package struct JSONParser {
       }
       i += 1
     }
-    guard let s = String(validating: out, as: UTF8.self) else {
+    guard let s = Self.text(out[...]) else {
       throw error(expected: "valid UTF-8 text in the string", at: open, found: "invalid UTF-8")
     }
     return s
+  }
+
+  /// `bytes` as text, or nil when they are not valid UTF-8. ASCII (most JSON strings) is checked with a
+  /// byte loop and copied without the generic validator (which looked up type metadata on every string).
+  static func text(_ bytes: ArraySlice<UInt8>) -> String? {
+    bytes.withUnsafeBufferPointer { buffer in
+      var ascii = true
+      for c in buffer where c >= 0x80 {
+        ascii = false
+        break
+      }
+      return ascii ? String(decoding: buffer, as: UTF8.self) : String(validating: buffer, as: UTF8.self)
+    }
   }
 
   package func describe(_ offset: Int) -> String {

@@ -173,7 +173,9 @@ public enum MockServerMain {
       )
     }
     let watcher = FixtureWatcher(directory: options.fixturesDirectory, service: service)
-    if options.watch, options.openAPISpec == nil, options.command != .record { watcher.start() }
+    if options.watch, options.openAPISpec == nil, options.command != .record {
+      watcher.start(loaded: fixtures)
+    }
     RecordingSession.startProgress(service, options)
     service.onShutdownRequested = { done.signal() }
     print("listening on \(server.baseURL)")

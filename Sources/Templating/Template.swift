@@ -71,8 +71,18 @@ public struct Template: Sendable, Hashable, CustomStringConvertible {
 
   /// True when `text` contains anything that would be a tag (`{{`).
   public static func mayContainTags(_ text: String) -> Bool {
+    var text = text
+    return text.withUTF8 { containsDoubleBrace($0) }
+  }
+
+  /// ``mayContainTags(_:)`` for UTF-8 text held as bytes (a stub's body), without making a `String` of it.
+  public static func mayContainTags(utf8 bytes: [UInt8]) -> Bool {
+    bytes.withUnsafeBufferPointer { containsDoubleBrace($0) }
+  }
+
+  private static func containsDoubleBrace(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
     var previousWasBrace = false
-    for byte in text.utf8 {
+    for byte in bytes {
       if byte == UInt8(ascii: "{") {
         if previousWasBrace { return true }
         previousWasBrace = true

@@ -66,6 +66,35 @@ struct ReloadTests {
     }
   }
 
+  @Test("a watcher started from the load takes the stamps its reads gave as the baseline")
+  func baselineFromTheLoad() async throws {
+    let folder = try temporaryFolder("baseline")
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let file = folder + "/mappings/a.json"
+    try ReloadTests.write(#"{"id":"a","request":{"url":"/a"},"response":{"status":200,"body":"v1"}}"#, file)
+    try ReloadTests.write("not a mapping", folder + "/mappings/notes.txt")
+    try FileManager.default.createDirectory(atPath: folder + "/__files", withIntermediateDirectories: true)
+    try ReloadTests.write("body", folder + "/__files/b.txt")
+    let set = FixtureLoader.load(directory: folder)
+    // The fstat of each read gives what a stat walk gives: the same baseline, without the second walk.
+    #expect(set.loadedStamps.keys.sorted() == ["mappings/a.json"])
+    #expect(FixtureWatcher.scan(folder, known: set.loadedStamps) == FixtureWatcher.scan(folder))
+
+    // A change made between the load and the watcher's start is not taken as the baseline: the next
+    // notification (another file written) reloads it.
+    try ReloadTests.write(#"{"id":"a","request":{"url":"/a"},"response":{"status":200,"body":"v2"}}"#, file)
+    try await withMockService(configure: { $0.fixturesDirectory = folder }, fixtures: set) { service, port in
+      let watcher = FixtureWatcher(directory: folder, service: service)
+      watcher.start(loaded: set)
+      defer { watcher.stop() }
+      #expect(try http(port, "GET", "/a").body == "v1")
+      try ReloadTests.write(
+        #"{"id":"b","request":{"url":"/b"},"response":{"status":201}}"#, folder + "/mappings/b.json")
+      #expect(try eventually(10) { try http(port, "GET", "/a").body == "v2" })
+      #expect(try http(port, "GET", "/b").status == 201)
+    }
+  }
+
   @Test("the lint-format report of a broken edit")
   func brokenEditReport() throws {
     let folder = try temporaryFolder("report")

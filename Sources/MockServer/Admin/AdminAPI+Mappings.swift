@@ -322,10 +322,7 @@ extension AdminAPI {
   /// Context for stubs posted to the admin API: the current envelopes, body files from the fixtures
   /// folder's `__files/`, random UUIDs.
   func parsingContext() -> StubParsingContext {
-    let filesRoot = configuration.fixturesDirectory.map {
-      URL(fileURLWithPath: $0, isDirectory: true).standardizedFileURL.appendingPathComponent(
-        "__files", isDirectory: true)
-    }
+    let filesRoot = configuration.fixturesDirectory.map { FileTree.standardized($0) + "/__files" }
     return StubParsingContext(
       envelopes: store.envelopes,
       readBodyFile: { path in

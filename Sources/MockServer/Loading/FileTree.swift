@@ -41,27 +41,50 @@ enum FileTree {
   /// Regular files under `root` (symbolic links to files and folders followed, up to 32 levels deep; a
   /// folder reached twice, through links or a link cycle, is walked once), as paths relative to `root`,
   /// unsorted. Unreadable folders and ignored names (``isIgnored(_:)``) are skipped.
-  static func files(under root: String) -> [(path: String, stamp: Stamp)] {
-    var out: [(String, Stamp)] = []
+  /// - Parameter known: stamps already read for some of these paths (from the `fstat` of a load that read
+  ///   the files): an entry the folder lists as a regular file takes its stamp from here, without a `stat`.
+  static func files(under root: String, known: [String: Stamp] = [:]) -> [(path: String, stamp: Stamp)] {
+    var out: [(String, Stamp?)] = []
     var directories: [String] = []
     var seen = Set<FileIdentity>()
-    walk(root, relative: "", depth: 0, wantFiles: true, into: &out, directories: &directories, seen: &seen)
+    walk(
+      root, relative: "", depth: 0, mode: .stamped(known), into: &out, directories: &directories, seen: &seen)
+    return out.compactMap { entry in entry.1.map { (entry.0, $0) } }
+  }
+
+  /// Like ``files(under:known:)``, but an entry the folder lists as a regular file comes without a stamp
+  /// (no `stat`): for a loader that opens each file anyway and takes its stamp from `fstat`
+  /// (``readFile(_:relativeTo:maximum:)``). Symbolic links are still followed with `stat`.
+  static func unstampedFiles(under root: String) -> [(path: String, stamp: Stamp?)] {
+    var out: [(String, Stamp?)] = []
+    var directories: [String] = []
+    var seen = Set<FileIdentity>()
+    walk(root, relative: "", depth: 0, mode: .unstamped, into: &out, directories: &directories, seen: &seen)
     return out
   }
 
   /// `root` and every folder below it (paths starting with `root`), for change notifications.
   static func directories(under root: String) -> [String] {
-    var out: [(String, Stamp)] = []
+    var out: [(String, Stamp?)] = []
     var directories = [root]
     var seen = Set<FileIdentity>()
-    walk(root, relative: "", depth: 0, wantFiles: false, into: &out, directories: &directories, seen: &seen)
+    walk(root, relative: "", depth: 0, mode: .omitted, into: &out, directories: &directories, seen: &seen)
     return directories
   }
 
-  /// `wantFiles`: false when only folders are collected, so entries the directory lists as regular files
-  /// need no `stat` (10,000 mapping files: 10,000 system calls less when the watcher starts).
+  /// What a walk does with entries the folder lists as regular files (`d_type`): each is a system call
+  /// saved, and 10,000 mapping files are 10,000 path lookups.
+  private enum RegularFiles {
+    /// Stat them, except those whose stamp is known.
+    case stamped([String: Stamp])
+    /// List them without a stamp.
+    case unstamped
+    /// Leave them out (only folders are collected).
+    case omitted
+  }
+
   private static func walk(
-    _ directory: String, relative: String, depth: Int, wantFiles: Bool, into out: inout [(String, Stamp)],
+    _ directory: String, relative: String, depth: Int, mode: RegularFiles, into out: inout [(String, Stamp?)],
     directories: inout [String], seen: inout Set<FileIdentity>
   ) {
     guard depth < 32 else { return }
@@ -73,6 +96,7 @@ enum FileTree {
     }
     guard let dir = opendir(directory) else { return }
     defer { closedir(dir) }
+    let dirFD = dirfd(dir)
     while let entry = readdir(dir) {
       let name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> String in
         let bytes = raw.bindMemory(to: UInt8.self)
@@ -80,36 +104,98 @@ enum FileTree {
         return String(decoding: bytes[0..<length], as: UTF8.self)
       }
       if name == "." || name == ".." || isIgnored(name) { continue }
-      if !wantFiles, Int(entry.pointee.d_type) == Int(DT_REG) { continue }
-      let path = directory + "/" + name
       let rel = relative.isEmpty ? name : relative + "/" + name
+      if Int(entry.pointee.d_type) == Int(DT_REG) {
+        switch mode {
+        case .omitted: continue
+        case .unstamped:
+          out.append((rel, nil))
+          continue
+        case .stamped(let known):
+          if let stamp = known[rel] {
+            out.append((rel, stamp))
+            continue
+          }
+        }
+      }
       var st = stat()
-      guard stat(path, &st) == 0 else { continue }
+      // Relative to the open folder: one path component to look up, not the whole path.
+      guard dirFD >= 0 ? fstatat(dirFD, name, &st, 0) == 0 : stat(directory + "/" + name, &st) == 0 else {
+        continue
+      }
       switch st.st_mode & S_IFMT {
       case S_IFDIR:
+        let path = directory + "/" + name
         directories.append(path)
         walk(
-          path, relative: rel, depth: depth + 1, wantFiles: wantFiles, into: &out, directories: &directories,
+          path, relative: rel, depth: depth + 1, mode: mode, into: &out, directories: &directories,
           seen: &seen)
-      case S_IFREG where wantFiles:
-        out.append(
-          (
-            rel,
-            Stamp(
-              seconds: Int(st.st_mtim.tv_sec), nanoseconds: Int(st.st_mtim.tv_nsec), size: Int(st.st_size),
-              device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
-          ))
+      case S_IFREG:
+        if case .omitted = mode { continue }
+        out.append((rel, Stamp(st)))
       default:
         continue
       }
     }
   }
 
+  /// `path` made absolute (against the working folder), with `.` and `..` components and repeated or
+  /// trailing slashes removed, links not followed (what Foundation's `standardizedFileURL` gives on Linux,
+  /// without starting Foundation's URL machinery on the start-up path).
+  static func standardized(_ path: String) -> String {
+    var absolute = path
+    if !path.hasPrefix("/") {
+      var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+      if getcwd(&buffer, buffer.count) != nil {
+        absolute =
+          String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/"
+          + path
+      }
+    }
+    var parts: [Substring] = []
+    for part in absolute.split(separator: "/") where part != "." {
+      if part == ".." {
+        if !parts.isEmpty { parts.removeLast() }
+      } else {
+        parts.append(part)
+      }
+    }
+    return "/" + parts.joined(separator: "/")
+  }
+
+  /// The absolute path of `path` with every link followed (`realpath`), or nil when it does not exist.
+  static func realPath(_ path: String) -> String? {
+    guard let resolved = realpath(path, nil) else { return nil }
+    defer { free(resolved) }
+    return String(cString: resolved)
+  }
+
+  /// True when `path` names a folder (links followed).
+  static func isDirectory(_ path: String) -> Bool {
+    var st = stat()
+    return stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR
+  }
+
+  /// True when something exists at `path` (links followed).
+  static func exists(_ path: String) -> Bool {
+    var st = stat()
+    return stat(path, &st) == 0
+  }
+
   /// The bytes of the regular file at `path`, or nil when it cannot be opened or read (one `open`,
   /// `fstat` and `read` per file; fixture loading reads thousands of small files).
   /// - Parameter maximum: larger files are refused (nil) rather than read.
   static func contents(_ path: String, maximum: Int = 1 << 30) -> [UInt8]? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    readFile(path, maximum: maximum)?.bytes
+  }
+
+  /// The bytes of the regular file at `path` (relative to the open folder `directory`, or to the working
+  /// folder) and its stamp from `fstat`, or nil when it cannot be opened or read.
+  /// - Parameter maximum: larger files are refused (nil) rather than read.
+  static func readFile(_ path: String, relativeTo directory: Int32 = AT_FDCWD, maximum: Int = 1 << 30) -> (
+    bytes: [UInt8], stamp: Stamp
+  )? {
+    let fd = openat(directory, path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { _ = close(fd) }
     var st = stat()
@@ -135,6 +221,15 @@ enum FileTree {
       count += n
     }
     bytes.removeLast(bytes.count - count)
-    return bytes
+    return (bytes, Stamp(st))
+  }
+}
+
+extension FileTree.Stamp {
+  /// The stamp of what `stat`/`fstat` returned.
+  init(_ st: stat) {
+    self.init(
+      seconds: Int(st.st_mtim.tv_sec), nanoseconds: Int(st.st_mtim.tv_nsec), size: Int(st.st_size),
+      device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
   }
 }

@@ -13,6 +13,9 @@ public struct FixtureSet: Sendable {
   public var envelopes: EnvelopeSet
   /// Every problem, errors and warnings, in file order.
   public var problems: [FixtureProblem]
+  /// The stamps (`fstat`) of the mapping files read, by path relative to the fixtures folder: the hot-reload
+  /// watcher's baseline needs no second `stat` of each (``FixtureWatcher/start(loaded:)``).
+  var loadedStamps: [String: FileTree.Stamp] = [:]
 
   /// Creates a set, e.g. an empty one for a server that starts without fixtures.
   public init(
@@ -43,11 +46,10 @@ public enum FixtureLoader {
   /// - Returns: the valid stubs, the envelopes and every problem (a stub with an error is left out; a
   ///   file with a syntax error contributes nothing).
   public static func load(directory: String = "Fixtures", allowEmpty: Bool = true) -> FixtureSet {
-    let fm = FileManager.default
-    let root = URL(fileURLWithPath: directory, isDirectory: true).standardizedFileURL
+    // Plain system calls: Foundation's URL and FileManager code would be paged in for a handful of checks.
+    let root = FileTree.standardized(directory)
     var problems: [FixtureProblem] = []
-    var isDir: ObjCBool = false
-    guard fm.fileExists(atPath: root.path, isDirectory: &isDir), isDir.boolValue else {
+    guard FileTree.isDirectory(root) else {
       problems.append(
         .error(
           file: directory, path: "$", expected: "a fixtures directory holding mappings/",
@@ -56,21 +58,23 @@ public enum FixtureLoader {
     }
 
     var envelopes = EnvelopeSet()
-    let envelopesURL = root.appendingPathComponent("envelopes.json")
-    if fm.fileExists(atPath: envelopesURL.path) {
+    let envelopesPath = root + "/envelopes.json"
+    if FileTree.exists(envelopesPath) {
       var d = Diagnostics(file: "envelopes.json")
-      if let json = parseFile(envelopesURL, &d) { envelopes = EnvelopeSet.parse(json, diagnostics: &d) }
+      if let json = parseFile(path: envelopesPath, &d) {
+        envelopes = EnvelopeSet.parse(json, diagnostics: &d)
+      }
       problems += d.problems
     }
 
-    let filesRoot = root.appendingPathComponent("__files", isDirectory: true)
+    let filesRoot = root + "/__files"
     let context = StubParsingContext(
       envelopes: envelopes, readBodyFile: { readBodyFile($0, filesRoot: filesRoot) },
       // A file stub without `id` or `uuid` gets its stable id (`stableID`) once parsed: no random one first.
       makeID: { "" })
 
-    let mappingsURL = root.appendingPathComponent("mappings", isDirectory: true)
-    guard fm.fileExists(atPath: mappingsURL.path, isDirectory: &isDir), isDir.boolValue else {
+    let mappingsPath = root + "/mappings"
+    guard FileTree.isDirectory(mappingsPath) else {
       if !allowEmpty {
         problems.append(
           .error(
@@ -85,23 +89,39 @@ public enum FixtureLoader {
           message: "no mappings/ directory, so no stubs are loaded"))
       return FixtureSet(stubs: [], envelopes: envelopes, problems: problems)
     }
-    // Each file once, however many paths (symbolic links) lead to it: the first path in sorted order.
-    // `.json` in any case (`.JSON` from Windows exports), as WireMock reads them.
-    var identities = Set<FileTree.FileIdentity>()
-    let files = FileTree.files(under: mappingsURL.path).filter { $0.path.lowercased().hasSuffix(".json") }
-      .sorted { $0.path < $1.path }
-      .filter { identities.insert($0.stamp.identity).inserted }
-      .map(\.path)
-    let mappingsPath = mappingsURL.path
+    // `.json` in any case (`.JSON` from Windows exports), as WireMock reads them. Files the folder lists
+    // as regular are not `stat`ed: each is opened relative to the open mappings/ folder and its `fstat`
+    // gives its identity and the watcher's stamp.
+    let files = FileTree.unstampedFiles(under: mappingsPath).filter {
+      $0.path.lowercased().hasSuffix(".json")
+    }
+    .sorted { $0.path < $1.path }
+    let folder = open(mappingsPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    defer { if folder >= 0 { _ = close(folder) } }
     // Files are read and parsed in parallel; the results are merged in file order, so load order (which
     // stub is the most recent), duplicate-id checks and the order of problems are those of one pass.
     let parsed = parseInParallel(files.count) { k in
-      parseMappingFile(path: mappingsPath + "/" + files[k], file: "mappings/" + files[k], context: context)
+      parseMappingFile(
+        path: folder >= 0 ? files[k].path : mappingsPath + "/" + files[k].path,
+        relativeTo: folder >= 0 ? folder : AT_FDCWD, file: "mappings/" + files[k].path, context: context)
+    }
+    var loadedStamps: [String: FileTree.Stamp] = [:]
+    loadedStamps.reserveCapacity(files.count)
+    // Each file once, however many paths (symbolic links) lead to it: the first path in sorted order.
+    var identities = Set<FileTree.FileIdentity>()
+    var kept: [ParsedFile] = []
+    kept.reserveCapacity(parsed.count)
+    for (k, result) in parsed.enumerated() {
+      if let stamp = result.stamp {
+        loadedStamps[result.file] = stamp
+      }
+      if let stamp = result.stamp ?? files[k].stamp, !identities.insert(stamp.identity).inserted { continue }
+      kept.append(result)
     }
     var stubs: [StubMapping] = []
     stubs.reserveCapacity(parsed.reduce(0) { $0 + $1.stubs.count })
     var seenIDs: [String: String] = [:]
-    for result in parsed {
+    for result in kept {
       var from = 0
       for entry in result.stubs {
         problems += result.problems[from..<entry.problemsBefore]
@@ -120,7 +140,9 @@ public enum FixtureLoader {
       }
       problems += result.problems[from...]
     }
-    return FixtureSet(stubs: stubs, envelopes: envelopes, problems: problems)
+    var set = FixtureSet(stubs: stubs, envelopes: envelopes, problems: problems)
+    set.loadedStamps = loadedStamps
+    return set
   }
 
   /// One mapping file's valid stubs and its problems, in the order a single pass finds them.
@@ -133,16 +155,27 @@ public enum FixtureLoader {
       var problemsBefore: Int
     }
     var file: String
+    /// The file's stamp from `fstat` when it was read.
+    var stamp: FileTree.Stamp?
     var stubs: [Entry] = []
     var problems: [FixtureProblem] = []
   }
 
-  /// Reads and parses one mapping file (`file`: its path relative to the fixtures folder, for problems).
-  /// Touches no shared state, so files can be parsed on several threads at once.
-  static func parseMappingFile(path: String, file: String, context: StubParsingContext) -> ParsedFile {
+  /// Reads and parses one mapping file (`path` relative to the open folder `directory`; `file`: its path
+  /// relative to the fixtures folder, for problems). Touches no shared state, so files can be parsed on
+  /// several threads at once.
+  static func parseMappingFile(
+    path: String, relativeTo directory: Int32, file: String, context: StubParsingContext
+  ) -> ParsedFile {
     var d = Diagnostics(file: file)
     var result = ParsedFile(file: file)
-    guard let json = parseFile(path: path, allowComments: true, &d) else {
+    guard let (bytes, stamp) = FileTree.readFile(path, relativeTo: directory) else {
+      d.error("$", expected: "a readable file", found: "a file that cannot be read")
+      result.problems = d.problems
+      return result
+    }
+    result.stamp = stamp
+    guard let json = parseJSON(bytes, allowComments: true, &d) else {
       result.problems = d.problems
       return result
     }
@@ -270,16 +303,17 @@ public enum FixtureLoader {
     return items.enumerated().map { ($1, "$.mappings[\($0)]") }
   }
 
-  static func parseFile(_ url: URL, _ d: inout Diagnostics) -> JSONValue? {
-    parseFile(path: url.path, &d)
-  }
-
   /// Reads and parses the JSON file at `path`, reporting unreadable files and syntax errors.
   static func parseFile(path: String, allowComments: Bool = false, _ d: inout Diagnostics) -> JSONValue? {
     guard let bytes = FileTree.contents(path) else {
       d.error("$", expected: "a readable file", found: "a file that cannot be read")
       return nil
     }
+    return parseJSON(bytes, allowComments: allowComments, &d)
+  }
+
+  /// Parses JSON text read from a file, reporting a syntax error with its line and column.
+  static func parseJSON(_ bytes: [UInt8], allowComments: Bool, _ d: inout Diagnostics) -> JSONValue? {
     do {
       return try JSONValue.parse(bytes: bytes, allowComments: allowComments)
     } catch {
@@ -288,17 +322,19 @@ public enum FixtureLoader {
     }
   }
 
-  /// Reads `relative` under `filesRoot`, refusing anything whose resolved path (links followed) leaves it.
-  static func readBodyFile(_ relative: String, filesRoot: URL) -> Result<
+  /// Reads `relative` under `filesRoot` (an absolute path), refusing anything whose resolved path (links
+  /// followed) leaves it.
+  static func readBodyFile(_ relative: String, filesRoot: String) -> Result<
     [UInt8], StubParsingContext.BodyFileError
   > {
-    let rootPath = filesRoot.resolvingSymlinksInPath().standardizedFileURL.path
-    let target = filesRoot.appendingPathComponent(relative).resolvingSymlinksInPath().standardizedFileURL.path
+    let rootPath = FileTree.realPath(filesRoot) ?? FileTree.standardized(filesRoot)
+    guard let target = FileTree.realPath(filesRoot + "/" + relative) else {
+      // Nothing there: a path that leaves the folder even before links are followed still escapes it.
+      let lexical = FileTree.standardized(rootPath + "/" + relative)
+      return .failure(lexical.hasPrefix(rootPath + "/") ? .notFound : .escapes)
+    }
     guard target.hasPrefix(rootPath + "/") else { return .failure(.escapes) }
-    var isDir: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: target, isDirectory: &isDir), !isDir.boolValue,
-      let data = FileManager.default.contents(atPath: target)
-    else { return .failure(.notFound) }
-    return .success([UInt8](data))
+    guard let (bytes, _) = FileTree.readFile(target) else { return .failure(.notFound) }
+    return .success(bytes)
   }
 }

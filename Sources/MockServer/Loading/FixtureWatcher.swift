@@ -66,9 +66,10 @@ public final class FixtureWatcher: Sendable {
     self.log = log
     self.report = report
     self.intervalMilliseconds = max(10, intervalMilliseconds)
-    let url = URL(fileURLWithPath: directory, isDirectory: true).standardizedFileURL
-    folderName = url.lastPathComponent
-    parentPath = url.deletingLastPathComponent().path
+    let path = FileTree.standardized(directory)
+    let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) ?? path.utf8.startIndex
+    folderName = path == "/" ? "/" : String(path[path.index(after: slash)...])
+    parentPath = slash == path.utf8.startIndex ? "/" : String(path[..<slash])
   }
 
   /// Creates a watcher that swaps good sets into `service`'s stub store (keeping runtime stubs) and logs
@@ -81,9 +82,17 @@ public final class FixtureWatcher: Sendable {
   }
 
   /// Takes the current state of the folder as the baseline and starts polling.
-  public func start() {
+  public func start() { start(known: [:]) }
+
+  /// Starts watching with `loaded` (what ``FixtureLoader/load(directory:allowEmpty:)`` returned for this
+  /// folder) as the baseline: the mapping files it read keep the stamps their `fstat` gave, so a start with
+  /// 10,000 files does not `stat` each a second time (and a file changed between the load and this call is
+  /// seen as changed at the next notification).
+  public func start(loaded: FixtureSet) { start(known: loaded.loadedStamps) }
+
+  private func start(known: [String: FileTree.Stamp]) {
     guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-    let stamp = FixtureWatcher.scan(directory)
+    let stamp = FixtureWatcher.scan(directory, known: known)
     fingerprint.withLock { $0 = stamp }
     if !startNotifications() { schedule() }
   }
@@ -237,10 +246,11 @@ public final class FixtureWatcher: Sendable {
     log(message)
   }
 
-  /// Every file under `directory` (recursively) with its modification time and size.
-  static func scan(_ directory: String) -> [String: FileTree.Stamp] {
+  /// Every file under `directory` (recursively) with its modification time and size (`known`: stamps
+  /// already read, see ``FileTree/files(under:known:)``).
+  static func scan(_ directory: String, known: [String: FileTree.Stamp] = [:]) -> [String: FileTree.Stamp] {
     var out: [String: FileTree.Stamp] = [:]
-    for (path, stamp) in FileTree.files(under: directory) { out[path] = stamp }
+    for (path, stamp) in FileTree.files(under: directory, known: known) { out[path] = stamp }
     return out
   }
 

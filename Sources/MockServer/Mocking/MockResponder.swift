@@ -24,7 +24,7 @@ public final class MockResponder: Sendable {
   /// `--disable-gzip`: responses are never compressed unless a stub forces it.
   let gzipDisabled: Bool
   /// The fixtures folder's `__files/`, served to unmatched `GET`s; nil without a fixtures folder.
-  let filesRoot: URL?
+  let filesRoot: String?
   /// Sends the webhooks of served stubs (`serveEventListeners`, `postServeActions`).
   let webhooks: WebhookDispatcher
   private let random: Mutex<SplitMix64>
@@ -44,10 +44,7 @@ public final class MockResponder: Sendable {
     forwarder = ProxyForwarder(configuration: configuration.proxy)
     stubCORS = configuration.stubCORS
     gzipDisabled = configuration.gzipDisabled
-    filesRoot = configuration.fixturesDirectory.map {
-      URL(fileURLWithPath: $0, isDirectory: true).standardizedFileURL.appendingPathComponent(
-        "__files", isDirectory: true)
-    }
+    filesRoot = configuration.fixturesDirectory.map { FileTree.standardized($0) + "/__files" }
     webhooks = WebhookDispatcher(logger: logger, templating: configuration.templating)
     random = Mutex(SplitMix64(seed: configuration.seed ?? UInt64.random(in: .min ... .max)))
   }
