@@ -385,7 +385,7 @@ public struct HTTPParser: Sendable {
     let methodBytes = requestLine[requestLine.startIndex..<sp1]
     guard !methodBytes.isEmpty, methodBytes.allSatisfy(isTokenChar) else { throw .invalidRequestLine }
     if methodBytes.count > Self.maxMethodBytes { throw .methodTooLong(limit: Self.maxMethodBytes) }
-    lastRequestMethod = HTTPMethod(rawValue: String(decoding: methodBytes, as: UTF8.self))
+    lastRequestMethod = Self.method(methodBytes)
     let rest = requestLine[(sp1 + 1)...]
     guard let sp2 = rest.firstIndex(of: 32) else { throw .invalidRequestLine }
     let targetBytes = rest[rest.startIndex..<sp2]
@@ -398,7 +398,7 @@ public struct HTTPParser: Sendable {
     }
     let version = try parseVersion(rest[(sp2 + 1)...], invalid: .invalidRequestLine)
     let headers = try parseFields(fieldBytes)
-    let method = lastRequestMethod ?? HTTPMethod(rawValue: String(decoding: methodBytes, as: UTF8.self))
+    let method = lastRequestMethod ?? Self.method(methodBytes)
     let target = String(decoding: targetBytes, as: UTF8.self)
     // request-target forms (RFC 9112 §3.2)
     let first = targetBytes[targetBytes.startIndex]
@@ -424,6 +424,27 @@ public struct HTTPParser: Sendable {
     let head = HTTPRequestHead(method: method, target: target, version: version, headers: headers)
     try setUpRequestBody(head)
     return head
+  }
+
+  /// The method named by `bytes`: the common ones from literals (no string decoded per request).
+  private static func method(_ bytes: ArraySlice<UInt8>) -> HTTPMethod {
+    switch bytes.count {
+    case 3:
+      if bytes.elementsEqual("GET".utf8) { return HTTPMethod(rawValue: "GET") }
+      if bytes.elementsEqual("PUT".utf8) { return HTTPMethod(rawValue: "PUT") }
+    case 4:
+      if bytes.elementsEqual("POST".utf8) { return HTTPMethod(rawValue: "POST") }
+      if bytes.elementsEqual("HEAD".utf8) { return HTTPMethod(rawValue: "HEAD") }
+    case 5:
+      if bytes.elementsEqual("PATCH".utf8) { return HTTPMethod(rawValue: "PATCH") }
+    case 6:
+      if bytes.elementsEqual("DELETE".utf8) { return HTTPMethod(rawValue: "DELETE") }
+    case 7:
+      if bytes.elementsEqual("OPTIONS".utf8) { return HTTPMethod(rawValue: "OPTIONS") }
+    default:
+      break
+    }
+    return HTTPMethod(rawValue: String(decoding: bytes, as: UTF8.self))
   }
 
   /// `Host = uri-host [ ":" port ]` (RFC 9110 §7.2, RFC 3986 §3.2.2): an IP literal in brackets, or
