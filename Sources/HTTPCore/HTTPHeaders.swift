@@ -124,6 +124,23 @@ extension StringProtocol {
     let a = utf8
     let b = other.utf8
     guard a.count == b.count else { return false }
+    // Contiguous UTF-8 (native and small strings): compare the bytes directly; the iterators below cost
+    // several times more per byte, and field names are compared on every request.
+    if let equal = a.withContiguousStorageIfAvailable({ x in
+      b.withContiguousStorageIfAvailable { y -> Bool in
+        for i in 0..<x.count {
+          let p = x[i]
+          let q = y[i]
+          if p == q { continue }
+          if p | 0x20 != q | 0x20 { return false }
+          let l = p | 0x20
+          if l < 97 || l > 122 { return false }
+        }
+        return true
+      }
+    }), let equal {
+      return equal
+    }
     var ib = b.makeIterator()
     for x in a {
       guard let y = ib.next() else { return false }

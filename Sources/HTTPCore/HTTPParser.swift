@@ -385,7 +385,7 @@ public struct HTTPParser: Sendable {
     let methodBytes = requestLine[requestLine.startIndex..<sp1]
     guard !methodBytes.isEmpty, methodBytes.allSatisfy(isTokenChar) else { throw .invalidRequestLine }
     if methodBytes.count > Self.maxMethodBytes { throw .methodTooLong(limit: Self.maxMethodBytes) }
-    lastRequestMethod = HTTPMethod(rawValue: String(decoding: methodBytes, as: UTF8.self))
+    lastRequestMethod = Self.method(methodBytes)
     let rest = requestLine[(sp1 + 1)...]
     guard let sp2 = rest.firstIndex(of: 32) else { throw .invalidRequestLine }
     let targetBytes = rest[rest.startIndex..<sp2]
@@ -398,7 +398,7 @@ public struct HTTPParser: Sendable {
     }
     let version = try parseVersion(rest[(sp2 + 1)...], invalid: .invalidRequestLine)
     let headers = try parseFields(fieldBytes)
-    let method = lastRequestMethod ?? HTTPMethod(rawValue: String(decoding: methodBytes, as: UTF8.self))
+    let method = lastRequestMethod ?? Self.method(methodBytes)
     let target = String(decoding: targetBytes, as: UTF8.self)
     // request-target forms (RFC 9112 §3.2)
     let first = targetBytes[targetBytes.startIndex]
@@ -424,6 +424,40 @@ public struct HTTPParser: Sendable {
     let head = HTTPRequestHead(method: method, target: target, version: version, headers: headers)
     try setUpRequestBody(head)
     return head
+  }
+
+  /// The method named by `bytes`: the common ones from literals (no string decoded per request).
+  private static func method(_ bytes: ArraySlice<UInt8>) -> HTTPMethod {
+    switch bytes.count {
+    case 3:
+      if equals(bytes, "GET") { return HTTPMethod(rawValue: "GET") }
+      if equals(bytes, "PUT") { return HTTPMethod(rawValue: "PUT") }
+    case 4:
+      if equals(bytes, "POST") { return HTTPMethod(rawValue: "POST") }
+      if equals(bytes, "HEAD") { return HTTPMethod(rawValue: "HEAD") }
+    case 5:
+      if equals(bytes, "PATCH") { return HTTPMethod(rawValue: "PATCH") }
+    case 6:
+      if equals(bytes, "DELETE") { return HTTPMethod(rawValue: "DELETE") }
+    case 7:
+      if equals(bytes, "OPTIONS") { return HTTPMethod(rawValue: "OPTIONS") }
+    default:
+      break
+    }
+    return HTTPMethod(rawValue: String(decoding: bytes, as: UTF8.self))
+  }
+
+  /// True when `bytes` are exactly the ASCII `literal` (a byte loop: `elementsEqual` on a `UTF8View` cost
+  /// more than the rest of the method lookup).
+  private static func equals(_ bytes: ArraySlice<UInt8>, _ literal: StaticString) -> Bool {
+    guard bytes.count == literal.utf8CodeUnitCount else { return false }
+    let text = literal.utf8Start
+    var i = 0
+    for b in bytes {
+      guard b == text[i] else { return false }
+      i += 1
+    }
+    return true
   }
 
   /// `Host = uri-host [ ":" port ]` (RFC 9110 §7.2, RFC 3986 §3.2.2): an IP literal in brackets, or

@@ -18,11 +18,16 @@ protocol ByteStream: AnyObject {
   func close(reset: Bool)
   /// True while a handshake (TLS) has not completed: no request bytes can have arrived yet.
   var isHandshaking: Bool { get }
+  /// Writes as many of `first` then `second` as possible now with one gathering call, so `second` need
+  /// not be copied behind `first`; nil when the stream cannot (the caller copies and uses ``write(_:)``).
+  func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> IOResult?
 }
 
 extension ByteStream {
   /// Plain streams have no handshake.
   var isHandshaking: Bool { false }
+  /// No gathering write (TLS encrypts records from one buffer).
+  func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> IOResult? { nil }
 }
 
 /// A plain TCP byte stream.
@@ -31,6 +36,9 @@ final class PlainByteStream: ByteStream {
   init(fd: Int32) { self.fd = fd }
   func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult { SocketOps.read(fd, into: buffer) }
   func write(_ bytes: UnsafeRawBufferPointer) -> IOResult { SocketOps.send(fd, bytes) }
+  func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> IOResult? {
+    SocketOps.send(fd, first, second)
+  }
   var hasBufferedInput: Bool { false }
   var peerDescription: String? { nil }
   func shutdownWrite() { SocketOps.shutdownWrite(fd) }

@@ -85,9 +85,7 @@ final class Listener: Sendable {
       }
       if client >= 0 {
         SocketOps.setNoDelay(client)
-        let (address, port) = Listener.describe(storage)
-        let peer = address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)"
-        return .accepted(fd: client, peer: peer)
+        return .accepted(fd: client, peer: Listener.peerText(storage))
       }
       let error = errno
       switch error {
@@ -104,23 +102,133 @@ final class Listener: Sendable {
 
   /// Numeric address and port of a socket address.
   static func describe(_ storage: sockaddr_storage) -> (String, Int) {
+    let text = formatted(storage, bracketed: false, withPort: false)
+    return (text.isEmpty ? "?" : text, port(of: storage))
+  }
+
+  /// The peer as `address:port` (`[address]:port` for IPv6), numeric, as the journal and logs show it:
+  /// formatted in one pass without `getnameinfo` (it ran once per accepted connection).
+  static func peerText(_ storage: sockaddr_storage) -> String {
+    let text = formatted(storage, bracketed: true, withPort: true)
+    return text.isEmpty ? "?:0" : text
+  }
+
+  /// The port of an IPv4 or IPv6 socket address (host byte order), 0 for other families.
+  private static func port(of storage: sockaddr_storage) -> Int {
+    let family = Int32(storage.ss_family)
+    return withUnsafePointer(to: storage) { pointer -> Int in
+      switch family {
+      case AF_INET:
+        return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+          Int(UInt16(bigEndian: $0.pointee.sin_port))
+        }
+      case AF_INET6:
+        return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+          Int(UInt16(bigEndian: $0.pointee.sin6_port))
+        }
+      default:
+        return 0
+      }
+    }
+  }
+
+  /// The numeric address (`inet_ntop`), optionally in brackets when IPv6 and followed by `:port`; empty for
+  /// a family other than IPv4 and IPv6.
+  private static func formatted(_ storage: sockaddr_storage, bracketed: Bool, withPort: Bool) -> String {
+    let family = Int32(storage.ss_family)
+    guard family == AF_INET || family == AF_INET6 else { return "" }
+    let port = port(of: storage)
+    if family == AF_INET6, scopeID(of: storage) != 0 {
+      // A link-local peer: getnameinfo names the scope (`fe80::1%eth0`), which inet_ntop does not.
+      let address = scopedAddress(storage)
+      let host = bracketed ? "[\(address)]" : address
+      return withPort ? "\(host):\(port)" : host
+    }
+    // INET6_ADDRSTRLEN (46) + brackets + ":65535"
+    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer -> String in
+      guard let base = buffer.baseAddress else { return "" }
+      let ipv6 = family == AF_INET6
+      let open = bracketed && ipv6 ? 1 : 0
+      var end = open
+      if ipv6 {
+        let converted = withUnsafePointer(to: storage) { pointer -> Bool in
+          let destination = UnsafeMutableRawPointer(base + open).assumingMemoryBound(to: CChar.self)
+          return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
+            withUnsafePointer(to: address.pointee.sin6_addr) {
+              inet_ntop(AF_INET6, $0, destination, 48) != nil
+            }
+          }
+        }
+        guard converted else { return "" }
+        while end < 48 + open, base[end] != 0 { end += 1 }
+      } else {
+        // Dotted decimal by hand: glibc's inet_ntop formats IPv4 with sprintf.
+        let address = withUnsafePointer(to: storage) { pointer in
+          pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+            UInt32(bigEndian: $0.pointee.sin_addr.s_addr)
+          }
+        }
+        for shift in stride(from: UInt32(24), through: 0, by: -8) {
+          let octet = Int((address >> shift) & 0xFF)
+          if octet >= 100 {
+            base[end] = UInt8(truncatingIfNeeded: 48 + octet / 100)
+            end += 1
+          }
+          if octet >= 10 {
+            base[end] = UInt8(truncatingIfNeeded: 48 + (octet / 10) % 10)
+            end += 1
+          }
+          base[end] = UInt8(truncatingIfNeeded: 48 + octet % 10)
+          end += 1
+          if shift != 0 {
+            base[end] = UInt8(ascii: ".")
+            end += 1
+          }
+        }
+      }
+      if open == 1 {
+        base[0] = UInt8(ascii: "[")
+        base[end] = UInt8(ascii: "]")
+        end += 1
+      }
+      if withPort {
+        base[end] = UInt8(ascii: ":")
+        end += 1
+        var digits = 1
+        var rest = port / 10
+        while rest > 0 {
+          digits += 1
+          rest /= 10
+        }
+        var value = port
+        for i in stride(from: end + digits - 1, through: end, by: -1) {
+          base[i] = UInt8(truncatingIfNeeded: 48 + value % 10)
+          value /= 10
+        }
+        end += digits
+      }
+      return String(decoding: UnsafeBufferPointer(start: base, count: end), as: UTF8.self)
+    }
+  }
+
+  private static func scopeID(of storage: sockaddr_storage) -> UInt32 {
+    withUnsafePointer(to: storage) {
+      $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_scope_id }
+    }
+  }
+
+  /// `getnameinfo`'s numeric host, scope included; "?" when it fails.
+  private static func scopedAddress(_ storage: sockaddr_storage) -> String {
     var storage = storage
     var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-    var service = [CChar](repeating: 0, count: Int(NI_MAXSERV))
-    let length = socklen_t(
-      Int32(storage.ss_family) == AF_INET6
-        ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
     let rc = withUnsafePointer(to: &storage) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
         getnameinfo(
-          $0, length, &host, socklen_t(host.count), &service, socklen_t(service.count),
-          NI_NUMERICHOST | NI_NUMERICSERV)
+          $0, socklen_t(MemoryLayout<sockaddr_in6>.size), &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST
+        )
       }
     }
-    guard rc == 0 else { return ("?", 0) }
-    let hostString = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    let serviceString = String(
-      decoding: service.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    return (hostString, Int(serviceString) ?? 0)
+    guard rc == 0 else { return "?" }
+    return String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 }

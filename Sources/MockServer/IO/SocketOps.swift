@@ -34,6 +34,28 @@ enum SocketOps {
     }
   }
 
+  /// Sends `first` then `second` with one `sendmsg` (a gathering write, without SIGPIPE).
+  static func send(_ fd: Int32, _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> IOResult
+  {
+    var parts = (
+      iovec(iov_base: UnsafeMutableRawPointer(mutating: first.baseAddress), iov_len: first.count),
+      iovec(iov_base: UnsafeMutableRawPointer(mutating: second.baseAddress), iov_len: second.count)
+    )
+    return withUnsafeMutableBytes(of: &parts) { raw -> IOResult in
+      var message = msghdr()
+      message.msg_iov = raw.baseAddress?.assumingMemoryBound(to: iovec.self)
+      message.msg_iovlen = 2
+      while true {
+        let n = sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+        if n >= 0 { return .bytes(n) }
+        let e = errno
+        if e == EINTR { continue }
+        if e == EAGAIN || e == EWOULDBLOCK { return .wouldBlock(wantsWrite: true) }
+        return .failed(IOError("sendmsg", errno: e))
+      }
+    }
+  }
+
   static func setNonBlocking(_ fd: Int32) {
     let flags = fcntl(fd, F_GETFL, 0)
     _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
@@ -61,10 +83,11 @@ enum SocketOps {
   /// Reads and discards whatever is buffered on `fd` now (non-blocking), so that a following `close`
   /// sends a FIN rather than an RST for unread data.
   static func discardAvailable(_ fd: Int32) {
-    var scratch = [UInt8](repeating: 0, count: 16384)
-    for _ in 0..<64 {
-      let r = scratch.withUnsafeMutableBytes { read(fd, into: $0) }
-      guard case .bytes = r else { return }
+    // Uninitialized scratch (a zeroed array was allocated and cleared on every close).
+    withUnsafeTemporaryAllocation(byteCount: 16384, alignment: 16) { scratch in
+      for _ in 0..<64 {
+        guard case .bytes = read(fd, into: scratch) else { return }
+      }
     }
   }
 

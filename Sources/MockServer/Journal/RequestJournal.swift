@@ -8,7 +8,11 @@ public struct JournalEntry: Sendable {
   /// The fields, in one copy-on-write box: copying the value (into match results, plans, the journal)
   /// is one retain instead of one per field.
   struct Fields: Sendable {
-    var id: String
+    /// The id as text when it was given as text; nil when it is formatted from ``idWords`` on demand.
+    var idText: String?
+    /// The random words a server-assigned id is formatted from (a 36-byte UUID string allocated per
+    /// request and freed at eviction was most of recording an entry).
+    var idWords: (UInt64, UInt64) = (0, 0)
     var request: HTTPRequest
     var clientAddress: String
     var isTLS: Bool
@@ -52,8 +56,8 @@ public struct JournalEntry: Sendable {
 
   /// Unique id (UUID text), stable for the entry's lifetime.
   public var id: String {
-    get { fields.id }
-    set { fields.id = newValue }
+    get { fields.idText ?? SplitMix64.uuidString(fields.idWords.0, fields.idWords.1) }
+    set { fields.idText = newValue }
   }
   /// The request as received: head with the original framing fields, content with the transfer coding
   /// and any request `Content-Encoding` removed (what the matcher saw).
@@ -150,11 +154,25 @@ public struct JournalEntry: Sendable {
   ) {
     box = FieldsBox(
       Fields(
-        id: id, request: request, clientAddress: clientAddress, isTLS: isTLS,
+        idText: id, request: request, clientAddress: clientAddress, isTLS: isTLS,
         clientCertificateSubject: clientCertificateSubject, loggedAt: loggedAt, stubID: stubID,
         nearMisses: nearMisses, responseStatus: responseStatus, fault: fault, served: served,
         durationMilliseconds: durationMilliseconds, addedDelayMilliseconds: nil, sequence: 0,
         truncatedBody: nil))
+  }
+
+  /// Creates an entry whose id is the version-4 UUID of two random words
+  /// (``SplitMix64/uuidString(_:_:)``), formatted when it is read.
+  init(
+    idWords: (UInt64, UInt64), request: HTTPRequest, clientAddress: String, isTLS: Bool,
+    clientCertificateSubject: String?, loggedAt: Double, stubID: String?, nearMisses: [NearMiss]
+  ) {
+    box = FieldsBox(
+      Fields(
+        idText: nil, idWords: idWords, request: request, clientAddress: clientAddress, isTLS: isTLS,
+        clientCertificateSubject: clientCertificateSubject, loggedAt: loggedAt, stubID: stubID,
+        nearMisses: nearMisses, responseStatus: nil, fault: nil, served: nil, durationMilliseconds: nil,
+        addedDelayMilliseconds: nil, sequence: 0, truncatedBody: nil))
   }
 
   /// Bytes the entry holds, roughly: content, target, header fields and a fixed overhead for the rest.

@@ -319,9 +319,9 @@ public final class MockResponder: Sendable {
     _ request: HTTPRequest, context: RequestContext, stubID: String?, nearMisses: [NearMiss],
     idWords: (UInt64, UInt64)? = nil
   ) -> JournalEntry {
-    let (a, b) = idWords ?? random.withLock { ($0.next(), $0.next()) }
+    let words = idWords ?? random.withLock { ($0.next(), $0.next()) }
     return JournalEntry(
-      id: SplitMix64.uuidString(a, b), request: request, clientAddress: context.clientAddress,
+      idWords: words, request: request, clientAddress: context.clientAddress,
       isTLS: context.isTLS, clientCertificateSubject: context.clientCertificateSubject,
       loggedAt: context.receivedAt, stubID: stubID, nearMisses: nearMisses)
   }

@@ -150,9 +150,11 @@ public final class MockService: HTTPResponder, Sendable {
   private func isAdmin(_ head: HTTPRequestHead) -> Bool {
     guard configuration.adminEnabled else { return false }
     // Cheap test first: an origin-form target that does not start with "/__" is never admin.
-    if head.target.utf8.first == UInt8(ascii: "/"), !head.target.utf8.starts(with: "/__".utf8) {
-      return false
+    let plainPath = head.target.utf8.withContiguousStorageIfAvailable { b in
+      b.first == UInt8(ascii: "/")
+        && !(b.count >= 3 && b[1] == UInt8(ascii: "_") && b[2] == UInt8(ascii: "_"))
     }
+    if plainPath == true { return false }
     let path = head.rawPath
     return path.hasPrefix("/__admin")
       && (path.utf8.count == 8 || path.utf8.dropFirst(8).first == UInt8(ascii: "/"))
