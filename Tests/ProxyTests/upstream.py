@@ -5,7 +5,8 @@ connection). Prints `listening on http://127.0.0.1:PORT` when ready. Routes:
   /secret /headers /slow /echo (POST, PUT: the request body back)
   /big-sha?size=N (with X-Content-SHA256) /chunked-big?size=N /held (first chunk, the rest after /release)
   /port (the connection's client port) /port-close (the same with Connection: close)
-  /arm-drop (the next request on this connection is dropped: the connection closes unanswered)"""
+  /arm-drop (the next request on this connection is dropped: the connection closes unanswered)
+  /drops (how many armed requests were dropped so far)"""
 import hashlib
 import gzip
 import json
@@ -18,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 COUNTER = {"n": 0}
+DROPS = {"n": 0}
 LOCK = threading.Lock()
 HOLD = threading.Event()
 
@@ -52,6 +54,8 @@ class Handler(BaseHTTPRequestHandler):
         """True (and the connection closed unanswered) when /arm-drop armed this connection."""
         if getattr(self, "drop_next", False):
             self.close_connection = True
+            with LOCK:
+                DROPS["n"] += 1
             return True
         return False
 
@@ -116,6 +120,10 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/port-close":
             self.close_connection = True
             self.send(200, str(self.client_address[1]).encode(), "text/plain", [("Connection", "close")])
+        elif path == "/drops":
+            with LOCK:
+                count = DROPS["n"]
+            self.send(200, str(count).encode(), "text/plain")
         elif path == "/arm-drop":
             self.drop_next = True
             self.send(200, str(self.client_address[1]).encode(), "text/plain")
