@@ -426,21 +426,21 @@ public struct HTTPParser: Sendable {
     return head
   }
 
-  /// The method named by `bytes`: the common ones from literals (no string decoded per request).
+  /// The method named by `bytes`: the common ones are the shared constants (no string decoded per request).
   private static func method(_ bytes: ArraySlice<UInt8>) -> HTTPMethod {
     switch bytes.count {
     case 3:
-      if equals(bytes, "GET") { return HTTPMethod(rawValue: "GET") }
-      if equals(bytes, "PUT") { return HTTPMethod(rawValue: "PUT") }
+      if equals(bytes, "GET") { return .get }
+      if equals(bytes, "PUT") { return .put }
     case 4:
-      if equals(bytes, "POST") { return HTTPMethod(rawValue: "POST") }
-      if equals(bytes, "HEAD") { return HTTPMethod(rawValue: "HEAD") }
+      if equals(bytes, "POST") { return .post }
+      if equals(bytes, "HEAD") { return .head }
     case 5:
-      if equals(bytes, "PATCH") { return HTTPMethod(rawValue: "PATCH") }
+      if equals(bytes, "PATCH") { return .patch }
     case 6:
-      if equals(bytes, "DELETE") { return HTTPMethod(rawValue: "DELETE") }
+      if equals(bytes, "DELETE") { return .delete }
     case 7:
-      if equals(bytes, "OPTIONS") { return HTTPMethod(rawValue: "OPTIONS") }
+      if equals(bytes, "OPTIONS") { return .options }
     default:
       break
     }

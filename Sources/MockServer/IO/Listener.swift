@@ -169,17 +169,7 @@ final class Listener: Sendable {
           }
         }
         for shift in stride(from: UInt32(24), through: 0, by: -8) {
-          let octet = Int((address >> shift) & 0xFF)
-          if octet >= 100 {
-            base[end] = UInt8(truncatingIfNeeded: 48 + octet / 100)
-            end += 1
-          }
-          if octet >= 10 {
-            base[end] = UInt8(truncatingIfNeeded: 48 + (octet / 10) % 10)
-            end += 1
-          }
-          base[end] = UInt8(truncatingIfNeeded: 48 + octet % 10)
-          end += 1
+          end = writeDecimal(Int((address >> shift) & 0xFF), to: base, at: end)
           if shift != 0 {
             base[end] = UInt8(ascii: ".")
             end += 1
@@ -193,22 +183,25 @@ final class Listener: Sendable {
       }
       if withPort {
         base[end] = UInt8(ascii: ":")
-        end += 1
-        var digits = 1
-        var rest = port / 10
-        while rest > 0 {
-          digits += 1
-          rest /= 10
-        }
-        var value = port
-        for i in stride(from: end + digits - 1, through: end, by: -1) {
-          base[i] = UInt8(truncatingIfNeeded: 48 + value % 10)
-          value /= 10
-        }
-        end += digits
+        end = writeDecimal(port, to: base, at: end + 1)
       }
       return String(decoding: UnsafeBufferPointer(start: base, count: end), as: UTF8.self)
     }
+  }
+
+  /// Writes `value` (0...65535) in decimal at `base[at...]`; returns the index after its last digit.
+  private static func writeDecimal(_ value: Int, to base: UnsafeMutablePointer<UInt8>, at start: Int) -> Int {
+    var divisor = 1
+    while divisor * 10 <= value { divisor *= 10 }
+    var end = start
+    var rest = value
+    while divisor > 0 {
+      base[end] = UInt8(truncatingIfNeeded: 48 + rest / divisor)
+      rest %= divisor
+      divisor /= 10
+      end += 1
+    }
+    return end
   }
 
   private static func scopeID(of storage: sockaddr_storage) -> UInt32 {

@@ -67,9 +67,9 @@ public enum FixtureLoader {
       problems += d.problems
     }
 
-    let filesRoot = root + "/__files"
+    let filesRoot = resolvedFilesRoot(root + "/__files")
     let context = StubParsingContext(
-      envelopes: envelopes, readBodyFile: { readBodyFile($0, filesRoot: filesRoot) },
+      envelopes: envelopes, readBodyFile: { readBodyFile($0, resolvedRoot: filesRoot) },
       // A file stub without `id` or `uuid` gets its stable id (`stableID`) once parsed: no random one first.
       makeID: { "" })
 
@@ -327,8 +327,21 @@ public enum FixtureLoader {
   static func readBodyFile(_ relative: String, filesRoot: String) -> Result<
     [UInt8], StubParsingContext.BodyFileError
   > {
-    let rootPath = FileTree.realPath(filesRoot) ?? FileTree.standardized(filesRoot)
-    guard let target = FileTree.realPath(filesRoot + "/" + relative) else {
+    readBodyFile(relative, resolvedRoot: resolvedFilesRoot(filesRoot))
+  }
+
+  /// `filesRoot` with its links followed (as it is when it does not exist yet): what
+  /// ``readBodyFile(_:resolvedRoot:)`` confines reads to. A load resolves it once for all its stubs.
+  static func resolvedFilesRoot(_ filesRoot: String) -> String {
+    FileTree.realPath(filesRoot) ?? FileTree.standardized(filesRoot)
+  }
+
+  /// Reads `relative` under `rootPath` (``resolvedFilesRoot(_:)``), refusing anything whose resolved path
+  /// leaves it.
+  static func readBodyFile(_ relative: String, resolvedRoot rootPath: String) -> Result<
+    [UInt8], StubParsingContext.BodyFileError
+  > {
+    guard let target = FileTree.realPath(rootPath + "/" + relative) else {
       // Nothing there: a path that leaves the folder even before links are followed still escapes it.
       let lexical = FileTree.standardized(rootPath + "/" + relative)
       return .failure(lexical.hasPrefix(rootPath + "/") ? .notFound : .escapes)
