@@ -18,8 +18,10 @@ enum SharedDocuments {
       repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared").standardizedFileURL.path)
     if let origin = localOrigin() {
       out.append(
-        URL(fileURLWithPath: origin).deletingLastPathComponent().appendingPathComponent("shared")
-          .standardizedFileURL.path)
+        URL(fileURLWithPath: origin).standardizedFileURL.deletingLastPathComponent().appendingPathComponent(
+          "shared"
+        )
+        .standardizedFileURL.path)
     }
     return out
   }
