@@ -33,7 +33,8 @@ struct RecordingCriteriaTests {
     }
     // Over the thresholds: written to __files/ and referenced; under: inline.
     let binaryFile = try #require(response("/binary")?["bodyFileName"]?.stringValue, "\(mappings)")
-    let bigFile = try #require(response("/big?size=5000")?["bodyFileName"]?.stringValue)
+    #expect(big.status.code == 200, "\(String(decoding: big.body.prefix(300), as: UTF8.self))")
+    let bigFile = try #require(response("/big?size=5000")?["bodyFileName"]?.stringValue, "\(mappings)")
     #expect(response("/binary")?["base64Body"] == nil)
     #expect(response("/text")?["body"]?.stringValue == "hello world\n")
     #expect(response("/text")?["bodyFileName"] == nil)
