@@ -216,6 +216,16 @@ package final class ProxyForwarder: Sendable {
         streamed: body))
     var total = early.count
     var captured = early.count <= limit ? early : Array(early.prefix(limit))
+    // Recorded before the client can see the end, so that a request the client sends after this answer
+    // (the next one of a repeated request, or a recording stop) finds this exchange recorded first. With
+    // a Content-Length the client sees the end with the last byte, so that is when it is recorded.
+    var observed = false
+    func observeIfLast() {
+      guard !observed, let length = upstream.contentLength, total >= length else { return }
+      observed = true
+      observe(captured, total > captured.count ? total : nil)
+    }
+    observeIfLast()
     var wanted = body.write(early, timeoutMilliseconds: configuration.timeoutMilliseconds)
     while wanted {
       switch upstream.nextContent() {
@@ -225,11 +235,11 @@ package final class ProxyForwarder: Sendable {
       case .success(.bytes(let bytes)):
         total += bytes.count
         if captured.count < limit { captured.append(contentsOf: bytes.prefix(limit - captured.count)) }
+        observeIfLast()
         wanted = body.write(bytes, timeoutMilliseconds: configuration.timeoutMilliseconds)
       case .success(.end):
         upstream.release()
-        // Recorded before the client sees the end, so a recording stopped right after has it.
-        observe(captured, total > captured.count ? total : nil)
+        if !observed { observe(captured, total > captured.count ? total : nil) }
         body.finish()
         return
       case .success(.pending):
