@@ -7,6 +7,9 @@
 #include <sys/timerfd.h>
 #include <sys/inotify.h>
 #include <sys/socket.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 // accept4 is declared by <sys/socket.h> only under _GNU_SOURCE, which would make this module's view of
 // the system headers differ from Glibc's; declare the one function instead.
