@@ -100,7 +100,7 @@ let package = Package(
       name: "MockServerTests",
       dependencies: [
         "MockServer", "MockServerCLI", "Mappings", "MockJSON", "Templating", "NativeSupport", "HTTPCore",
-        "RegularExpressions",
+        "RegularExpressions", "XMLSupport", "CLibXML2",
       ]),
     .testTarget(name: "ClientKitTests", dependencies: ["ClientKit", "HTTPCore"]),
     // WireMock mapping compatibility cases (Tests/Compatibility/cases) against the binary and WireMock.
