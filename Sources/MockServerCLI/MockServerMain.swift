@@ -179,7 +179,7 @@ public enum MockServerMain {
     // The store and the watcher keep what they need; the load's file stamps (a dictionary over every
     // mapping file) and the freed pages of the load go back.
     fixtures = FixtureSet()
-    ProcessMemory.releaseFreed()
+    ProcessResources.releaseFreedMemory()
     RecordingSession.startProgress(service, options)
     service.onShutdownRequested = { done.signal() }
     print("listening on \(server.baseURL)")

@@ -290,7 +290,7 @@ public final class HTTPServer: Sendable {
   /// `http://HOST:PORT` with IPv6 literals in brackets.
   public var baseURL: String {
     let host = boundAddress
-    return "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+    return "http://\(host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host):\(port)"
   }
 
   /// Connections open right now, across loops.
