@@ -8,6 +8,7 @@
 #include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sched.h>
+#include <pthread.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -27,6 +28,14 @@ static inline int cshims_affinity_cpu_count(void) {
   int count = 0;
   for (size_t i = 0; i < sizeof set / sizeof *words; i++) count += __builtin_popcountl(words[i]);
   return count;
+}
+
+// pthread_setname_np is declared by <pthread.h> only under _GNU_SOURCE too.
+extern int pthread_setname_np(pthread_t thread, const char *name);
+
+/// Names the calling thread (at most 15 bytes; a longer name is refused and the thread keeps its name).
+static inline int cshims_set_thread_name(const char *name) {
+  return pthread_setname_np(pthread_self(), name);
 }
 
 static inline int cshims_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) {

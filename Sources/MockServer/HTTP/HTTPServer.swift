@@ -250,7 +250,7 @@ public final class HTTPServer: Sendable {
       let loop = try EventLoop()
       let context = ServerLoopContext(
         loop: loop, responder: responder, configuration: configuration, server: self)
-      loop.start(name: "mockserver-loop-\(index)")
+      loop.start(name: "mockserver-\(index)")
       loop.execute {
         context.addListener(listener, isTLS: false) { fd in PlainByteStream(fd: fd) }
       }
