@@ -53,18 +53,61 @@ public struct RequestPattern: Sendable, Hashable {
   /// `multipartPatterns`: each must be satisfied by the parts of a `multipart/*` body.
   public var multipartPatterns: [MultipartPattern] = []
 
-  package var basicAuth: BasicCredentials?
+  package var basicAuth: BasicCredentials? {
+    get { rare?.fields.basicAuth }
+    set { changeRare { $0.basicAuth = newValue } }
+  }
   /// `scheme`: `http` or `https`.
-  public var scheme: String?
+  public var scheme: String? {
+    get { rare?.fields.scheme }
+    set { changeRare { $0.scheme = newValue } }
+  }
   /// `host`: a matcher for the `Host` field's host name.
-  public var host: StringValuePattern?
+  public var host: StringValuePattern? {
+    get { rare?.fields.host }
+    set { changeRare { $0.host = newValue } }
+  }
   /// `port`: the port the request was addressed to.
-  public var port: Int?
+  public var port: Int? {
+    get { rare?.fields.port }
+    set { changeRare { $0.port = newValue } }
+  }
   /// `clientIp`: a matcher for the client's IP address.
-  public var clientIp: StringValuePattern?
+  public var clientIp: StringValuePattern? {
+    get { rare?.fields.clientIp }
+    set { changeRare { $0.clientIp = newValue } }
+  }
 
   /// True when the pattern names a connection part (scheme, host, port, client IP).
-  package var hasConnectionParts: Bool { scheme != nil || host != nil || port != nil || clientIp != nil }
+  package var hasConnectionParts: Bool {
+    guard let rare else { return false }
+    let f = rare.fields
+    return f.scheme != nil || f.host != nil || f.port != nil || f.clientIp != nil
+  }
+
+  /// Basic credentials and the connection parts, which most stubs leave out (about 80 bytes inline),
+  /// behind one reference that is nil when all are absent: a plain pattern pays 8 bytes for them.
+  private var rare: Rare?
+
+  private struct RareFields: Sendable, Equatable {
+    var basicAuth: BasicCredentials?
+    var scheme: String?
+    var host: StringValuePattern?
+    var port: Int?
+    var clientIp: StringValuePattern?
+  }
+
+  /// Immutable: copies share it; a change makes a new one.
+  private final class Rare: Sendable {
+    let fields: RareFields
+    init(_ fields: RareFields) { self.fields = fields }
+  }
+
+  private mutating func changeRare(_ change: (inout RareFields) -> Void) {
+    var fields = rare?.fields ?? RareFields()
+    change(&fields)
+    rare = fields == RareFields() ? nil : Rare(fields)
+  }
 
   package struct BasicCredentials: Sendable, Hashable {
     var username: String
@@ -84,10 +127,11 @@ public struct RequestPattern: Sendable, Hashable {
     self.queryParameters = queryParameters
     self.headers = headers
     self.cookies = cookies
-    self.basicAuth = basicAuthCredentials.map {
-      BasicCredentials(username: $0.username, password: $0.password)
-    }
     self.bodyPatterns = bodyPatterns
+    if let basicAuthCredentials {
+      basicAuth = BasicCredentials(
+        username: basicAuthCredentials.username, password: basicAuthCredentials.password)
+    }
   }
 
   /// True when every part matches, with the template's path parameters (an evaluation that stops at the

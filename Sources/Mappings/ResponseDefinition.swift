@@ -31,11 +31,20 @@ public struct ResponseDefinition: Sendable, Hashable {
   /// Where the body came from.
   public var bodySource: BodySource
   /// `fixedDelayMilliseconds`.
-  public var fixedDelayMilliseconds: Int?
+  public var fixedDelayMilliseconds: Int? {
+    get { rare?.fields.fixedDelayMilliseconds }
+    set { changeRare { $0.fixedDelayMilliseconds = newValue } }
+  }
   /// `delayDistribution`; added to the fixed delay when both are given.
-  public var delayDistribution: DelayDistribution?
+  public var delayDistribution: DelayDistribution? {
+    get { rare?.fields.delayDistribution }
+    set { changeRare { $0.delayDistribution = newValue } }
+  }
   /// `chunkedDribbleDelay`.
-  public var chunkedDribbleDelay: ChunkedDribbleDelay?
+  public var chunkedDribbleDelay: ChunkedDribbleDelay? {
+    get { rare?.fields.chunkedDribbleDelay }
+    set { changeRare { $0.chunkedDribbleDelay = newValue } }
+  }
   /// `fault`: instead of a proper response.
   public var fault: Fault?
   /// `x-compression` (our extension): `auto` (gzip/deflate when `Accept-Encoding` allows and the body
@@ -48,9 +57,43 @@ public struct ResponseDefinition: Sendable, Hashable {
   /// the request content is sent (no `100 Continue`), then close.
   public var respondBeforeContent = false
   /// Response templating: the templated fields compiled at load time, nil when the stub has none.
-  public var template: ResponseTemplate?
+  public var template: ResponseTemplate? {
+    get { rare?.fields.template }
+    set { changeRare { $0.template = newValue } }
+  }
   /// `proxyBaseUrl` and its fields: forward the request upstream instead of answering from the stub.
-  public var proxy: ProxyDefinition?
+  public var proxy: ProxyDefinition? {
+    get { rare?.fields.proxy }
+    set { changeRare { $0.proxy = newValue } }
+  }
+
+  /// The fields most stubs leave out (delays, template, proxy: about 390 bytes inline), behind one
+  /// reference that is nil when they are all absent: a plain response pays 8 bytes for them (issue 12's
+  /// memory figures: a stub's fields are kept once per stub, 10,000 stubs and more).
+  private var rare: Rare?
+
+  private struct RareFields: Sendable, Hashable {
+    var fixedDelayMilliseconds: Int?
+    var delayDistribution: DelayDistribution?
+    var chunkedDribbleDelay: ChunkedDribbleDelay?
+    var template: ResponseTemplate?
+    var proxy: ProxyDefinition?
+  }
+
+  /// Immutable, so copies of a definition share it across threads; a change makes a new one. Compared and
+  /// hashed by value: definitions compare as if the fields were stored inline.
+  private final class Rare: Sendable, Hashable {
+    let fields: RareFields
+    init(_ fields: RareFields) { self.fields = fields }
+    static func == (a: Rare, b: Rare) -> Bool { a === b || a.fields == b.fields }
+    func hash(into hasher: inout Hasher) { hasher.combine(fields) }
+  }
+
+  private mutating func changeRare(_ change: (inout RareFields) -> Void) {
+    var fields = rare?.fields ?? RareFields()
+    change(&fields)
+    rare = fields == RareFields() ? nil : Rare(fields)
+  }
 
   /// Creates a response definition.
   public init(
@@ -64,10 +107,11 @@ public struct ResponseDefinition: Sendable, Hashable {
     self.headers = headers
     self.body = body
     self.bodySource = bodySource
-    self.fixedDelayMilliseconds = fixedDelayMilliseconds
-    self.delayDistribution = delayDistribution
-    self.chunkedDribbleDelay = chunkedDribbleDelay
     self.fault = fault
+    let rare = RareFields(
+      fixedDelayMilliseconds: fixedDelayMilliseconds, delayDistribution: delayDistribution,
+      chunkedDribbleDelay: chunkedDribbleDelay)
+    self.rare = rare == RareFields() ? nil : Rare(rare)
   }
 
   /// The HTTP response to send (before delays and faults, which the connection applies).

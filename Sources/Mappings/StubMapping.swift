@@ -6,15 +6,12 @@ public struct StubMapping: Sendable {
   /// is one retain instead of one per field.
   package struct Fields: Sendable {
     var id: String
-    var name: String?
     var priority: Int
     var request: RequestPattern
     var response: ResponseDefinition
-    var responseSequence: ResponseSequence?
-    var scenarioName: String?
-    var requiredScenarioState: String?
-    var newScenarioState: String?
-    var metadata: JSONValue?
+    /// Name, response sequence, scenario and metadata, which most stubs leave out (120 bytes inline)
+    /// behind one reference, nil when all are absent: a plain stub pays 8 bytes for them.
+    var rare: Rare?
     var source: JSONValue {
       didSet { extensions = Extensions(source) }
     }
@@ -22,6 +19,21 @@ public struct StubMapping: Sendable {
     var extensions: Extensions
     var file: String?
     var location: String
+  }
+
+  package struct RareFields: Sendable, Equatable {
+    var name: String?
+    var responseSequence: ResponseSequence?
+    var scenarioName: String?
+    var requiredScenarioState: String?
+    var newScenarioState: String?
+    var metadata: JSONValue?
+  }
+
+  /// Immutable: copies share it; a change makes a new one (see `Fields.changeRare`).
+  package final class Rare: Sendable {
+    let fields: RareFields
+    init(_ fields: RareFields) { self.fields = fields }
   }
 
   /// Fields of `source` outside the typed model that serving consults on every request.
@@ -58,6 +70,14 @@ public struct StubMapping: Sendable {
     }
   }
 
+  private var rare: RareFields? { box.value.rare?.fields }
+
+  private mutating func changeRare(_ change: (inout RareFields) -> Void) {
+    var rare = self.rare ?? RareFields()
+    change(&rare)
+    fields.rare = rare == RareFields() ? nil : Rare(rare)
+  }
+
   /// `x-cors` and whether serve actions exist, as read from ``source``.
   package var extensions: Extensions { fields.extensions }
 
@@ -68,8 +88,8 @@ public struct StubMapping: Sendable {
   }
   /// `name`.
   public var name: String? {
-    get { fields.name }
-    set { fields.name = newValue }
+    get { rare?.name }
+    set { changeRare { $0.name = newValue } }
   }
   /// `priority`: 1 is highest; default 5. Ties go to the stub added last.
   public var priority: Int {
@@ -88,28 +108,28 @@ public struct StubMapping: Sendable {
   }
   /// `x-responseSequence` extension: several responses served in order.
   public var responseSequence: ResponseSequence? {
-    get { fields.responseSequence }
-    set { fields.responseSequence = newValue }
+    get { rare?.responseSequence }
+    set { changeRare { $0.responseSequence = newValue } }
   }
   /// `scenarioName`.
   public var scenarioName: String? {
-    get { fields.scenarioName }
-    set { fields.scenarioName = newValue }
+    get { rare?.scenarioName }
+    set { changeRare { $0.scenarioName = newValue } }
   }
   /// `requiredScenarioState`: the stub matches only in this state of its scenario.
   public var requiredScenarioState: String? {
-    get { fields.requiredScenarioState }
-    set { fields.requiredScenarioState = newValue }
+    get { rare?.requiredScenarioState }
+    set { changeRare { $0.requiredScenarioState = newValue } }
   }
   /// `newScenarioState`: the state the scenario moves to after this stub is served.
   public var newScenarioState: String? {
-    get { fields.newScenarioState }
-    set { fields.newScenarioState = newValue }
+    get { rare?.newScenarioState }
+    set { changeRare { $0.newScenarioState = newValue } }
   }
   /// `metadata`, kept as written.
   public var metadata: JSONValue? {
-    get { fields.metadata }
-    set { fields.metadata = newValue }
+    get { rare?.metadata }
+    set { changeRare { $0.metadata = newValue } }
   }
   /// The stub's JSON exactly as loaded (numbers keep their spelling), for the admin round-trip.
   public var source: JSONValue {
@@ -136,10 +156,12 @@ public struct StubMapping: Sendable {
   ) {
     box = FieldsBox(
       Fields(
-        id: id, name: name, priority: priority, request: request, response: response,
-        responseSequence: responseSequence, scenarioName: scenarioName,
-        requiredScenarioState: requiredScenarioState, newScenarioState: newScenarioState, metadata: metadata,
-        source: source, extensions: Extensions(source), file: file, location: location))
+        id: id, priority: priority, request: request, response: response, rare: nil, source: source,
+        extensions: Extensions(source), file: file, location: location))
+    let rare = RareFields(
+      name: name, responseSequence: responseSequence, scenarioName: scenarioName,
+      requiredScenarioState: requiredScenarioState, newScenarioState: newScenarioState, metadata: metadata)
+    if rare != RareFields() { box.value.rare = Rare(rare) }
   }
 
   /// The response for the `serveCount`-th time this stub is served (0-based); without a sequence,

@@ -64,6 +64,7 @@ public final class StubTable: Sendable {
       default: linear.append(k)
       }
     }
+    templates.compact()
     self.templates = templates
     hasAnyMethodPath = pathIndex.keys.contains { $0.method.isEmpty }
     pathOnly = stubs.map { stub in
@@ -234,9 +235,20 @@ public final class StubTable: Sendable {
 /// wildcard branch, so a lookup walks the request path once instead of trying every template.
 package struct TemplateTrie: Sendable {
   package struct Node: Sendable {
-    var literal: [String: Int] = [:]
+    /// The first literal branch, inline: most nodes have one at most (`/users/{id}/items`: one after each
+    /// variable), and a one-entry dictionary cost about 160 bytes per template (issue 12's memory figures).
+    var firstLiteral: (text: String, node: Int)?
+    /// Further literal branches.
+    var moreLiterals: [String: Int] = [:]
     var variable: Int?
     var stubs: [Int] = []
+
+    /// The branch for literal segment `text`.
+    func literal(_ text: Substring) -> Int? {
+      guard let first = firstLiteral else { return nil }
+      if text == first.text { return first.node }
+      return moreLiterals.isEmpty ? nil : moreLiterals[String(text)]
+    }
   }
   private(set) var nodes = [Node()]
 
@@ -245,11 +257,15 @@ package struct TemplateTrie: Sendable {
     for segment in template.segments {
       switch segment {
       case .literal(let text):
-        if let next = nodes[node].literal[text] {
+        if let next = nodes[node].literal(Substring(text)) {
           node = next
         } else {
           nodes.append(Node())
-          nodes[node].literal[text] = nodes.count - 1
+          if nodes[node].firstLiteral == nil {
+            nodes[node].firstLiteral = (text, nodes.count - 1)
+          } else {
+            nodes[node].moreLiterals[text] = nodes.count - 1
+          }
           node = nodes.count - 1
         }
       case .variable:
@@ -263,6 +279,15 @@ package struct TemplateTrie: Sendable {
       }
     }
     nodes[node].stubs.append(stub)
+  }
+
+  /// Drops the spare capacity that appending left in the node array (up to half of it), once the trie is
+  /// complete.
+  package mutating func compact() {
+    var tight: [Node] = []
+    tight.reserveCapacity(nodes.count)
+    tight.append(contentsOf: nodes)
+    nodes = tight
   }
 
   /// Stubs whose template has the same shape as `path` (canonical): each literal segment equal, each
@@ -285,7 +310,7 @@ package struct TemplateTrie: Sendable {
     let bytes = path.utf8
     let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
     let last = end == bytes.endIndex
-    if !nodes[node].literal.isEmpty, let n = nodes[node].literal[String(Substring(bytes[start..<end]))] {
+    if nodes[node].firstLiteral != nil, let n = nodes[node].literal(Substring(bytes[start..<end])) {
       if last {
         for s in nodes[n].stubs { body(s) }
       } else {

@@ -176,6 +176,10 @@ public enum MockServerMain {
     if options.watch, options.openAPISpec == nil, options.command != .record {
       watcher.start(loaded: fixtures)
     }
+    // The store and the watcher keep what they need; the load's file stamps (a dictionary over every
+    // mapping file) and the freed pages of the load go back.
+    fixtures = FixtureSet()
+    ProcessResources.releaseFreedMemory()
     RecordingSession.startProgress(service, options)
     service.onShutdownRequested = { done.signal() }
     print("listening on \(server.baseURL)")

@@ -85,11 +85,20 @@ package enum XMLSupport {
   /// Largest document parsed, in bytes.
   package static let maximumInputBytes = 8 << 20
 
-  private static let setUp: Void = {
+  /// libxml2 loaded (on first use: see CLibXML2) and set up, or why it could not be loaded.
+  private static let setUp: Result<Void, XMLError> = {
+    if let problem = clibxml2_load() { return .failure(XMLError(message: String(cString: problem))) }
     xmlInitParser()
     // No external entity or DTD is ever fetched, from the network or from files.
     xmlSetExternalEntityLoader { _, _, _ in nil }
+    return .success(())
   }()
+
+  /// Why libxml2 cannot be used (it could not be loaded), or nil when it can.
+  package static var unavailableReason: String? {
+    if case .failure(let error) = setUp { return error.message }
+    return nil
+  }
 
   private static let options = Int32(
     XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue
@@ -99,7 +108,7 @@ package enum XMLSupport {
   private static func withDocument<T>(
     _ bytes: [UInt8], dropBlanks: Bool = false, _ body: (xmlDocPtr) -> T
   ) throws(XMLError) -> T {
-    _ = setUp
+    try setUp.get()
     guard bytes.count <= maximumInputBytes else {
       throw XMLError(message: "document larger than \(maximumInputBytes) bytes")
     }
@@ -215,7 +224,7 @@ package enum XMLSupport {
   /// Checks that `expression` compiles as XPath 1.0.
   /// - Returns: nil when it does, otherwise libxml2's reason.
   package static func xpathProblem(_ expression: String) -> String? {
-    _ = setUp
+    if let unavailableReason { return unavailableReason }
     guard let ctx = xmlXPathNewContext(nil) else { return "out of memory" }
     defer { xmlXPathFreeContext(ctx) }
     ctx.pointee.error = { _, _ in }

@@ -234,6 +234,28 @@ struct XMLMatchingTests {
     #expect(server.isRunning)
   }
 
+  /// libxml2 is not mapped into a server whose stubs use no XML (issue 20's idle memory); the first XML
+  /// stub, added at run time, loads it, and the matcher answers as with fixtures.
+  @Test func libxml2IsLoadedOnFirstXMLUse() throws {
+    let fixtures = try Fixtures([("plain.json", stubJSON(["method": "GET", "url": "/plain"]))])
+    defer { fixtures.remove() }
+    let server = try launch(fixtures)
+    defer { server.stop() }
+    let mapsPath = "/proc/\(server.processIdentifier)/maps"
+    let maps = { (try? String(contentsOfFile: mapsPath, encoding: .utf8)) ?? "" }
+    #expect(try request(server.port, "GET", "/plain").status == 200)
+    #expect(!maps().contains("libxml2"))
+    let added = try request(
+      server.port, "POST", "/__admin/mappings", headers: [("Content-Type", "application/json")],
+      text: stubJSON([
+        "method": "POST", "url": "/xpath/late", "bodyPatterns": [["matchesXPath": "/a/b[. = '1']"]],
+      ]))
+    #expect(added.status == 201)
+    #expect(maps().contains("libxml2"))
+    #expect(try post(server.port, "/xpath/late", "<a><b>1</b></a>") == 200)
+    #expect(try post(server.port, "/xpath/late", "<a><b>2</b></a>") == 404)
+  }
+
   /// Lint reports a bad XPath and a bad equalToXml with file, JSON path and reason.
   @Test func badXMLMatchersAreLintErrors() throws {
     let fixtures = try Fixtures([

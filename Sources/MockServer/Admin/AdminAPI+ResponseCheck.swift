@@ -19,7 +19,7 @@ package enum AdminResponseCheck {
 
   /// True when the process environment asks for the check.
   package static var enabledByEnvironment: Bool {
-    ProcessInfo.processInfo.environment[environmentVariable] == "1"
+    ProcessResources.environment(environmentVariable) == "1"
   }
 
   /// The served document, parsed once on first use, or why it does not parse.

@@ -250,7 +250,7 @@ public final class HTTPServer: Sendable {
       let loop = try EventLoop()
       let context = ServerLoopContext(
         loop: loop, responder: responder, configuration: configuration, server: self)
-      loop.start(name: "mockserver-loop-\(index)")
+      loop.start(name: "mockserver-\(index)")
       loop.execute {
         context.addListener(listener, isTLS: false) { fd in PlainByteStream(fd: fd) }
       }
@@ -290,7 +290,7 @@ public final class HTTPServer: Sendable {
   /// `http://HOST:PORT` with IPv6 literals in brackets.
   public var baseURL: String {
     let host = boundAddress
-    return "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+    return "http://\(host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host):\(port)"
   }
 
   /// Connections open right now, across loops.

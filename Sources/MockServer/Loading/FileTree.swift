@@ -112,8 +112,9 @@ enum FileTree {
           out.append((rel, nil))
           continue
         case .stamped(let known):
-          if let stamp = known[rel] {
-            out.append((rel, stamp))
+          // The known path's own string: the watcher's baseline then shares the load's 10,000 strings.
+          if let k = known.index(forKey: rel) {
+            out.append((known[k].key, known[k].value))
             continue
           }
         }

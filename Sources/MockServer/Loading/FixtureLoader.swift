@@ -196,7 +196,7 @@ public enum FixtureLoader {
   /// `work(0..<count)` on the cores this process may use, results in index order. Small counts, and a
   /// process limited to one core, run inline (a thread costs more than a few files).
   static func parseInParallel<T: Sendable>(_ count: Int, _ work: @Sendable (Int) -> T) -> [T] {
-    let cores = ProcessInfo.processInfo.activeProcessorCount
+    let cores = ProcessResources.availableCores
     let chunks = count < 64 || cores < 2 ? 1 : min(count / 32, 4 * cores)
     guard chunks > 1 else { return (0..<count).map(work) }
     let parts = Mutex([[T]?](repeating: nil, count: chunks))
