@@ -178,8 +178,8 @@ public struct JournalEntry: Sendable {
   /// Bytes the entry holds, roughly: content, target, header fields and a fixed overhead for the rest.
   var approximateBytes: Int {
     var size = 512 + request.body.count + request.head.target.utf8.count
-    for field in request.headers { size += field.name.utf8.count + field.value.utf8.count + 32 }
-    return size
+    let headers = request.headers
+    return size + headers.nameAndValueBytes + 32 * headers.count
   }
 
   /// True when no stub matched.

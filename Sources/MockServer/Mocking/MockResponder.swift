@@ -205,7 +205,8 @@ public final class MockResponder: Sendable {
         }
       }
     }
-    var prepared = (renders && !bodyOnly) || cors != nil ? nil : store.prepared(stubIndex: index, table: table)
+    var prepared =
+      (renders && !bodyOnly) || cors != nil ? nil : store.prepared(stubIndex: index, table: table)
     if prepared == nil, !renders || bodyOnly, cors == nil, stub.responseSequence == nil {
       // For a templated body, the head is prepared with the template's text standing in for the content.
       var shape = definition

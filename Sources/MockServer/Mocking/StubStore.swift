@@ -220,7 +220,9 @@ public final class StubStore: Sendable {
   /// The response prepared for the stub at `index` in `table.stubs`, if one was stored since `table` was
   /// swapped in.
   func prepared(stubIndex index: Int, table: StubTable) -> PreparedResponse? {
-    state.withLock { s in s.table === table && index >= 0 && index < s.prepared.count ? s.prepared[index] : nil }
+    state.withLock { s in
+      s.table === table && index >= 0 && index < s.prepared.count ? s.prepared[index] : nil
+    }
   }
 
   /// Stores a response prepared for the stub at `index` in `table.stubs` (dropped when `table` is no
