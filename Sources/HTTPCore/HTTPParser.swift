@@ -411,13 +411,14 @@ public struct HTTPParser: Sendable {
         guard isAbsoluteForm(targetBytes) else { throw .invalidRequestLine }
       }
     }
-    let hosts = headers.count(named: "Host")
-    if hosts > 1 { throw .invalidHost("more than one Host field") }
-    if hosts == 0, version.minor >= 1 { throw .invalidHost("HTTP/1.1 request without Host") }
-    if hosts == 1, headers.withFirstValueBytes("Host", Self.isValidHost) == false,
-      let host = headers.first("Host")
-    {
-      throw .invalidHost("'\(host)' is not uri-host [ \":\" port ]")
+    switch headers.withFirstValueBytes("Host", Self.isValidHost) {
+    case nil:
+      if version.minor >= 1 { throw .invalidHost("HTTP/1.1 request without Host") }
+    case let valid?:
+      if headers.count(named: "Host") > 1 { throw .invalidHost("more than one Host field") }
+      if !valid, let host = headers.first("Host") {
+        throw .invalidHost("'\(host)' is not uri-host [ \":\" port ]")
+      }
     }
     let head = HTTPRequestHead(method: method, target: target, version: version, headers: headers)
     try setUpRequestBody(head)

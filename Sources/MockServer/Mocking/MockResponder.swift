@@ -67,19 +67,27 @@ public final class MockResponder: Sendable {
 
   /// Matches and answers one stub request.
   public func respond(to request: HTTPRequest, context: RequestContext) -> ResponsePlan {
-    var request = request
     if let coding = request.headers.first("Content-Encoding").map({ $0.trimmingOWS().lowercasedASCII() }),
       let decoder = ContentCoding(rawValue: coding == "x-gzip" ? "gzip" : coding), decoder != .identity
     {
+      var decoded = request
       do {
-        request.body = try decoder.decode(request.body)
+        decoded.body = try decoder.decode(request.body)
       } catch {
         return .json(
           status: .badRequest,
           #"{"error":"request content could not be decoded (\#(coding)): \#(error.description)","status":400}"#
         )
       }
+      return respondDecoded(to: decoded, context: context)
     }
+    // Without a content coding the request is answered as it is (not copied into a `var` first: a copy of
+    // a request retains and releases each of its parts).
+    return respondDecoded(to: request, context: context)
+  }
+
+  /// Matches and answers a request whose content coding was removed.
+  private func respondDecoded(to request: HTTPRequest, context: RequestContext) -> ResponsePlan {
     if let requestCheck, let (response, note) = requestCheck(request) {
       var entry = makeEntry(request, context: context, stubID: nil, nearMisses: [])
       entry.responseStatus = response.status.code
