@@ -272,23 +272,29 @@ public struct HTTPParser: Sendable {
 
   /// Finds the empty line ending a header section starting at `from`; returns (end of fields, next).
   private mutating func findSectionEnd(from start: Int) -> (fieldsEnd: Int, next: Int)? {
-    var i = max(scanIndex, start)
+    let from = max(scanIndex, start)
     let count = buffer.count
-    while i < count {
-      if buffer[i] == 10 {
-        // An empty line follows this LF if the next byte is LF, or CR LF.
-        if i + 1 < count, buffer[i + 1] == 10 { return (i + 1, i + 2) }
-        if i + 2 < count, buffer[i + 1] == 13, buffer[i + 2] == 10 { return (i + 1, i + 3) }
-        if i + 1 >= count || (i + 2 >= count && buffer[i + 1] == 13) {
-          scanIndex = i
-          return nil
+    // A pointer loop over the contiguous bytes (the indexed loop over the array, bounds-checked and
+    // reloading the buffer per byte, cost about 400 instructions per request).
+    let (found, resume) = buffer.withUnsafeBufferPointer { bytes -> ((Int, Int)?, Int) in
+      guard let base = bytes.baseAddress else { return (nil, count) }
+      var i = from
+      while i < count {
+        if base[i] != 10 {
+          i += 1
+          continue
         }
+        // An empty line follows this LF if the next byte is LF, or CR LF.
+        if i + 1 < count, base[i + 1] == 10 { return ((i + 1, i + 2), i) }
+        if i + 2 < count, base[i + 1] == 13, base[i + 2] == 10 { return ((i + 1, i + 3), i) }
+        if i + 1 >= count || (i + 2 >= count && base[i + 1] == 13) { return (nil, i) }
         // The head is a single empty line only if it starts with one (handled by caller).
+        i += 1
       }
-      i += 1
+      return (nil, count)
     }
-    scanIndex = count
-    return nil
+    if found == nil { scanIndex = resume }
+    return found
   }
 
   private mutating func parseHeadIfComplete() throws(HTTPParserError) -> HTTPParserEvent? {
