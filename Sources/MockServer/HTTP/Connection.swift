@@ -39,16 +39,16 @@ final class Connection: EventHandler {
 
   /// A response plan being executed.
   private final class Execution {
-    @exclusivity(unchecked) var steps: [ResponsePlan.Step]
+    @exclusivity(unchecked) var steps: [ResponsePlan.Step] = []
     @exclusivity(unchecked) var stepIndex = 0
     /// The method of the request answered (HEAD gets no content).
-    @exclusivity(unchecked) var requestMethod: HTTPMethod
+    @exclusivity(unchecked) var requestMethod = HTTPMethod.get
     /// Keep the connection open afterwards.
-    @exclusivity(unchecked) var keepAlive: Bool
+    @exclusivity(unchecked) var keepAlive = false
     /// The request was HTTP/1.0, so keep-alive is announced.
-    @exclusivity(unchecked) var http10: Bool
+    @exclusivity(unchecked) var http10 = false
     /// The request's content was read to the end (not a rejection or an early answer).
-    @exclusivity(unchecked) var requestFullyRead: Bool
+    @exclusivity(unchecked) var requestFullyRead = false
     @exclusivity(unchecked) var onComplete: (@Sendable (Bool) -> Void)?
     /// A pause or hold in progress.
     @exclusivity(unchecked) var timer: LoopTimer?
@@ -58,16 +58,21 @@ final class Connection: EventHandler {
     /// the plan waits for it to end.
     @exclusivity(unchecked) var stream: ContentStream?
 
-    init(
+    /// Sets up the execution of a new plan (every field: the object is reused from plan to plan).
+    func begin(
       steps: [ResponsePlan.Step], requestMethod: HTTPMethod, keepAlive: Bool, http10: Bool,
       requestFullyRead: Bool, onComplete: (@Sendable (Bool) -> Void)?
     ) {
       self.steps = steps
+      stepIndex = 0
       self.requestMethod = requestMethod
       self.keepAlive = keepAlive
       self.http10 = http10
       self.requestFullyRead = requestFullyRead
       self.onComplete = onComplete
+      timer = nil
+      waitingForWork = false
+      stream = nil
     }
   }
 
@@ -115,6 +120,8 @@ final class Connection: EventHandler {
   /// The connection's one ``Reading``, in `state` whenever it reads: reset for each request instead of
   /// allocated again.
   private let reading: Reading
+  /// The connection's one ``Execution``, in `state` whenever it executes a plan, set up for each plan.
+  private let execution = Execution()
   @exclusivity(unchecked) private var parser: HTTPParser
   // Socket-level state, meaningful in every phase.
   @exclusivity(unchecked) private var out: [UInt8] = []
@@ -381,11 +388,16 @@ final class Connection: EventHandler {
   // MARK: Plans
 
   private func start(_ plan: ResponsePlan, for h: HTTPRequestHead, forceClose: Bool) {
-    state = .executing(
-      Execution(
-        steps: plan.steps, requestMethod: h.method,
-        keepAlive: plan.keepAlive && !forceClose && h.wantsKeepAlive && !owner.isShuttingDown && !peerClosed,
-        http10: h.version == .http1_0, requestFullyRead: !forceClose, onComplete: plan.onComplete))
+    if forceClose {
+      // An early answer or a rejection: what was read of the request is not kept while the plan runs.
+      reading.head = nil
+      reading.body = []
+    }
+    execution.begin(
+      steps: plan.steps, requestMethod: h.method,
+      keepAlive: plan.keepAlive && !forceClose && h.wantsKeepAlive && !owner.isShuttingDown && !peerClosed,
+      http10: h.version == .http1_0, requestFullyRead: !forceClose, onComplete: plan.onComplete)
+    state = .executing(execution)
     runSteps()
   }
 
