@@ -3,6 +3,10 @@
 /// Names compare case-insensitively (ASCII), the order of field lines and duplicates are kept exactly as
 /// received or as added, and names keep the spelling they were given: the server never re-cases or merges
 /// them. This is deliberately not a dictionary.
+///
+/// Fields a parser received stay as the received bytes with the range of each name and value (one
+/// allocation); lookups compare those bytes, and a `String` is made only for a value asked for (or for
+/// every field by ``fields`` and iteration). The first change makes them authored fields.
 public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral,
   CustomStringConvertible
 {
@@ -19,12 +23,33 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     }
   }
 
+  /// Fields added by code, or as a parser received them (until the first change). One reference either
+  /// way, so copying headers costs one retain. `@unchecked Sendable`: a ``ReceivedFields`` buffer (not
+  /// `Sendable` as a `ManagedBuffer`) is never changed after the parser made it.
+  private enum Storage: @unchecked Sendable {
+    case authored([Field])
+    case received(ReceivedFields)
+  }
+
+  private var storage: Storage
+
+  /// The received fields, if they are still stored as received.
+  private var received: ReceivedFields? {
+    if case .received(let r) = storage { return r }
+    return nil
+  }
+
   /// The field lines in order.
-  public private(set) var fields: [Field]
+  public var fields: [Field] {
+    switch storage {
+    case .authored(let fields): return fields
+    case .received(let r): return r.fields
+    }
+  }
 
   /// Creates headers from `(name, value)` pairs, kept in the given order.
   public init(_ pairs: [(String, String)] = []) {
-    fields = pairs.map { Field(name: $0.0, value: $0.1) }
+    storage = .authored(pairs.map { Field(name: $0.0, value: $0.1) })
   }
 
   /// Creates headers from a dictionary literal, in literal order.
@@ -32,52 +57,120 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     self.init(elements)
   }
 
+  /// Headers over received field lines (see ``ReceivedFields``).
+  package init(received: ReceivedFields) {
+    storage = received.count == 0 ? .authored([]) : .received(received)
+  }
+
   /// Number of field lines.
-  public var count: Int { fields.count }
+  public var count: Int {
+    switch storage {
+    case .authored(let fields): return fields.count
+    case .received(let r): return r.count
+    }
+  }
   /// True when there are no field lines.
-  public var isEmpty: Bool { fields.isEmpty }
+  public var isEmpty: Bool { count == 0 }
 
   /// Iterates the field lines in order.
   public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
 
+  /// The authored fields (empty while the fields are received ones: read it after handling those).
+  private var authored: [Field] {
+    if case .authored(let fields) = storage { return fields }
+    return []
+  }
+
+  /// Changes the fields as authored ones (received ones are converted first), without copying the array.
+  private mutating func changeFields(_ change: (inout [Field]) -> Void) {
+    var fields = self.fields
+    storage = .authored([])
+    change(&fields)
+    storage = .authored(fields)
+  }
+
   /// Appends a field line, keeping any existing lines with the same name.
   public mutating func add(name: String, value: String) {
-    fields.append(Field(name: name, value: value))
+    changeFields { $0.append(Field(name: name, value: value)) }
   }
 
   /// Replaces every line named `name` with a single line, placed where the first one was (or at the end).
   public mutating func replaceOrAdd(name: String, value: String) {
-    if let index = fields.firstIndex(where: { $0.name.equalsIgnoringASCIICase(name) }) {
-      fields[index].value = value
-      var i = fields.count - 1
-      while i > index {
-        if fields[i].name.equalsIgnoringASCIICase(name) { fields.remove(at: i) }
-        i -= 1
+    changeFields { fields in
+      if let index = fields.firstIndex(where: { $0.name.equalsIgnoringASCIICase(name) }) {
+        fields[index].value = value
+        var i = fields.count - 1
+        while i > index {
+          if fields[i].name.equalsIgnoringASCIICase(name) { fields.remove(at: i) }
+          i -= 1
+        }
+      } else {
+        fields.append(Field(name: name, value: value))
       }
-    } else {
-      add(name: name, value: value)
     }
   }
 
   /// Removes every line named `name` (case-insensitive).
   public mutating func remove(name: String) {
-    fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }
+    changeFields { $0.removeAll { $0.name.equalsIgnoringASCIICase(name) } }
   }
 
   /// True when a line named `name` exists (case-insensitive).
   public func contains(_ name: String) -> Bool {
-    fields.contains { $0.name.equalsIgnoringASCIICase(name) }
+    if let received { return received.firstIndex(named: name, from: 0) != nil }
+    return authored.contains { $0.name.equalsIgnoringASCIICase(name) }
   }
 
   /// The value of the first line named `name`, or nil.
   public func first(_ name: String) -> String? {
-    for field in fields where field.name.equalsIgnoringASCIICase(name) { return field.value }
+    if let received { return received.firstIndex(named: name, from: 0).map(received.value) }
+    for field in authored where field.name.equalsIgnoringASCIICase(name) { return field.value }
     return nil
   }
 
   /// Every value of lines named `name`, in order.
   public func values(_ name: String) -> [String] {
-    fields.compactMap { $0.name.equalsIgnoringASCIICase(name) ? $0.value : nil }
+    if let received {
+      var values: [String] = []
+      var i = 0
+      while let k = received.firstIndex(named: name, from: i) {
+        values.append(received.value(k))
+        i = k + 1
+      }
+      return values
+    }
+    return authored.compactMap { $0.name.equalsIgnoringASCIICase(name) ? $0.value : nil }
+  }
+
+  /// The number of lines named `name` (case-insensitive).
+  package func count(named name: String) -> Int {
+    if let received {
+      var n = 0
+      var i = 0
+      while let k = received.firstIndex(named: name, from: i) {
+        n += 1
+        i = k + 1
+      }
+      return n
+    }
+    return authored.reduce(0) { $0 + ($1.name.equalsIgnoringASCIICase(name) ? 1 : 0) }
+  }
+
+  /// `body` applied to the UTF-8 bytes of the first value named `name` (received bytes as they are), or
+  /// nil when there is none.
+  package func withFirstValueBytes<R>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+    if let received {
+      guard let k = received.firstIndex(named: name, from: 0) else { return nil }
+      return received.withValueBytes(k, body)
+    }
+    guard var value = first(name) else { return nil }
+    return value.withUTF8(body)
+  }
+
+  /// Sum of the UTF-8 lengths of every name and value (what the `String`s of ``fields`` would hold).
+  package var nameAndValueBytes: Int {
+    if let received { return received.nameAndValueBytes }
+    return authored.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
   }
 
   /// The values of every line named `name` combined with ", " in order (RFC 9110 §5.3), or nil.
@@ -95,25 +188,186 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
   /// True when the list field `name` holds `token` (case-insensitive), e.g. `Connection: close`.
   public func hasToken(_ token: String, in name: String) -> Bool {
-    for field in fields where field.name.equalsIgnoringASCIICase(name) {
-      for element in field.value.utf8.split(separator: UInt8(ascii: ",")) {
-        var start = element.startIndex
-        var end = element.endIndex
-        while start < end, element[start] == 32 || element[start] == 9 { start = element.index(after: start) }
-        while end > start {
-          let before = element.index(before: end)
-          guard element[before] == 32 || element[before] == 9 else { break }
-          end = before
-        }
-        if Substring(element[start..<end]).equalsIgnoringASCIICase(token) { return true }
+    if let received {
+      var i = 0
+      while let k = received.firstIndex(named: name, from: i) {
+        if received.withValueBytes(k, { HTTPHeaders.listHasToken($0, token) }) { return true }
+        i = k + 1
       }
+      return false
+    }
+    for field in authored where field.name.equalsIgnoringASCIICase(name) {
+      var value = field.value
+      if value.withUTF8({ HTTPHeaders.listHasToken($0, token) }) { return true }
     }
     return false
+  }
+
+  /// True when the comma-separated list `value` has an element (OWS trimmed) equal to `token`, ignoring
+  /// ASCII case.
+  private static func listHasToken(_ value: UnsafeBufferPointer<UInt8>, _ token: String) -> Bool {
+    var token = token
+    return token.withUTF8 { t in
+      var start = 0
+      let n = value.count
+      while start <= n {
+        var end = start
+        while end < n, value[end] != UInt8(ascii: ",") { end += 1 }
+        var s = start
+        var e = end
+        while s < e, value[s] == 32 || value[s] == 9 { s += 1 }
+        while e > s, value[e - 1] == 32 || value[e - 1] == 9 { e -= 1 }
+        if e - s == t.count, t.isEmpty || ReceivedFields.equalsIgnoringASCIICase(value.baseAddress! + s, t) {
+          return true
+        }
+        start = end + 1
+      }
+      return false
+    }
   }
 
   /// `Name: value` lines joined by newlines.
   public var description: String {
     fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+  }
+
+  /// Equal when the field lines are, in order (however they are stored).
+  public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+    lhs.count == rhs.count && lhs.fields == rhs.fields
+  }
+
+  /// Hashes the field lines in order.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(fields)
+  }
+}
+
+/// Field lines as a parser received them, in one allocation: the field section's bytes followed by a
+/// table of 16 bytes per field line (name start, name end, value start, value end: `UInt32` offsets into
+/// those bytes). The parser has checked every line (names are tokens, values have no control
+/// characters); the object is not changed after ``ReceivedFields/make(sectionBytes:lineBound:fill:)``
+/// returns it.
+package final class ReceivedFields: ManagedBuffer<ReceivedFields.Header, UInt8> {
+  /// The number of field lines and where the table starts (the length of the field section).
+  package struct Header {
+    var count: Int
+    var tableOffset: Int
+  }
+
+  /// Size of one table entry.
+  package static let entryBytes = 16
+
+  /// A buffer for a field section of `sectionBytes` bytes with at most `lineBound` lines; `fill` gets
+  /// the element storage, copies the section to its start, writes an entry per field line after it, and
+  /// returns the number of lines.
+  package static func make(
+    sectionBytes: Int, lineBound: Int, fill: (UnsafeMutablePointer<UInt8>) -> Int
+  ) -> ReceivedFields {
+    let buffer = unsafeDowncast(
+      ReceivedFields.create(minimumCapacity: sectionBytes + lineBound * entryBytes) { _ in
+        Header(count: 0, tableOffset: sectionBytes)
+      }, to: ReceivedFields.self)
+    buffer.withUnsafeMutablePointers { header, elements in header.pointee.count = fill(elements) }
+    return buffer
+  }
+
+  // The header is read through its pointer: the `header` property of `ManagedBuffer` is a class property
+  // with a dynamic exclusivity check (`swift_beginAccess`) per read.
+
+  /// Number of field lines.
+  package var count: Int { withUnsafeMutablePointerToHeader { $0.pointee.count } }
+
+  /// Offset `part` (0 name start, 1 name end, 2 value start, 3 value end) of field `i`.
+  @inline(__always)
+  private static func offset(_ base: UnsafePointer<UInt8>, _ table: Int, _ i: Int, _ part: Int) -> Int {
+    Int(
+      UnsafeRawPointer(base).loadUnaligned(
+        fromByteOffset: table &+ i &* entryBytes &+ part &* 4, as: UInt32.self))
+  }
+
+  /// `body` applied to the element storage, the table offset and the count.
+  @inline(__always)
+  private func withBytes<R>(_ body: (UnsafePointer<UInt8>, Int, Int) throws -> R) rethrows -> R {
+    try withUnsafeMutablePointers { header, elements in
+      try body(UnsafePointer(elements), header.pointee.tableOffset, header.pointee.count)
+    }
+  }
+
+  /// Index of the first field at or after `start` whose name is `name` (ASCII case-insensitive).
+  package func firstIndex(named name: String, from start: Int) -> Int? {
+    return name.utf8.withContiguousStorageIfAvailable { n in firstIndex(named: n, from: start) }
+      ?? Array(name.utf8).withUnsafeBufferPointer { firstIndex(named: $0, from: start) }
+  }
+
+  private func firstIndex(named n: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+    withBytes { base, table, count in
+      var i = start
+      while i < count {
+        let ns = Self.offset(base, table, i, 0)
+        if Self.offset(base, table, i, 1) &- ns == n.count, Self.equalsIgnoringASCIICase(base + ns, n) {
+          return i
+        }
+        i += 1
+      }
+      return nil
+    }
+  }
+
+  /// `body` applied to the value bytes of field `i`.
+  package func withValueBytes<R>(_ i: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    withBytes { base, table, _ in
+      let vs = Self.offset(base, table, i, 2)
+      return body(UnsafeBufferPointer(start: base + vs, count: Self.offset(base, table, i, 3) - vs))
+    }
+  }
+
+  /// The name of field `i`.
+  package func name(_ i: Int) -> String { string(i, 0) }
+  /// The value of field `i`.
+  package func value(_ i: Int) -> String { string(i, 2) }
+
+  private func string(_ i: Int, _ part: Int) -> String {
+    withBytes { base, table, _ in
+      let s = Self.offset(base, table, i, part)
+      let e = Self.offset(base, table, i, part + 1)
+      return String(decoding: UnsafeBufferPointer(start: base + s, count: e - s), as: UTF8.self)
+    }
+  }
+
+  /// Every field line as a ``HTTPHeaders/Field``.
+  package var fields: [HTTPHeaders.Field] {
+    (0..<count).map { HTTPHeaders.Field(name: name($0), value: value($0)) }
+  }
+
+  /// Sum of the UTF-8 lengths of the names' and values' `String`s (a value with bytes that are not UTF-8
+  /// is measured as decoded, with replacement characters, as its `String` would be).
+  package var nameAndValueBytes: Int {
+    withBytes { base, table, count in
+      var total = 0
+      for i in 0..<count {
+        total += Self.offset(base, table, i, 1) - Self.offset(base, table, i, 0)
+        let vs = Self.offset(base, table, i, 2)
+        let value = UnsafeBufferPointer(start: base + vs, count: Self.offset(base, table, i, 3) - vs)
+        total +=
+          value.contains { $0 >= 0x80 } ? String(decoding: value, as: UTF8.self).utf8.count : value.count
+      }
+      return total
+    }
+  }
+
+  /// True when the `other.count` bytes at `p` equal `other`, ignoring ASCII case.
+  @inline(__always)
+  static func equalsIgnoringASCIICase(_ p: UnsafePointer<UInt8>, _ other: UnsafeBufferPointer<UInt8>) -> Bool
+  {
+    for i in 0..<other.count {
+      let a = p[i]
+      let b = other[i]
+      if a == b { continue }
+      if a | 0x20 != b | 0x20 { return false }
+      let l = a | 0x20
+      if l < 97 || l > 122 { return false }
+    }
+    return true
   }
 }
 

@@ -94,6 +94,8 @@ public final class StubTable: Sendable {
   package struct PathMatch {
     /// The winning stub.
     package var stub: StubMapping
+    /// Its index in ``StubTable/stubs``.
+    package var index: Int
     /// The variables of its `urlPathTemplate` (empty for a literal `urlPath`).
     package var pathParameters: [String: String]
   }
@@ -127,10 +129,10 @@ public final class StubTable: Sendable {
     if let other = bestLinear, !outranks(k, other) { return nil }
     let stub = stubs[k]
     guard case .urlPathTemplate(let template) = stub.request.url else {
-      return PathMatch(stub: stub, pathParameters: [:])
+      return PathMatch(stub: stub, index: k, pathParameters: [:])
     }
     guard let parameters = template.match(path) else { return nil }
-    return PathMatch(stub: stub, pathParameters: parameters)
+    return PathMatch(stub: stub, index: k, pathParameters: parameters)
   }
 
   /// True when `text` holds a `%` (a scan of the contiguous bytes; the generic `contains` on the UTF-8 view
@@ -149,14 +151,25 @@ public final class StubTable: Sendable {
     _ request: HTTPRequest, scenarioState: (String) -> String, nearMissLimit: Int = 3,
     connection: RequestView.Connection? = nil
   ) -> StubMatch {
+    matchIndexed(request, scenarioState: scenarioState, nearMissLimit: nearMissLimit, connection: connection)
+      .match
+  }
+
+  /// The same as `match(_:scenarioState:nearMissLimit:connection:)`, with the winner's index in
+  /// ``stubs`` (nil unless matched), for what is kept per stub of this table (prepared responses): an
+  /// array index instead of a hash of the stub's id.
+  package func matchIndexed(
+    _ request: HTTPRequest, scenarioState: (String) -> String, nearMissLimit: Int = 3,
+    connection: RequestView.Connection? = nil
+  ) -> (match: StubMatch, stubIndex: Int?) {
     if let fast = matchByMethodAndPath(request.head) {
-      return .matched(fast.stub, pathParameters: fast.pathParameters)
+      return (.matched(fast.stub, pathParameters: fast.pathParameters), fast.index)
     }
     do {
       let view = try RequestView(request, connection: connection)
-      return match(view, scenarioState: scenarioState, nearMissLimit: nearMissLimit)
+      return matchIndexed(view, scenarioState: scenarioState, nearMissLimit: nearMissLimit)
     } catch {
-      return .invalidRequest(error)
+      return (.invalidRequest(error), nil)
     }
   }
 
@@ -168,6 +181,12 @@ public final class StubTable: Sendable {
   public func match(
     _ request: RequestView, scenarioState: (String) -> String, nearMissLimit: Int = 3
   ) -> StubMatch {
+    matchIndexed(request, scenarioState: scenarioState, nearMissLimit: nearMissLimit).match
+  }
+
+  private func matchIndexed(
+    _ request: RequestView, scenarioState: (String) -> String, nearMissLimit: Int
+  ) -> (match: StubMatch, stubIndex: Int?) {
     var best: (Int, [String: String])?
     func consider(_ list: [Int]?) {
       guard let list else { return }
@@ -198,8 +217,8 @@ public final class StubTable: Sendable {
     let templateCandidates = templates.candidates(for: request.path)
     if !templateCandidates.isEmpty { consider(templateCandidates.sorted(by: outranks)) }
     consider(linear)
-    if let (k, params) = best { return .matched(stubs[k], pathParameters: params) }
-    return .unmatched(nearMisses(request, scenarioState: scenarioState, limit: nearMissLimit))
+    if let (k, params) = best { return (.matched(stubs[k], pathParameters: params), k) }
+    return (.unmatched(nearMisses(request, scenarioState: scenarioState, limit: nearMissLimit)), nil)
   }
 
   /// The `limit` stubs closest to matching `request`, nearest first (every stub is evaluated in detail;

@@ -171,4 +171,33 @@ struct RequestPathCostTests {
       }
     }
   }
+
+  /// A journal entry of a request whose fields are still the parser's bytes and ranges says exactly what
+  /// one of the same request with fields added by code says (JSON, size estimate), also for bytes that
+  /// are not UTF-8.
+  @Test func journalOfReceivedFieldsIsAsOfAuthoredOnes() throws {
+    var bytes = Array(
+      "GET /a/b?x=1&y=%20 HTTP/1.1\r\nHost: example.com:8080\r\nAccept: */*\r\nX-Dup: 1\r\nx-dup: 2\r\nX-Name: caf\u{E9}\r\nX-Raw: "
+        .utf8)
+    bytes += [0xFF, 0x41, 13, 10, 13, 10]
+    var parser = HTTPParser(mode: .request)
+    parser.append(bytes)
+    guard case .requestHead(let head) = try parser.next() else {
+      Issue.record("no request head")
+      return
+    }
+    var authoredHead = HTTPRequestHead(method: head.method, target: head.target, version: head.version)
+    for field in head.headers.fields { authoredHead.headers.add(name: field.name, value: field.value) }
+    func entry(_ head: HTTPRequestHead) -> JournalEntry {
+      JournalEntry(
+        id: "id", request: HTTPRequest(head: head), clientAddress: "127.0.0.1:1", isTLS: false,
+        clientCertificateSubject: nil, loggedAt: 1_700_000_000, stubID: "s", nearMisses: [])
+    }
+    let received = entry(head)
+    let authored = entry(authoredHead)
+    #expect(received.requestJSON == authored.requestJSON)
+    #expect(received.json(stub: nil) == authored.json(stub: nil))
+    #expect(received.approximateBytes == authored.approximateBytes)
+    #expect(head.headers.values("X-DUP") == ["1", "2"])
+  }
 }

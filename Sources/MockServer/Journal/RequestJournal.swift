@@ -178,8 +178,8 @@ public struct JournalEntry: Sendable {
   /// Bytes the entry holds, roughly: content, target, header fields and a fixed overhead for the rest.
   var approximateBytes: Int {
     var size = 512 + request.body.count + request.head.target.utf8.count
-    for field in request.headers { size += field.name.utf8.count + field.value.utf8.count + 32 }
-    return size
+    let headers = request.headers
+    return size + headers.nameAndValueBytes + 32 * headers.count
   }
 
   /// True when no stub matched.
@@ -231,7 +231,8 @@ public final class RequestJournal: Sendable {
     var stored = 0
     var totalRecorded = 0
     var unmatched = 0
-    var perStub: [String: Int] = [:]
+    /// Requests answered per stub id.
+    var perStub = PerStubCounts()
     /// Entries in the ring (slots emptied by remove are not counted).
     var retained = 0
     var sequence: UInt64 = 0
@@ -308,7 +309,7 @@ public final class RequestJournal: Sendable {
       s.sequence += 1
       entry.sequence = s.sequence
       s.totalRecorded += 1
-      if let stub = entry.stubID { s.perStub[stub, default: 0] += 1 } else { s.unmatched += 1 }
+      if let stub = entry.stubID { s.perStub.increment(stub) } else { s.unmatched += 1 }
       if !s.tracked.isEmpty, let view = view ?? (try? RequestView(entry.request)) {
         for i in s.tracked.indices where s.tracked[i].pattern.matches(view).0 { s.tracked[i].count += 1 }
       }
@@ -539,7 +540,7 @@ public final class RequestJournal: Sendable {
   /// Requests no stub matched, since the last clear.
   public var unmatchedCount: Int { state.withLock { $0.unmatched } }
   /// Requests that stub `id` answered since the last clear (exact past eviction).
-  public func count(stubID: String) -> Int { state.withLock { $0.perStub[stubID] ?? 0 } }
+  public func count(stubID: String) -> Int { state.withLock { $0.perStub[stubID] } }
   /// Requests recorded but no longer retained.
   public var evictedCount: Int {
     state.withLock { s in s.totalRecorded - s.retained }
@@ -553,5 +554,34 @@ public final class RequestJournal: Sendable {
   /// would cost two string hashes on every request.
   private static func slot(of id: String, in s: State) -> Int? {
     s.ring.firstIndex { $0?.id == id }
+  }
+}
+
+/// Counts by stub id, with the slot of the id counted last remembered: consecutive requests to one stub
+/// compare its id (the same string storage, so a pointer comparison) instead of hashing 36 characters.
+struct PerStubCounts {
+  private var slots: [String: Int] = [:]
+  private var counts: [Int] = []
+  private var last: (id: String, slot: Int)?
+
+  /// The count of stub `id` (0 when never counted).
+  subscript(id: String) -> Int { slots[id].map { counts[$0] } ?? 0 }
+
+  /// Adds one to the count of stub `id`.
+  mutating func increment(_ id: String) {
+    if let last, last.id == id {
+      counts[last.slot] += 1
+      return
+    }
+    let slot: Int
+    if let known = slots[id] {
+      slot = known
+    } else {
+      slot = counts.count
+      slots[id] = slot
+      counts.append(0)
+    }
+    counts[slot] += 1
+    last = (id, slot)
   }
 }

@@ -54,32 +54,40 @@ public final class MockResponder: Sendable {
     let request = HTTPRequest(head: head)
     let table = store.table
     let scenarios = scenarioBook.states
-    guard
-      case .matched(let stub, _) = table.match(
-        request, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted }, nearMissLimit: 0,
-        connection: context.connection),
-      stub.response.respondBeforeContent
-    else { return nil }
-    var plan = serve(stub, table: table, request: request, context: context)
+    let (outcome, index) = table.matchIndexed(
+      request, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted }, nearMissLimit: 0,
+      connection: context.connection)
+    guard case .matched(let stub, _) = outcome, let index, stub.response.respondBeforeContent else {
+      return nil
+    }
+    var plan = serve(stub, index: index, table: table, request: request, context: context)
     plan.keepAlive = false
     return plan
   }
 
   /// Matches and answers one stub request.
   public func respond(to request: HTTPRequest, context: RequestContext) -> ResponsePlan {
-    var request = request
     if let coding = request.headers.first("Content-Encoding").map({ $0.trimmingOWS().lowercasedASCII() }),
       let decoder = ContentCoding(rawValue: coding == "x-gzip" ? "gzip" : coding), decoder != .identity
     {
+      var decoded = request
       do {
-        request.body = try decoder.decode(request.body)
+        decoded.body = try decoder.decode(request.body)
       } catch {
         return .json(
           status: .badRequest,
           #"{"error":"request content could not be decoded (\#(coding)): \#(error.description)","status":400}"#
         )
       }
+      return respondDecoded(to: decoded, context: context)
     }
+    // Without a content coding the request is answered as it is (not copied into a `var` first: a copy of
+    // a request retains and releases each of its parts).
+    return respondDecoded(to: request, context: context)
+  }
+
+  /// Matches and answers a request whose content coding was removed.
+  private func respondDecoded(to request: HTTPRequest, context: RequestContext) -> ResponsePlan {
     if let requestCheck, let (response, note) = requestCheck(request) {
       var entry = makeEntry(request, context: context, stubID: nil, nearMisses: [])
       entry.responseStatus = response.status.code
@@ -100,7 +108,8 @@ public final class MockResponder: Sendable {
     let table = store.table
     let scenarios = scenarioBook.states
     let scenarioState = { (name: String) in scenarios[name] ?? StubMapping.scenarioStarted }
-    var outcome = table.match(request, scenarioState: scenarioState, connection: context.connection)
+    var (outcome, stubIndex) = table.matchIndexed(
+      request, scenarioState: scenarioState, connection: context.connection)
     if request.method == .head {
       // RFC 9110 §9.3.2: HEAD is GET without the content. Unless a stub names HEAD itself, the request is
       // matched as the GET it stands for (headers and framing included); the connection sends no content.
@@ -109,16 +118,19 @@ public final class MockResponder: Sendable {
       if !namesHead {
         var asGet = request
         asGet.head.method = .get
-        if case .matched(let stub, let parameters) = table.match(
+        let (asGetOutcome, asGetIndex) = table.matchIndexed(
           asGet, scenarioState: scenarioState, nearMissLimit: 0, connection: context.connection)
-        {
+        if case .matched(let stub, let parameters) = asGetOutcome {
           outcome = .matched(stub, pathParameters: parameters)
+          stubIndex = asGetIndex
         }
       }
     }
     switch outcome {
     case .matched(let stub, let parameters):
-      return serve(stub, table: table, request: request, context: context, pathParameters: parameters)
+      return serve(
+        stub, index: stubIndex ?? -1, table: table, request: request, context: context,
+        pathParameters: parameters)
     case .unmatched(let report):
       if let preflight = corsPreflight(request, table: table, scenarioState: scenarioState) {
         return preflight
@@ -157,8 +169,9 @@ public final class MockResponder: Sendable {
 
   // MARK: Serving a stub
 
+  /// Answers with `stub`, the one at `index` in `table.stubs` (the key of its prepared response).
   private func serve(
-    _ stub: StubMapping, table: StubTable, request: HTTPRequest, context: RequestContext,
+    _ stub: StubMapping, index: Int, table: StubTable, request: HTTPRequest, context: RequestContext,
     pathParameters: [String: String] = [:]
   ) -> ResponsePlan {
     let serveCount = stub.responseSequence == nil ? 0 : scenarioBook.serveCount(stubID: stub.id)
@@ -200,14 +213,15 @@ public final class MockResponder: Sendable {
         }
       }
     }
-    var prepared = (renders && !bodyOnly) || cors != nil ? nil : store.prepared(stubID: stub.id, table: table)
+    var prepared =
+      (renders && !bodyOnly) || cors != nil ? nil : store.prepared(stubIndex: index, table: table)
     if prepared == nil, !renders || bodyOnly, cors == nil, stub.responseSequence == nil {
       // For a templated body, the head is prepared with the template's text standing in for the content.
       var shape = definition
       if bodyOnly, let body = definition.template?.body { shape.body = Array(body.source.utf8) }
       if let made = builder.prepare(shape) {
         prepared = made
-        store.storePrepared(made, stubID: stub.id, table: table)
+        store.storePrepared(made, stubIndex: index, table: table)
       }
     }
     let globalDistribution = settings.delayDistribution

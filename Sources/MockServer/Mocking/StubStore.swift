@@ -23,8 +23,9 @@ public final class StubStore: Sendable {
     var runtimeStubs: [StubMapping] = []
     var envelopes: EnvelopeSet
     var table: StubTable
-    /// Serialized responses of stubs answered before, by stub id; belongs to `table`.
-    var prepared: [String: PreparedResponse] = [:]
+    /// Serialized responses of stubs answered before, by index in `table.stubs` (an array index, not a
+    /// hash of the 36-character id per request); belongs to `table`, grown as responses are stored.
+    var prepared: [PreparedResponse?] = []
     /// Runtime changes to file stubs not written to their files yet, by stub id. A hot reload applies
     /// them again to what it loads, so they are not undone by a reload of another file.
     var fileEdits: [String: FileEdit] = [:]
@@ -216,14 +217,24 @@ public final class StubStore: Sendable {
 
   // MARK: Prepared responses
 
-  /// The response prepared for stub `id` of `table`, if one was stored since `table` was swapped in.
-  func prepared(stubID id: String, table: StubTable) -> PreparedResponse? {
-    state.withLock { $0.table === table ? $0.prepared[id] : nil }
+  /// The response prepared for the stub at `index` in `table.stubs`, if one was stored since `table` was
+  /// swapped in.
+  func prepared(stubIndex index: Int, table: StubTable) -> PreparedResponse? {
+    state.withLock { s in
+      s.table === table && index >= 0 && index < s.prepared.count ? s.prepared[index] : nil
+    }
   }
 
-  /// Stores a response prepared for stub `id` of `table` (dropped when `table` is no longer current).
-  func storePrepared(_ prepared: PreparedResponse, stubID id: String, table: StubTable) {
-    state.withLock { s in if s.table === table { s.prepared[id] = prepared } }
+  /// Stores a response prepared for the stub at `index` in `table.stubs` (dropped when `table` is no
+  /// longer current).
+  func storePrepared(_ prepared: PreparedResponse, stubIndex index: Int, table: StubTable) {
+    state.withLock { s in
+      guard s.table === table, index >= 0, index < table.stubs.count else { return }
+      if s.prepared.count < table.stubs.count {
+        s.prepared.append(contentsOf: repeatElement(nil, count: table.stubs.count - s.prepared.count))
+      }
+      s.prepared[index] = prepared
+    }
   }
 
   /// Adds `stub` as a file stub (written to `stub.file` by the admin API), replacing any stub with its id.
@@ -242,7 +253,7 @@ public final class StubStore: Sendable {
     state.withLock { s in
       let result = change(&s)
       s.table = StubTable(s.fileStubs + s.runtimeStubs)
-      s.prepared = [:]
+      s.prepared = []
       return result
     }
   }
