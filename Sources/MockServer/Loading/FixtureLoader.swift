@@ -1,3 +1,4 @@
+import CLinuxShims
 import Foundation
 import HTTPCore
 import Mappings
@@ -194,9 +195,15 @@ public enum FixtureLoader {
   }
 
   /// `work(0..<count)` on the cores this process may use, results in index order. Small counts, and a
-  /// process limited to one core, run inline (a thread costs more than a few files).
+  /// process limited to one core (`taskset -c 0`: its affinity mask, which `activeProcessorCount` does not
+  /// read), run inline: a thread costs more than a few files, and on one core worker threads only add
+  /// context switches and a malloc arena per thread, grown by an `mprotect` every few pages.
   static func parseInParallel<T: Sendable>(_ count: Int, _ work: @Sendable (Int) -> T) -> [T] {
-    let cores = ProcessInfo.processInfo.activeProcessorCount
+    var cores = ProcessInfo.processInfo.activeProcessorCount
+    #if os(Linux)
+      let affinity = Int(cshims_affinity_cpu_count())
+      if affinity > 0 { cores = min(cores, affinity) }
+    #endif
     let chunks = count < 64 || cores < 2 ? 1 : min(count / 32, 4 * cores)
     guard chunks > 1 else { return (0..<count).map(work) }
     let parts = Mutex([[T]?](repeating: nil, count: chunks))
