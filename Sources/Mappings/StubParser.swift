@@ -229,15 +229,15 @@ public enum StubParser {
   static func parseResponseOrSequence(
     _ o: JSONObject, _ location: String, _ context: StubParsingContext, _ d: inout Diagnostics
   ) -> (ResponseDefinition, ResponseSequence?) {
-    let sequencePath = JSONPathText.child(location, "x-responseSequence")
+    let sequencePath = { JSONPathText.child(location, "x-responseSequence") }
     switch (o["response"], o["x-responseSequence"]) {
     case (let r?, nil):
       return (parseResponse(r, JSONPathText.child(location, "response"), context, &d), nil)
     case (nil, let s?):
-      let sequence = parseSequence(s, sequencePath, context, &d)
+      let sequence = parseSequence(s, sequencePath(), context, &d)
       return (sequence?.responses.first ?? ResponseDefinition(), sequence)
     case (.some, .some):
-      d.error(sequencePath, expected: "either response or x-responseSequence", found: "both")
+      d.error(sequencePath(), expected: "either response or x-responseSequence", found: "both")
     case (nil, nil):
       d.error(JSONPathText.child(location, "response"), expected: "a response object", found: "nothing")
     }
