@@ -121,13 +121,16 @@ public enum FixtureLoader {
     }
     var stubs: [StubMapping] = []
     stubs.reserveCapacity(parsed.reduce(0) { $0 + $1.stubs.count })
-    var seenIDs: [String: String] = [:]
+    // One set insertion per stub; where an id was first used is looked up only for a duplicate.
+    var seenIDs = Set<String>()
+    seenIDs.reserveCapacity(stubs.capacity)
     for result in kept {
       var from = 0
       for entry in result.stubs {
         problems += result.problems[from..<entry.problemsBefore]
         from = entry.problemsBefore
-        if let first = seenIDs[entry.stub.id] {
+        if !seenIDs.insert(entry.stub.id).inserted {
+          let first = stubs.first { $0.id == entry.stub.id }.map { "\($0.file ?? "") \($0.location)" } ?? ""
           var d = Diagnostics(file: result.file)
           d.error(
             JSONPathText.child(entry.stub.location, entry.uuidOnly ? "uuid" : "id"),
@@ -136,7 +139,6 @@ public enum FixtureLoader {
           problems += d.problems
           continue
         }
-        seenIDs[entry.stub.id] = "\(result.file) \(entry.stub.location)"
         stubs.append(entry.stub)
       }
       problems += result.problems[from...]
