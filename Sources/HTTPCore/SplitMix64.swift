@@ -47,9 +47,14 @@ package struct SplitMix64: RandomNumberGenerator, Sendable {
   package static func stableUUIDString(_ text: String) -> String {
     var a: UInt64 = 0xcbf2_9ce4_8422_2325
     var b: UInt64 = 0x6c62_272e_07bb_0142
-    for byte in text.utf8 {
-      a = (a ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-      b = (b ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+    // Over the contiguous bytes (the string's UTF-8 view cost about 30 instructions a byte; a load of
+    // 10,000 stubs without ids hashes 10,000 of these).
+    var text = text
+    text.withUTF8 { bytes in
+      for byte in bytes {
+        a = (a ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        b = (b ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+      }
     }
     var first = SplitMix64(seed: a)
     var second = SplitMix64(seed: b)

@@ -50,9 +50,9 @@ extension StubParser {
   }
 
   /// A final status code: 1xx responses are interim (RFC 9110 §15.2), so a stub answers 200...599.
-  static func parseStatus(_ s: JSONValue, _ path: String, _ d: inout Diagnostics) -> Int? {
+  static func parseStatus(_ s: JSONValue, _ path: @autoclosure () -> String, _ d: inout Diagnostics) -> Int? {
     if let n = s.numberValue?.intValue, (200...599).contains(n) { return n }
-    d.error(path, expected: "an integer final status code 200...599", found: s)
+    d.error(path(), expected: "an integer final status code 200...599", found: s)
     return nil
   }
 
@@ -74,39 +74,39 @@ extension StubParser {
       return headers
     }
     for m in fields {
-      let p = JSONPathText.child(path, m.key)
-      guard let values = headerValues(m.key, m.value, p, &d) else { continue }
+      guard let values = headerValues(m.key, m.value, JSONPathText.child(path, m.key), &d) else { continue }
       for v in values { headers.add(name: m.key, value: v) }
     }
     return headers
   }
 
-  /// The values of one response header field, or nil when it is refused or dropped.
-  static func headerValues(_ name: String, _ value: JSONValue, _ p: String, _ d: inout Diagnostics)
-    -> [String]?
-  {
+  /// The values of one response header field, or nil when it is refused or dropped (`path`, the field's
+  /// JSON path, is made only for a problem).
+  static func headerValues(
+    _ name: String, _ value: JSONValue, _ path: @autoclosure () -> String, _ d: inout Diagnostics
+  ) -> [String]? {
     let values: [String]
     switch value {
     case .string(let s): values = [s]
     case .array(let a) where a.allSatisfy({ $0.stringValue != nil }): values = a.compactMap(\.stringValue)
     default:
-      d.error(p, expected: "a string or an array of strings", found: value)
+      d.error(path(), expected: "a string or an array of strings", found: value)
       return nil
     }
     if !isToken(name) {
       d.error(
-        p, expected: "a header name made of token characters (RFC 9110 §5.1)", found: JSONValue.quoted(name))
+        path(), expected: "a header name made of token characters (RFC 9110 §5.1)", found: JSONValue.quoted(name))
       return nil
     }
     if let bad = values.first(where: { v in v.utf8.contains { ($0 < 32 && $0 != 9) || $0 == 127 } }) {
       d.error(
-        p, expected: "a header value without CR, LF, NUL or other control characters (RFC 9110 §5.5)",
+        path(), expected: "a header value without CR, LF, NUL or other control characters (RFC 9110 §5.5)",
         found: JSONValue.quoted(bad))
       return nil
     }
     if name.equalsIgnoringASCIICase("Content-Length") || name.equalsIgnoringASCIICase("Transfer-Encoding") {
       d.warning(
-        p,
+        path(),
         "\(name) is a framing header: the server drops it and sends the true framing for the body it actually "
           + "sends")
       return nil
@@ -128,11 +128,12 @@ extension StubParser {
       return
     }
     guard let key = bodyKeys.first, let v = o[key] else { return }
-    let p = JSONPathText.child(path, key)
+    // The field's JSON path, made only for a problem.
+    let p = { JSONPathText.child(path, key) }
     switch key {
     case "body":
       guard let s = v.stringValue else {
-        d.error(p, expected: "a string (use jsonBody for JSON values)", found: v)
+        d.error(p(), expected: "a string (use jsonBody for JSON values)", found: v)
         return
       }
       // The text is sent in the charset its Content-Type declares (UTF-8 without one).
@@ -142,7 +143,7 @@ extension StubParser {
     case "base64Body":
       guard let s = v.stringValue, let bytes = Base64.decode(s) else {
         d.error(
-          p, expected: "base64 text",
+          p(), expected: "base64 text",
           found: v.stringValue.map { _ in "text that is not base64" } ?? v.kindDescription)
         return
       }
@@ -150,11 +151,11 @@ extension StubParser {
     case "bodyFileName":
       if let name = v.stringValue, Template.mayContainTags(name), isLocallyTemplated(o) {
         r.bodySource = .file(name)  // read for each request (StubParser+Templates)
-      } else if let bytes = parseBodyFile(v, p, context, &d), let name = v.stringValue {
+      } else if let bytes = parseBodyFile(v, p(), context, &d), let name = v.stringValue {
         (r.body, r.bodySource) = (bytes, .file(name))
       }
     default:
-      guard let body = parseEnvelope(v, p, context.envelopes, &d) else { return }
+      guard let body = parseEnvelope(v, p(), context.envelopes, &d) else { return }
       r.body = body.serializedBytes()
       if let name = v["name"]?.stringValue { r.bodySource = .envelope(name) }
       if !r.headers.contains("Content-Type") {

@@ -64,7 +64,8 @@ extension StubParser {
     if let m = o["statusMessage"]?.stringValue {
       template.statusMessage = compile(m, JSONPathText.child(path, "statusMessage"), &d)
     }
-    if let h = o["headers"]?.objectValue {
+    // Header values are matched to their fixture fields only when one of them may hold a template.
+    if r.headers.contains(where: { Template.mayContainTags($0.value) }), let h = o["headers"]?.objectValue {
       // Header fields are stored in fixture order, list values expanded: walk them the same way.
       var values: [(key: String, item: Int?, text: String)] = []
       for m in h {

@@ -130,7 +130,27 @@ public enum StubParser {
 
   /// The stub with numbers written as strings turned into numbers (see ``coercibleNumbers``).
   static func coerceNumbers(_ json: JSONValue, _ location: String, _ d: inout Diagnostics) -> JSONValue {
-    coerce(json, coercibleNumbers, location, &d) ?? json
+    guard mayNeedCoercion(json, coercibleNumbers) else { return json }
+    return coerce(json, coercibleNumbers, location, &d) ?? json
+  }
+
+  /// False when ``coerce(_:_:_:_:)`` would change nothing: no member named as a number field holds a
+  /// string, and no member named as an object field holds such an object. One pass over the members
+  /// (a few name comparisons for the common stub) instead of a lookup of every field.
+  private static func mayNeedCoercion(_ v: JSONValue, _ fields: [CoercibleField]) -> Bool {
+    guard case .object(let o) = v else { return false }
+    for m in o.members {
+      switch m.value {
+      case .string:
+        if fields.contains(where: { $0.fields.isEmpty && $0.key == m.key }) { return true }
+      case .object:
+        for field in fields where !field.fields.isEmpty && field.key == m.key {
+          if mayNeedCoercion(m.value, field.fields) { return true }
+        }
+      default: continue
+      }
+    }
+    return false
   }
 
   /// `v` with the numbers at `fields` read from their string form, or nil when there is nothing to change
@@ -229,15 +249,15 @@ public enum StubParser {
   static func parseResponseOrSequence(
     _ o: JSONObject, _ location: String, _ context: StubParsingContext, _ d: inout Diagnostics
   ) -> (ResponseDefinition, ResponseSequence?) {
-    let sequencePath = JSONPathText.child(location, "x-responseSequence")
+    let sequencePath = { JSONPathText.child(location, "x-responseSequence") }
     switch (o["response"], o["x-responseSequence"]) {
     case (let r?, nil):
       return (parseResponse(r, JSONPathText.child(location, "response"), context, &d), nil)
     case (nil, let s?):
-      let sequence = parseSequence(s, sequencePath, context, &d)
+      let sequence = parseSequence(s, sequencePath(), context, &d)
       return (sequence?.responses.first ?? ResponseDefinition(), sequence)
     case (.some, .some):
-      d.error(sequencePath, expected: "either response or x-responseSequence", found: "both")
+      d.error(sequencePath(), expected: "either response or x-responseSequence", found: "both")
     case (nil, nil):
       d.error(JSONPathText.child(location, "response"), expected: "a response object", found: "nothing")
     }

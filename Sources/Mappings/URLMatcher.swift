@@ -97,33 +97,38 @@ public struct PathTemplate: Sendable, Hashable {
   public init(_ template: String) throws(PathTemplateError) {
     self.template = template
     var segs: [Segment] = []
-    var seen: Set<String> = []
-    // Over the UTF-8 bytes ('/', '{' and '}' are ASCII): Character comparisons cost a tenth of loading
-    // 5,000 templates.
-    let bytes = template.utf8
-    let (slash, open, close) = (UInt8(ascii: "/"), UInt8(ascii: "{"), UInt8(ascii: "}"))
-    var start = bytes.startIndex
-    while true {
-      let end = bytes[start...].firstIndex(of: slash) ?? bytes.endIndex
-      let part = bytes[start..<end]
-      if part.count >= 2, part.first == open, part.last == close {
-        let inner = part.dropFirst().dropLast()
-        guard !inner.isEmpty, !inner.contains(open), !inner.contains(close) else {
-          throw PathTemplateError(message: "a variable name between { and }")
+    var names: [String] = []
+    // Over the contiguous UTF-8 bytes ('/', '{' and '}' are ASCII): `Character` comparisons cost a tenth of
+    // loading 5,000 templates, and indexes into the string's UTF-8 view half of what was left.
+    var text = template
+    let problem = text.withUTF8 { (bytes: UnsafeBufferPointer<UInt8>) -> PathTemplateError? in
+      let (slash, open, close) = (UInt8(ascii: "/"), UInt8(ascii: "{"), UInt8(ascii: "}"))
+      var start = 0
+      while true {
+        var end = start
+        while end < bytes.count, bytes[end] != slash { end += 1 }
+        let part = UnsafeBufferPointer(rebasing: bytes[start..<end])
+        if part.count >= 2, part[0] == open, part[part.count - 1] == close {
+          let inner = UnsafeBufferPointer(rebasing: part[1..<(part.count - 1)])
+          guard !inner.isEmpty, !inner.contains(open), !inner.contains(close) else {
+            return PathTemplateError(message: "a variable name between { and }")
+          }
+          let name = String(decoding: inner, as: UTF8.self)
+          guard !names.contains(name) else {
+            return PathTemplateError(message: "each variable name once, \(name) repeats")
+          }
+          names.append(name)
+          segs.append(.variable(name))
+        } else if part.contains(open) || part.contains(close) {
+          return PathTemplateError(message: "a variable such as {id} taking a whole path segment")
+        } else {
+          segs.append(.literal(String(decoding: part, as: UTF8.self)))
         }
-        let name = String(Substring(inner))
-        guard seen.insert(name).inserted else {
-          throw PathTemplateError(message: "each variable name once, \(name) repeats")
-        }
-        segs.append(.variable(name))
-      } else if part.contains(open) || part.contains(close) {
-        throw PathTemplateError(message: "a variable such as {id} taking a whole path segment")
-      } else {
-        segs.append(.literal(String(Substring(part))))
+        if end == bytes.count { return nil }
+        start = end + 1
       }
-      if end == bytes.endIndex { break }
-      start = bytes.index(after: end)
     }
+    if let problem { throw problem }
     segments = segs
   }
 

@@ -32,10 +32,28 @@ enum FileTree {
   /// (`.git`, `.DS_Store`, `.#emacs-lock`, `.file.swp`) and editors' backups (`file~`, `#autosave#`,
   /// `*.swp`, `*.swo`, `*.bak`, `*.orig`).
   static func isIgnored(_ name: String) -> Bool {
+    // ASCII names (nearly all) by their bytes: the same answers as the `Character` comparisons below, for
+    // a tenth of the cost (a walk of 10,000 mapping files asks 10,000 times).
+    var name = name
+    if let ascii = name.withUTF8({ isIgnoredASCII($0) }) { return ascii }
     if name.hasPrefix(".") || name.hasSuffix("~") { return true }
     if name.hasPrefix("#") && name.hasSuffix("#") { return true }
     for suffix in [".swp", ".swo", ".bak", ".orig"] where name.hasSuffix(suffix) { return true }
     return false
+  }
+
+  /// ``isIgnored(_:)`` for a name of ASCII bytes, or nil when it has other bytes.
+  private static func isIgnoredASCII(_ name: UnsafeBufferPointer<UInt8>) -> Bool? {
+    guard let first = name.first, let last = name.last else { return false }
+    for c in name where c >= 0x80 { return nil }
+    if first == UInt8(ascii: ".") || last == UInt8(ascii: "~") { return true }
+    if first == UInt8(ascii: "#") && last == UInt8(ascii: "#") { return true }
+    func hasSuffix(_ suffix: StaticString) -> Bool {
+      let n = suffix.utf8CodeUnitCount
+      guard name.count >= n else { return false }
+      return memcmp(name.baseAddress! + (name.count - n), suffix.utf8Start, n) == 0
+    }
+    return hasSuffix(".swp") || hasSuffix(".swo") || hasSuffix(".bak") || hasSuffix(".orig")
   }
 
   /// Regular files under `root` (symbolic links to files and folders followed, up to 32 levels deep; a
@@ -61,6 +79,18 @@ enum FileTree {
     var seen = Set<FileIdentity>()
     walk(root, relative: "", depth: 0, mode: .unstamped, into: &out, directories: &directories, seen: &seen)
     return out
+  }
+
+  /// ``files(under:known:)`` and ``directories(under:)`` from one walk.
+  static func filesAndDirectories(under root: String, known: [String: Stamp] = [:]) -> (
+    files: [(path: String, stamp: Stamp)], directories: [String]
+  ) {
+    var out: [(String, Stamp?)] = []
+    var directories = [root]
+    var seen = Set<FileIdentity>()
+    walk(
+      root, relative: "", depth: 0, mode: .stamped(known), into: &out, directories: &directories, seen: &seen)
+    return (out.compactMap { entry in entry.1.map { (entry.0, $0) } }, directories)
   }
 
   /// `root` and every folder below it (paths starting with `root`), for change notifications.
@@ -100,8 +130,8 @@ enum FileTree {
     while let entry = readdir(dir) {
       let name = withUnsafeBytes(of: entry.pointee.d_name) { raw -> String in
         let bytes = raw.bindMemory(to: UInt8.self)
-        let length = bytes.firstIndex(of: 0) ?? bytes.count
-        return String(decoding: bytes[0..<length], as: UTF8.self)
+        let length = strnlen(raw.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count)
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[0..<length]), as: UTF8.self)
       }
       if name == "." || name == ".." || isIgnored(name) { continue }
       let rel = relative.isEmpty ? name : relative + "/" + name
@@ -220,6 +250,10 @@ enum FileTree {
         return nil
       }
       count += n
+      // A short read that reached the size `fstat` gave is the end of the file: no second `read` to see
+      // it return 0 (10,000 system calls for 10,000 mapping files). A file that grew fills the spare byte
+      // and is read on.
+      if count == size, count < bytes.count { break }
     }
     bytes.removeLast(bytes.count - count)
     return (bytes, Stamp(st))

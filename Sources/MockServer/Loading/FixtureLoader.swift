@@ -120,13 +120,16 @@ public enum FixtureLoader {
     }
     var stubs: [StubMapping] = []
     stubs.reserveCapacity(parsed.reduce(0) { $0 + $1.stubs.count })
-    var seenIDs: [String: String] = [:]
+    // One set insertion per stub; where an id was first used is looked up only for a duplicate.
+    var seenIDs = Set<String>()
+    seenIDs.reserveCapacity(stubs.capacity)
     for result in kept {
       var from = 0
       for entry in result.stubs {
         problems += result.problems[from..<entry.problemsBefore]
         from = entry.problemsBefore
-        if let first = seenIDs[entry.stub.id] {
+        if !seenIDs.insert(entry.stub.id).inserted {
+          let first = stubs.first { $0.id == entry.stub.id }.map { "\($0.file ?? "") \($0.location)" } ?? ""
           var d = Diagnostics(file: result.file)
           d.error(
             JSONPathText.child(entry.stub.location, entry.uuidOnly ? "uuid" : "id"),
@@ -135,7 +138,6 @@ public enum FixtureLoader {
           problems += d.problems
           continue
         }
-        seenIDs[entry.stub.id] = "\(result.file) \(entry.stub.location)"
         stubs.append(entry.stub)
       }
       problems += result.problems[from...]
@@ -194,7 +196,8 @@ public enum FixtureLoader {
   }
 
   /// `work(0..<count)` on the cores this process may use, results in index order. Small counts, and a
-  /// process limited to one core, run inline (a thread costs more than a few files).
+  /// process limited to one core (`taskset -c 0`: its affinity mask, see ``ProcessResources/availableCores``), run inline: a thread costs more than a few files, and on one core worker threads only add
+  /// context switches and a malloc arena per thread, grown by an `mprotect` every few pages.
   static func parseInParallel<T: Sendable>(_ count: Int, _ work: @Sendable (Int) -> T) -> [T] {
     let cores = ProcessResources.availableCores
     let chunks = count < 64 || cores < 2 ? 1 : min(count / 32, 4 * cores)

@@ -92,9 +92,13 @@ public final class FixtureWatcher: Sendable {
 
   private func start(known: [String: FileTree.Stamp]) {
     guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-    let stamp = FixtureWatcher.scan(directory, known: known)
+    // One walk gives the baseline and the folders to watch.
+    let (files, folders) = FileTree.filesAndDirectories(under: directory, known: known)
+    var stamp: [String: FileTree.Stamp] = [:]
+    stamp.reserveCapacity(files.count)
+    for (path, s) in files { stamp[path] = s }
     fingerprint.withLock { $0 = stamp }
-    if !startNotifications() { schedule() }
+    if !startNotifications(folders: folders) { schedule() }
   }
 
   /// Stops watching (a reload in progress finishes).
@@ -109,7 +113,7 @@ public final class FixtureWatcher: Sendable {
   /// True when inotify notifications are used instead of polling.
   public var usesNotifications: Bool { notifications.withLock { $0.fd >= 0 } }
 
-  private func startNotifications() -> Bool {
+  private func startNotifications(folders: [String]) -> Bool {
     #if os(Linux)
       let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
       guard fd >= 0 else { return false }
@@ -117,7 +121,7 @@ public final class FixtureWatcher: Sendable {
       source.setEventHandler { [self] in notified() }
       source.setCancelHandler { _ = Glibc.close(fd) }
       notifications.withLock { $0 = (fd, source) }
-      watchDirectories()
+      watchDirectories(folders)
       source.resume()
       return true
     #else
@@ -128,7 +132,8 @@ public final class FixtureWatcher: Sendable {
   /// Adds a watch for the folder, every folder below it and the folder's parent (adding an existing
   /// watch is harmless). Called again before each comparison, so folders created since (a recreated
   /// root among them) are watched too.
-  private func watchDirectories() {
+  /// - Parameter known: the folders, when a walk just listed them (``FileTree/directories(under:)``).
+  private func watchDirectories(_ known: [String]? = nil) {
     #if os(Linux)
       let fd = notifications.withLock { $0.fd }
       guard fd >= 0 else { return }
@@ -138,7 +143,7 @@ public final class FixtureWatcher: Sendable {
       let parentMask = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR)
       let parent = inotify_add_watch(fd, parentPath, parentMask)
       parentWatch.withLock { $0 = parent }
-      for folder in FileTree.directories(under: directory) { _ = inotify_add_watch(fd, folder, mask) }
+      for folder in known ?? FileTree.directories(under: directory) { _ = inotify_add_watch(fd, folder, mask) }
     #endif
   }
 
