@@ -102,7 +102,9 @@ extension StubParser {
 
   /// A method token, or nil for `ANY`.
   /// (`path` is made only for a problem: most stubs have none.)
-  static func parseMethod(_ m: String, _ path: @autoclosure () -> String, _ d: inout Diagnostics) -> HTTPMethod? {
+  static func parseMethod(_ m: String, _ path: @autoclosure () -> String, _ d: inout Diagnostics)
+    -> HTTPMethod?
+  {
     if m == "ANY" { return nil }
     if m.isEmpty || !m.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != 0x3A }) {
       d.error(path(), expected: "a method token such as GET or ANY", found: JSONValue.quoted(m))

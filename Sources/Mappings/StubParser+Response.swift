@@ -95,7 +95,8 @@ extension StubParser {
     }
     if !isToken(name) {
       d.error(
-        path(), expected: "a header name made of token characters (RFC 9110 §5.1)", found: JSONValue.quoted(name))
+        path(), expected: "a header name made of token characters (RFC 9110 §5.1)",
+        found: JSONValue.quoted(name))
       return nil
     }
     if let bad = values.first(where: { v in v.utf8.contains { ($0 < 32 && $0 != 9) || $0 == 127 } }) {

@@ -143,7 +143,9 @@ public final class FixtureWatcher: Sendable {
       let parentMask = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR)
       let parent = inotify_add_watch(fd, parentPath, parentMask)
       parentWatch.withLock { $0 = parent }
-      for folder in known ?? FileTree.directories(under: directory) { _ = inotify_add_watch(fd, folder, mask) }
+      for folder in known ?? FileTree.directories(under: directory) {
+        _ = inotify_add_watch(fd, folder, mask)
+      }
     #endif
   }
 
