@@ -10,7 +10,8 @@ FIXTURES ?= Fixtures
 all: build
 
 # System headers for the COpenSSL, CZlib and CYAML targets (Debian packages), installed only when missing;
-# libxml2 itself (loaded at run time by CLibXML2 on the first XML matcher, which declares what it uses) comes
+# libssl and libcrypto are loaded at run time by COpenSSL's trampolines on the first TLS or digest use, and
+# libxml2 (loaded at run time by CLibXML2 on the first XML matcher, which declares what it uses) comes
 # with libxml2-dev. libcurl4-openssl-dev: FoundationNetworking (used by ClientKit and its tests) links libcurl; the
 # mockserver binary itself no longer does (`verify` uses the server's own upstream client).
 deps:
@@ -117,14 +118,14 @@ format:
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := .build/fuzz
 FUZZ_FLAGS := -sanitize=fuzzer,address -parse-as-library -O
-FUZZ_INCLUDES := -I Sources/CLinuxShims -I Sources/COpenSSL -I Sources/CZlib -I Sources/CLibXML2/include \
+FUZZ_INCLUDES := -I Sources/CLinuxShims -I Sources/COpenSSL/include -I Sources/CZlib -I Sources/CLibXML2/include \
   -I Sources/CYAML
 FUZZ_LINK = swiftc $(FUZZ_FLAGS) -package-name "$$(basename "$(CURDIR)" | tr A-Z a-z)" -I $(FUZZ_BUILD)/release/Modules
 FUZZ_OBJECTS = $(FUZZ_BUILD)/release/$(1).build/*.o
 # Every object of MockServer's dependency closure (the only thing built into FUZZ_BUILD), and the C libraries
 # its system-library targets name: the stub and admin fuzzers need whatever Mappings and MockServer import.
 FUZZ_ALL_OBJECTS = $(FUZZ_BUILD)/release/*.build/*.o
-FUZZ_LIBS = -l_FoundationICU -lssl -lcrypto -lz $$(pkg-config --libs yaml-0.1 2>/dev/null)
+FUZZ_LIBS = -l_FoundationICU -lz $$(pkg-config --libs yaml-0.1 2>/dev/null)
 fuzz: deps
 	$(SWIFT) build -c release --build-path $(FUZZ_BUILD) --target MockServer \
 	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing

@@ -25,9 +25,10 @@ let package = Package(
     .systemLibrary(
       name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
       providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
-    .systemLibrary(
-      name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl",
-      providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+    // OpenSSL 3's headers and trampolines that load libssl.so.3 and libcrypto with dlopen on first use
+    // (TLS, proxying to https, digests), not linked: they are about 1.7 MiB resident in every process
+    // otherwise. The headers come with libssl-dev (`make deps`).
+    .target(name: "COpenSSL", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
     // libxml2 loaded with dlopen on the first XML matcher or XPath use, not linked: it brings ICU and liblzma
     // (about 0.9 MiB resident) into every process otherwise. Its declarations are in the target's header.
     .target(name: "CLibXML2", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),

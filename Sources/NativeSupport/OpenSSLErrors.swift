@@ -1,5 +1,14 @@
 import COpenSSL
 
+/// libssl and libcrypto, loaded with `dlopen` on the first OpenSSL call (COpenSSL's trampolines).
+package enum OpenSSLLibrary {
+  /// Loads the libraries once. Nil when they are loaded; otherwise why they could not be, e.g.
+  /// `could not load OpenSSL (libssl.so.3: cannot open shared object file: …)`. Set-up code calls this
+  /// before its first OpenSSL call and reports the problem: any other call without the libraries stops the
+  /// process with the same message.
+  package static var loadProblem: String? { cossl_load().map { String(cString: $0) } }
+}
+
 /// OpenSSL's per-thread error queue, read the one way both the server and the client read it.
 package enum OpenSSLErrors {
   /// Empties the calling thread's queue and returns its entries joined by `; ` (empty when none), e.g.

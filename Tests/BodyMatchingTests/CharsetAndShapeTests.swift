@@ -152,4 +152,47 @@ struct CharsetAndShapeTests {
     // The HTTP port still answers.
     #expect(try request(server.port, "GET", "/plain").status == 200)
   }
+
+  /// libssl and libcrypto are not mapped into a server without HTTPS (issue 20's idle memory): the first
+  /// call that needs them, a digest of a request body too large for the journal, loads them and gives the
+  /// same answer as a linked library would; a server started with HTTPS has them from the start and serves.
+  @Test func openSSLIsLoadedOnFirstUse() throws {
+    let fixtures = try Fixtures([
+      ("plain.json", stubJSON(["method": "GET", "url": "/plain"])),
+      ("upload.json", stubJSON(["method": "POST", "url": "/upload"])),
+    ])
+    defer { fixtures.remove() }
+    let server = try launch(fixtures)
+    defer { server.stop() }
+    let maps = {
+      (try? String(contentsOfFile: "/proc/\(server.processIdentifier)/maps", encoding: .utf8)) ?? ""
+    }
+    #expect(try request(server.port, "GET", "/plain").status == 200)
+    #expect(!maps().contains("libssl"), "libssl is mapped before any TLS or digest use")
+    #expect(!maps().contains("libcrypto"), "libcrypto is mapped before any TLS or digest use")
+    // 100 KiB: above the journal's 64 KiB per entry, so the entry keeps a SHA-256 of the whole content.
+    let body = [UInt8](repeating: UInt8(ascii: "a"), count: 100 * 1024)
+    #expect(try request(server.port, "POST", "/upload", body: body).status == 200)
+    #expect(maps().contains("libcrypto"))
+    let journal = try request(server.port, "GET", "/__admin/requests")
+    #expect(journal.status == 200)
+    // SHA-256 of 102,400 × "a", as `printf 'a%.0s' $(seq 102400) | sha256sum` gives it.
+    let digest = "4c3e1e462b642a6229bc69c0e89572ec69b37fb53078f9512dd811426261070c"
+    let listing = try JSONSerialization.jsonObject(with: Data(journal.body)) as? [String: Any]
+    let entries = listing?["requests"] as? [[String: Any]] ?? []
+    let logged = entries.first { ($0["request"] as? [String: Any])?["url"] as? String == "/upload" }
+    let entry = logged?["request"] as? [String: Any]
+    #expect(entry?["bodySha256"] as? String == digest, "\(journal.text.prefix(600))")
+    #expect(entry?["bodySize"] as? Int == body.count)
+
+    let httpsPort = CharsetAndShapeTests.freePort()
+    let secure = try launch(fixtures, extra: ["--https-port", String(httpsPort)])
+    defer { secure.stop() }
+    // The HTTPS listener answers (plain HTTP sent to it gets its 400), and libssl is mapped.
+    #expect(try request(httpsPort, "GET", "/plain").status == 400)
+    let secureMaps = {
+      (try? String(contentsOfFile: "/proc/\(secure.processIdentifier)/maps", encoding: .utf8)) ?? ""
+    }
+    #expect(eventually { secureMaps().contains("libssl") })
+  }
 }

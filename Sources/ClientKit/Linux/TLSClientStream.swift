@@ -65,6 +65,7 @@
     /// - Throws: ``TLSClientError/trust(_:)`` with ``TLSTrustFailure/invalidCertificate(_:)`` for an
     ///   unreadable identity, or ``TLSTrustFailure/handshakeFailed(_:)`` when OpenSSL cannot set up.
     public init(trust: TrustConfiguration, identity: TLSClientIdentity? = nil) throws(TLSClientError) {
+      if let problem = OpenSSLLibrary.loadProblem { throw .trust(.handshakeFailed(problem)) }
       ERR_clear_error()
       guard let ctx = SSL_CTX_new(TLS_client_method()) else {
         throw .trust(.handshakeFailed("SSL_CTX_new: \(OpenSSLErrors.drain())"))

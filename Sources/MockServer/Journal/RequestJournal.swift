@@ -177,7 +177,7 @@ public struct JournalEntry: Sendable {
 
   /// Bytes the entry holds, roughly: content, target, header fields and a fixed overhead for the rest.
   var approximateBytes: Int {
-    var size = 512 + request.body.count + request.head.target.utf8.count
+    let size = 512 + request.body.count + request.head.target.utf8.count
     let headers = request.headers
     return size + headers.nameAndValueBytes + 32 * headers.count
   }

@@ -23,6 +23,7 @@ package final class UpstreamTLSContext: @unchecked Sendable {
   ///   - insecure: accept any server certificate (`--proxy-insecure`).
   /// - Throws: ``TLSError`` when the CA file cannot be read or OpenSSL cannot set up.
   package init(caFile: String? = nil, insecure: Bool = false) throws(TLSError) {
+    if let problem = OpenSSLLibrary.loadProblem { throw TLSError("load OpenSSL", detail: problem) }
     OpenSSLErrors.clear()
     guard let ctx = SSL_CTX_new(TLS_client_method()) else { throw .openSSL("SSL_CTX_new") }
     self.ctx = ctx

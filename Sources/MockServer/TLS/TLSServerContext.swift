@@ -25,6 +25,7 @@ public final class TLSServerContext: @unchecked Sendable {
   public init(
     certificateChainPEM: String, privateKeyPEM: String, clientCertificateAuthorityPEM: String? = nil
   ) throws(TLSError) {
+    if let problem = OpenSSLLibrary.loadProblem { throw TLSError("load OpenSSL", detail: problem) }
     OpenSSLErrors.clear()
     guard let ctx = SSL_CTX_new(TLS_server_method()) else { throw .openSSL("SSL_CTX_new") }
     self.ctx = ctx

@@ -1,5 +1,8 @@
-#ifndef COPENSSL_SHIM_H
-#define COPENSSL_SHIM_H
+#ifndef COPENSSL_H
+#define COPENSSL_H
+// OpenSSL 3's headers, and wrappers for what Swift cannot import. The library itself is not linked:
+// trampolines.c loads libssl.so.3 (and libcrypto) with dlopen on the first call.
+#if defined(__linux__)
 #include <openssl/ssl.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -18,6 +21,11 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/socket.h>
+
+/// Loads libssl and libcrypto once (later calls return at once). Returns NULL when they are loaded, or a
+/// message saying why they could not be ("could not load OpenSSL (…)"): every other OpenSSL function
+/// called without them stops the process with that message, so code that can report it calls this first.
+const char *cossl_load(void);
 
 // Macros Swift cannot import.
 static inline long cossl_set_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_mode(ctx, mode); }
@@ -41,7 +49,7 @@ static inline long cossl_bio_get_mem_data(BIO *b, char **pp) { return BIO_get_me
 static inline void cossl_free(void *p) { OPENSSL_free(p); }
 static inline unsigned long cossl_xn_flag_rfc2253(void) { return XN_FLAG_RFC2253; }
 /// A fresh EC P-256 key (EVP_PKEY_Q_keygen is variadic), or NULL.
-static inline EVP_PKEY *cossl_generate_ec_p256(void) { return EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256"); }
+EVP_PKEY *cossl_generate_ec_p256(void);
 
 static inline STACK_OF(X509) *cossl_sk_x509_new(void) { return sk_X509_new_null(); }
 static inline int cossl_sk_x509_push(STACK_OF(X509) *sk, X509 *x) { return sk_X509_push(sk, x); }
@@ -90,4 +98,5 @@ static inline int cossl_ssl_set_socket(SSL *ssl, int fd, BIO_METHOD *method) {
   SSL_set_bio(ssl, rbio, wbio); /* ssl owns both BIOs now */
   return 1;
 }
+#endif  // __linux__
 #endif
