@@ -28,11 +28,12 @@ extension StubParser {
       return s
     }
 
-    /// The operand as a regular expression.
+    /// The operand as a regular expression, compiled as WireMock's `AbstractRegexPattern` does
+    /// (`Pattern.DOTALL`: `.` matches line breaks, so `.*x.*` finds `x` in a multi-line body).
     func regex(_ d: inout Diagnostics) -> CompiledRegex? {
       guard let s = string(&d) else { return nil }
       do {
-        return try CompiledRegex(s)
+        return try CompiledRegex(s, dotMatchesLineSeparators: true)
       } catch {
         d.error(
           operandPath, expected: "a valid regular expression",

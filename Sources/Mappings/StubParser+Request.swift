@@ -141,7 +141,8 @@ extension StubParser {
   ) -> URLMatcher {
     if key == "urlPattern" || key == "urlPathPattern" {
       do {
-        let r = try CompiledRegex(s)
+        // `Pattern.DOTALL`, as WireMock's regex matchers.
+        let r = try CompiledRegex(s, dotMatchesLineSeparators: true)
         return key == "urlPattern" ? .urlPattern(r) : .urlPathPattern(r)
       } catch {
         d.error(

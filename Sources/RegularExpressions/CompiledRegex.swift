@@ -24,17 +24,26 @@ public struct CompiledRegex: Sendable, Hashable, CustomStringConvertible {
   public let pattern: String
   /// True when letters match regardless of case (ICU's `UREGEX_CASE_INSENSITIVE`, like `(?i)`).
   public let caseInsensitive: Bool
+  /// True when `.` also matches line terminators (ICU's `UREGEX_DOTALL`, Java's `Pattern.DOTALL`, like
+  /// `(?s)`).
+  public let dotMatchesLineSeparators: Bool
   let engine: RegexEngine
 
   /// Compiles `pattern`.
   /// - Parameters:
   ///   - pattern: ICU regular-expression syntax; the empty pattern matches the empty string.
   ///   - caseInsensitive: match letters regardless of case (as the `i` flag of `=~ /re/i`).
+  ///   - dotMatchesLineSeparators: let `.` match `\n` and `\r` too, as WireMock's string matchers
+  ///     (`matches`, `doesNotMatch`, `urlPattern`, `urlPathPattern`) compile with `Pattern.DOTALL`.
   /// - Throws: ``RegexError`` with the engine's error name and offset when the pattern is invalid.
-  public init(_ pattern: String, caseInsensitive: Bool = false) throws(RegexError) {
+  public init(
+    _ pattern: String, caseInsensitive: Bool = false, dotMatchesLineSeparators: Bool = false
+  ) throws(RegexError) {
     self.pattern = pattern
     self.caseInsensitive = caseInsensitive
-    engine = try RegexEngine(pattern, caseInsensitive: caseInsensitive)
+    self.dotMatchesLineSeparators = dotMatchesLineSeparators
+    engine = try RegexEngine(
+      pattern, caseInsensitive: caseInsensitive, dotMatchesLineSeparators: dotMatchesLineSeparators)
   }
 
   /// True when the whole of `value` matches (Java's `Matcher.matches()`).
@@ -59,11 +68,13 @@ public struct CompiledRegex: Sendable, Hashable, CustomStringConvertible {
   /// Equal when the patterns and flags are equal.
   public static func == (a: CompiledRegex, b: CompiledRegex) -> Bool {
     a.pattern == b.pattern && a.caseInsensitive == b.caseInsensitive
+      && a.dotMatchesLineSeparators == b.dotMatchesLineSeparators
   }
   /// Hash of the pattern and flags.
   public func hash(into hasher: inout Hasher) {
     hasher.combine(pattern)
     hasher.combine(caseInsensitive)
+    hasher.combine(dotMatchesLineSeparators)
   }
 }
 
@@ -81,7 +92,7 @@ public struct RegexError: Error, Sendable, Hashable {
   final class RegexEngine: Sendable {
     private let expression: Mutex<OpaquePointer>
 
-    init(_ pattern: String, caseInsensitive: Bool) throws(RegexError) {
+    init(_ pattern: String, caseInsensitive: Bool, dotMatchesLineSeparators: Bool) throws(RegexError) {
       // ICU rejects an empty pattern; `(?:)` is the same expression.
       let units = Array((pattern.isEmpty ? "(?:)" : pattern).utf16)
       guard units.count < Int32.max else {
@@ -89,7 +100,9 @@ public struct RegexError: Error, Sendable, Hashable {
       }
       var status = U_ZERO_ERROR
       var parseError = UParseError()
-      let flags: UInt32 = caseInsensitive ? UInt32(UREGEX_CASE_INSENSITIVE.rawValue) : 0
+      let flags: UInt32 =
+        (caseInsensitive ? UInt32(UREGEX_CASE_INSENSITIVE.rawValue) : 0)
+        | (dotMatchesLineSeparators ? UInt32(UREGEX_DOTALL.rawValue) : 0)
       let opened = swift_uregex_open(units, Int32(units.count), flags, &parseError, &status)
       guard let opened, status.rawValue <= U_ZERO_ERROR.rawValue else {
         if let opened { swift_uregex_close(opened) }
@@ -189,8 +202,9 @@ public struct RegexError: Error, Sendable, Hashable {
     /// The pattern anchored at both ends of the text (`\A(?:…)\z`), for whole-value matching.
     private let whole: NSRegularExpression
 
-    init(_ pattern: String, caseInsensitive: Bool) throws(RegexError) {
-      let options: NSRegularExpression.Options = caseInsensitive ? [.caseInsensitive] : []
+    init(_ pattern: String, caseInsensitive: Bool, dotMatchesLineSeparators: Bool) throws(RegexError) {
+      var options: NSRegularExpression.Options = caseInsensitive ? [.caseInsensitive] : []
+      if dotMatchesLineSeparators { options.insert(.dotMatchesLineSeparators) }
       do {
         regex = try NSRegularExpression(pattern: pattern, options: options)
         whole = try NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z", options: options)
