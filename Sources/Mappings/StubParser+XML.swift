@@ -7,12 +7,12 @@ extension StubParser {
   /// Keys that modify `equalToXml` or `matchesXPath`.
   static let xmlMatcherModifiers: Set<String> = [
     "enablePlaceholders", "placeholderOpeningDelimiterRegex", "placeholderClosingDelimiterRegex",
-    "exemptedComparisons", "namespaceAwareness", "xPathNamespaces",
+    "exemptedComparisons", "namespaceAwareness", "xPathNamespaces", "ignoreOrderOfSameNode",
   ]
 
   /// `equalToXml`: the expected document as a string, with `enablePlaceholders`,
-  /// `placeholderOpeningDelimiterRegex`, `placeholderClosingDelimiterRegex`, `exemptedComparisons` and
-  /// `namespaceAwareness`.
+  /// `placeholderOpeningDelimiterRegex`, `placeholderClosingDelimiterRegex`, `exemptedComparisons`,
+  /// `namespaceAwareness` and `ignoreOrderOfSameNode`.
   static func parseEqualToXml(_ m: MatcherOperand, _ d: inout Diagnostics) -> StringValuePattern? {
     checkXMLModifiers(m, allowed: xmlMatcherModifiers.subtracting(["xPathNamespaces"]), &d)
     guard let text = m.string(&d) else { return nil }
@@ -27,12 +27,17 @@ extension StubParser {
     var settings = XMLValuePattern.EqualToXml(
       expected: text, root: root, enablePlaceholders: false, openingDelimiter: nil, closingDelimiter: nil,
       exemptedComparisons: [], namespaceAwareness: nil, placeholder: nil)
-    if let v = m.object["enablePlaceholders"] {
+    for key in ["enablePlaceholders", "ignoreOrderOfSameNode"] {
+      guard let v = m.object[key] else { continue }
       guard let b = v.boolValue else {
-        d.error(JSONPathText.child(m.path, "enablePlaceholders"), expected: "true or false", found: v)
+        d.error(JSONPathText.child(m.path, key), expected: "true or false", found: v)
         return nil
       }
-      settings.enablePlaceholders = b
+      if key == "enablePlaceholders" {
+        settings.enablePlaceholders = b
+      } else {
+        settings.ignoreOrderOfSameNode = b
+      }
     }
     for key in ["placeholderOpeningDelimiterRegex", "placeholderClosingDelimiterRegex"] {
       guard let v = m.object[key] else { continue }

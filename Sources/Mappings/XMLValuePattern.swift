@@ -32,6 +32,9 @@ public struct XMLValuePattern: Sendable, Hashable, CustomStringConvertible {
     public var exemptedComparisons: Set<String>
     /// `namespaceAwareness`.
     public var namespaceAwareness: NamespaceAwareness?
+    /// `ignoreOrderOfSameNode`: sibling elements of the same name may come in any order (by default they
+    /// pair in order, as WireMock's `OrderInvariantNodeMatcher` sorts siblings by name only).
+    public var ignoreOrderOfSameNode = false
     /// The placeholder recogniser, when placeholders are enabled.
     package var placeholder: CompiledRegex?
   }
@@ -115,6 +118,7 @@ public struct XMLValuePattern: Sendable, Hashable, CustomStringConvertible {
         pairs.append(("exemptedComparisons", .array(e.exemptedComparisons.sorted().map { .string($0) })))
       }
       if let n = e.namespaceAwareness { pairs.append(("namespaceAwareness", .string(n.rawValue))) }
+      if e.ignoreOrderOfSameNode { pairs.append(("ignoreOrderOfSameNode", .bool(true))) }
       return .object(JSONObject(pairs: pairs))
     case .matchesXPath(let x):
       var pairs: [(String, JSONValue)] = []
@@ -141,7 +145,8 @@ public struct XMLValuePattern: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// `equalToXml`'s comparison: XMLUnit's "similar" as WireMock configures it (whitespace-only text and
-/// comments ignored, text trimmed, child elements matched in any order, prefixes irrelevant), with
+/// comments ignored, text trimmed, prefixes irrelevant; child elements paired by name whatever the order
+/// of differently named siblings, siblings of one name in their order unless `ignoreOrderOfSameNode`), with
 /// placeholders and exempted comparison types.
 struct XMLComparison {
   let settings: XMLValuePattern.EqualToXml
@@ -248,9 +253,19 @@ struct XMLComparison {
     if counts("CHILD_NODELIST_LENGTH") && ee.count != ae.count { return false }
     var used = [Bool](repeating: false, count: ae.count)
     for x in ee {
-      // Order invariant: the first unused actual child that is similar.
-      if let j = ae.indices.first(where: { !used[$0] && similar(x, ae[$0]) }) {
+      // WireMock's OrderInvariantNodeMatcher sorts both child lists by local name (stably) and pairs
+      // each expected child with the first unused actual one of its name: siblings of one name pair in
+      // their order, and the pair must then be similar. With `ignoreOrderOfSameNode` any unused similar
+      // sibling will do.
+      if settings.ignoreOrderOfSameNode {
+        if let j = ae.indices.first(where: { !used[$0] && similar(x, ae[$0]) }) {
+          used[j] = true
+        } else if counts("CHILD_LOOKUP") {
+          return false
+        }
+      } else if let j = ae.indices.first(where: { !used[$0] && sameName(x, ae[$0]) }) {
         used[j] = true
+        if !similar(x, ae[j]) { return false }
       } else if counts("CHILD_LOOKUP") {
         return false
       }
