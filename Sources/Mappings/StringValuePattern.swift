@@ -1,6 +1,7 @@
 import JSONSchema
 import MockJSON
 import RegularExpressions
+import Templating
 
 /// A WireMock string value matcher (`equalTo`, `contains`, `matches`, `equalToJson`, …).
 ///
@@ -104,32 +105,54 @@ public indirect enum StringValuePattern: Sendable, Hashable, CustomStringConvert
     }
   }
 
-  /// WireMock semantics: without a sub-matcher, a match when the expression selects a non-null value,
-  /// or (for wildcards and filters) at least one node. With a sub-matcher, a definite path's value is
-  /// matched as text (strings raw, other values as JSON); an indefinite path matches when any selected
-  /// node matches, or, for `equalToJson`, when the array of selected nodes does.
+  /// WireMock's `MatchesJsonPathPattern`, on what Jayway JsonPath gives it (a definite path: the value
+  /// or nothing; an indefinite one: the list of selected values).
+  /// - Without a sub-matcher: a match when the result is a non-empty array or object, or any other
+  ///   non-null value (`$.items` does not match `{"items": []}` or `{"items": {}}`).
+  /// - With one, the result becomes text values, and the pattern matches when any of them does: an object
+  ///   (or anything under `equalToJson`) as Jackson's pretty JSON, an array as one value per element,
+  ///   strings raw, numbers and booleans as written; `null` or nothing gives no value, which `absent`
+  ///   accepts (`{"deletedAt": null}` is absent).
   package static func jsonPathMatch(_ path: JSONPath, _ sub: StringValuePattern?, _ document: JSONValue)
     -> Bool
   {
     let found = path.evaluate(document)
+    let result: JSONValue? = path.isDefinite ? found.first : .array(found)
     guard let sub else {
-      if path.isDefinite {
-        guard let v = found.first else { return false }
-        if case .null = v { return false }
-        return true
+      switch result {
+      case nil, .null?: return false
+      case .array(let items)?: return !items.isEmpty
+      case .object(let o)?: return !o.members.isEmpty
+      default: return true
       }
-      return !found.isEmpty
     }
-    func text(_ v: JSONValue) -> String {
-      if case .string(let s) = v { return s }
-      return v.serialized()
+    var values: [String]
+    switch result {
+    case nil, .null?: values = []
+    case let value? where isEqualToJson(sub): values = [JacksonPrinter.pretty(value)]
+    case .object?: values = [JacksonPrinter.pretty(result ?? .null)]
+    case .array(let items)?: values = items.map(javaText)
+    case .string(let s)?: values = [s]
+    case let value?: values = [value.serialized()]
     }
-    if path.isDefinite {
-      return sub.match(found.first.map(text))
+    if values.isEmpty, case .absent = sub { return true }
+    return values.contains { sub.match($0) }
+  }
+
+  private static func isEqualToJson(_ p: StringValuePattern) -> Bool {
+    if case .equalToJson = p { return true }
+    return false
+  }
+
+  /// An element of a JsonPath list result as Java's `Object.toString()` writes it (json-smart's
+  /// `LinkedHashMap` as `{a=1, b=x}`, its arrays as compact JSON, strings raw).
+  private static func javaText(_ v: JSONValue) -> String {
+    switch v {
+    case .string(let s): return s
+    case .object(let o):
+      return "{" + o.members.map { $0.key + "=" + javaText($0.value) }.joined(separator: ", ") + "}"
+    default: return v.serialized()
     }
-    if case .equalToJson = sub { return sub.match(JSONValue.array(found).serialized()) }
-    if found.isEmpty { return sub.match(nil) }
-    return found.contains { sub.match(text($0)) }
   }
 
   /// The pattern in WireMock JSON form, e.g. `{"equalTo":"x"}`.
