@@ -35,6 +35,50 @@ struct AdminEndpointsTests {
     }
   }
 
+  @Test(
+    "journal listings as WireMock's: unmatched newest first, meta.total of the filtered entries, possibleStates only those named"
+  )
+  func journalOrderTotalsAndScenarioStates() async throws {
+    try await withMockService { service, port in
+      _ = try http(
+        port, "POST", "/__admin/mappings",
+        body: #"{"id":"a","request":{"method":"GET","url":"/a"},"response":{"status":200}}"#)
+      _ = try http(
+        port, "POST", "/__admin/mappings",
+        body:
+          #"{"scenarioName":"checkout","newScenarioState":"paid","request":{"method":"POST","url":"/pay"},"response":{"status":200}}"#
+      )
+      for path in ["/a", "/first-miss", "/second-miss"] { _ = try http(port, "GET", path) }
+      let unmatched = try http(port, "GET", "/__admin/requests/unmatched").json
+      #expect(
+        unmatched?["requests"]?.arrayValue?.compactMap { $0["url"]?.stringValue } == [
+          "/second-miss", "/first-miss",
+        ])
+      let misses = try http(port, "GET", "/__admin/requests/unmatched/near-misses").json
+      #expect(misses?["nearMisses"]?.arrayValue?.first?["request"]?["url"]?.stringValue == "/second-miss")
+
+      let byStub = try http(port, "GET", "/__admin/requests?matchingStub=a").json
+      #expect(byStub?["requests"]?.arrayValue?.count == 1)
+      #expect(byStub?["meta"]?["total"]?.numberValue?.intValue == 1)
+      let unmatchedPage = try http(port, "GET", "/__admin/requests?unmatched=true&limit=1").json
+      #expect(unmatchedPage?["requests"]?.arrayValue?.count == 1)
+      #expect(unmatchedPage?["meta"]?["total"]?.numberValue?.intValue == 2)
+      #expect(try http(port, "GET", "/__admin/requests").json?["meta"]?["total"]?.numberValue?.intValue == 3)
+
+      let scenarios = try http(port, "GET", "/__admin/scenarios").json
+      let checkout = scenarios?["scenarios"]?.arrayValue?.first { $0["name"]?.stringValue == "checkout" }
+      #expect(checkout?["possibleStates"]?.arrayValue?.compactMap(\.stringValue) == ["paid"])
+      #expect(checkout?["state"]?.stringValue == "Started")
+      #expect(
+        try http(port, "PUT", "/__admin/scenarios/checkout/state", body: #"{"state":"Started"}"#).status
+          == 400)
+      #expect(
+        try http(port, "PUT", "/__admin/scenarios/checkout/state", body: #"{"state":"paid"}"#).status == 200)
+      #expect(try http(port, "PUT", "/__admin/scenarios/checkout/state").status == 200)
+      #expect(service.scenarioBook.state(of: "checkout") == "Started")
+    }
+  }
+
   @Test("POST /__admin/requests/remove-by-metadata removes the requests of stubs whose metadata matches")
   func requestsRemoveByMetadata() async throws {
     try await withMockService { service, port in

@@ -42,7 +42,8 @@ extension AdminAPI {
       }
     case ("POST", 1, "remove-by-metadata"): return removeRequestsByMetadata(call)
     case ("GET", 1, "unmatched"):
-      return AdminAPI.json(requestsObject(journal.entries(unmatchedOnly: true).reversed().map(\.requestJSON)))
+      // Newest first, as WireMock's findUnmatchedRequests reads its journal.
+      return AdminAPI.json(requestsObject(journal.entries(unmatchedOnly: true).map(\.requestJSON)))
     case ("GET", 2, "unmatched") where rest[1] == "near-misses":
       return unmatchedNearMisses()
     case ("GET", 1, let id):
@@ -80,7 +81,8 @@ extension AdminAPI {
   /// `GET /__admin/requests?limit=&since=&unmatched=&matchingStub=` → newest first,
   /// `{"requests":[…],"meta":{"total":N},"requestJournalDisabled":false}`.
   /// Entries a journal listing returns when `limit` is not given (newest first; `meta.total` tells how
-  /// many are retained, `limit` and `since` page through them). Bounds the answer's size.
+  /// many retained entries pass `unmatched` and `matchingStub`, `limit` and `since` page through them).
+  /// Bounds the answer's size.
   static let defaultPageSize = 1000
 
   func listRequests(_ call: Call) -> ResponsePlan {
@@ -111,14 +113,14 @@ extension AdminAPI {
     }
     let matchingStub = call.parameter("matchingStub")
     let journal = journal
-    let entries = journal.entries(
+    let (entries, total) = journal.page(
       limit: limit, since: since, unmatchedOnly: unmatchedOnly, matchingStub: matchingStub)
     let stubs = stubLookup()
     return AdminAPI.json(
       .object(
         JSONObject(pairs: [
           ("requests", .array(entries.map { $0.json(stub: stubs($0.stubID)) })),
-          ("meta", .object(JSONObject(pairs: [("total", .number(JSONNumber(journal.retainedCount)))]))),
+          ("meta", .object(JSONObject(pairs: [("total", .number(JSONNumber(total)))]))),
           ("requestJournalDisabled", .bool(journal.capacity == 0)),
         ])))
   }
@@ -136,12 +138,12 @@ extension AdminAPI {
     }
   }
 
-  /// `GET /__admin/requests/unmatched/near-misses`: for each retained unmatched request (oldest first),
+  /// `GET /__admin/requests/unmatched/near-misses`: for each retained unmatched request (newest first),
   /// its nearest stubs as `{"request","stubMapping","matchResult":{"distance"},"mismatches"}`.
   func unmatchedNearMisses() -> ResponsePlan {
     let stubs = stubLookup()
     var list: [JSONValue] = []
-    for entry in journal.entries(unmatchedOnly: true).reversed() {
+    for entry in journal.entries(unmatchedOnly: true) {
       let request = entry.requestJSON
       for miss in entry.nearMisses {
         list.append(

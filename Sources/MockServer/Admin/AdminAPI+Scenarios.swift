@@ -28,9 +28,10 @@ extension AdminAPI {
   /// `PUT /__admin/scenarios/{name}/state` `{"state":"x"}` (no body: back to `Started`).
   func setScenarioState(_ call: Call, name: String) -> ResponsePlan {
     var newState = StubMapping.scenarioStarted
+    var resetting = false
     switch AdminAPI.body(call, allowEmpty: true) {
     case .failure(let f): return f.plan
-    case .success(nil): break
+    case .success(nil): resetting = true
     case .success(let json?):
       guard let o = json.objectValue, let s = o["state"]?.stringValue else {
         let found = json.objectValue.map { $0["state"]?.kindDescription ?? "nothing" } ?? json.kindDescription
@@ -44,7 +45,9 @@ extension AdminAPI {
       return AdminAPI.error(
         .notFound, title: "Scenario not found", detail: "no stub names scenario \(JSONValue.quoted(name))")
     }
-    guard scenario.possibleStates.contains(newState) else {
+    // A state must be one the scenario's stubs name (WireMock's Scenario.setState); a PUT without a body
+    // puts the scenario back to `Started` whatever they name, as a reset does.
+    guard resetting || scenario.possibleStates.contains(newState) else {
       return AdminAPI.error(
         .badRequest, title: "Invalid scenario state",
         detail:

@@ -462,17 +462,27 @@ public final class RequestJournal: Sendable {
   public func entries(
     limit: Int? = nil, since: Double? = nil, unmatchedOnly: Bool = false, matchingStub: String? = nil
   ) -> [JournalEntry] {
-    if let limit, limit <= 0 { return [] }
+    page(limit: limit, since: since, unmatchedOnly: unmatchedOnly, matchingStub: matchingStub).entries
+  }
+
+  /// One page of ``entries(limit:since:unmatchedOnly:matchingStub:)`` and `total`, how many entries pass
+  /// `unmatchedOnly` and `matchingStub` before `since` and `limit` cut them (WireMock's
+  /// `LimitAndSinceDatePaginator.getTotal()`, the listing's `meta.total`).
+  public func page(
+    limit: Int? = nil, since: Double? = nil, unmatchedOnly: Bool = false, matchingStub: String? = nil
+  ) -> (entries: [JournalEntry], total: Int) {
     let all = snapshot()
     var result: [JournalEntry] = []
+    var total = 0
     for entry in all.reversed() {
-      if let since, entry.loggedAt < since { continue }
       if unmatchedOnly, entry.wasMatched { continue }
       if let matchingStub, entry.stubID != matchingStub { continue }
+      total += 1
+      if let since, entry.loggedAt < since { continue }
+      if let limit, result.count >= limit { continue }
       result.append(entry)
-      if let limit, result.count >= limit { break }
     }
-    return result
+    return (result, total)
   }
 
   /// Retained entries, oldest first.

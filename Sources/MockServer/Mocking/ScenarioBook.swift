@@ -60,7 +60,9 @@ public final class ScenarioBook: Sendable {
     for stub in stubs {
       guard let name = stub.scenarioName else { continue }
       if possible[name] == nil { names.append(name) }
-      possible[name, default: [StubMapping.scenarioStarted]].formUnion(
+      // WireMock's Scenario.getPossibleStates: the states its stubs require or set (`Started` only when
+      // one of them names it).
+      possible[name, default: []].formUnion(
         [stub.requiredScenarioState, stub.newScenarioState].compactMap { $0 })
     }
     let current = states
