@@ -21,7 +21,7 @@ public struct RequestView: Sendable {
   public let queryParameters: [(name: String, value: String)]
   /// Header fields as received.
   public let headers: HTTPHeaders
-  /// Cookies from every `Cookie` field, in order (name and value as sent, not decoded).
+  /// Cookies from every `Cookie` field, in order (``CookieHeader/pairs(_:)``: trimmed, unquoted, not decoded).
   public let cookies: [(name: String, value: String)]
   /// Credentials of an `Authorization: Basic …` field, when present and decodable.
   public let basicCredentials: (username: String, password: String)?
@@ -99,16 +99,7 @@ public struct RequestView: Sendable {
     headers = request.head.headers
     var cookies: [(name: String, value: String)] = []
     for line in headers.contains("Cookie") ? headers.values("Cookie") : [] {
-      for pair in line.split(separator: ";") {
-        let trimmed = pair.trimmingOWS()
-        guard !trimmed.isEmpty else { continue }
-        if let eq = trimmed.firstIndex(of: "=") {
-          cookies.append(
-            (String(trimmed[..<eq]), String(trimmed[trimmed.index(after: eq)...])))
-        } else {
-          cookies.append((trimmed, ""))
-        }
-      }
+      cookies += CookieHeader.pairs(line)
     }
     self.cookies = cookies
     basicCredentials = RequestView.basic(headers.first("Authorization"))

@@ -7,7 +7,9 @@ public enum TemplateRequest {
   ///   - request: the request as received (content already decoded).
   ///   - scheme: `http` or `https`.
   ///   - host: the host the request addressed (`Host` without port), or the server's address.
-  ///   - port: the port the request addressed.
+  ///   - port: the port the request arrived on: `request.port` when the request has no `Host` field (a
+  ///     `Host` field gives its own port, or the scheme's default, 80 or 443, as Jetty gives WireMock's
+  ///     `request.port`, so links a template builds hold behind a mapped port or a proxy).
   ///   - clientIP: the client's address.
   ///   - id: the request's journal id.
   ///   - pathParameters: the named parameters of a `urlPathTemplate` stub, in order.
@@ -65,11 +67,14 @@ public enum TemplateRequest {
       needs(.host) || needs(.baseUrl)
       ? host ?? request.headers.first("Host").map { hostWithoutPort($0) } ?? "localhost" : ""
     if needs(.host) { entries.append(("host", .string(hostName))) }
-    if needs(.port) { entries.append(("port", .int(port))) }
+    let defaultPort = scheme == "https" ? 443 : 80
+    let addressedPort =
+      needs(.port) || needs(.baseUrl)
+      ? request.headers.first("Host").map { portOfHost($0) ?? defaultPort } ?? port : port
+    if needs(.port) { entries.append(("port", .int(addressedPort))) }
     var baseUrl = ""
     if needs(.baseUrl) {
-      let defaultPort = scheme == "https" ? 443 : 80
-      baseUrl = "\(scheme)://\(hostName)" + (port == defaultPort ? "" : ":\(port)")
+      baseUrl = "\(scheme)://\(hostName)" + (addressedPort == defaultPort ? "" : ":\(addressedPort)")
       entries.append(("baseUrl", .string(baseUrl)))
     }
     if needs(.headers) {
@@ -93,10 +98,7 @@ public enum TemplateRequest {
     if needs(.cookies) {
       var cookies = TemplateMap()
       for line in request.headers.values("Cookie") {
-        for part in line.split(separator: ";") {
-          let kv = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-          let name = kv[0].trimmingCharacters(in: " ")
-          let value = kv.count > 1 ? kv[1].trimmingCharacters(in: " ") : ""
+        for (name, value) in CookieHeader.pairs(line) {
           if case .multi(let existing)? = cookies[name] {
             cookies.set(name, .multi(existing + [value]))
           } else {
@@ -127,7 +129,7 @@ public enum TemplateRequest {
           .map(
             TemplateMap([
               ("method", .string(request.method.rawValue)), ("scheme", .string(scheme)),
-              ("host", .string(hostName)), ("port", .int(port)), ("path", path),
+              ("host", .string(hostName)), ("port", .int(addressedPort)), ("path", path),
               ("pathSegments", segmentsValue),
               ("query", .map(query)), ("url", .string(url)), ("baseUrl", .string(baseUrl)),
             ]))
@@ -216,6 +218,19 @@ public enum TemplateRequest {
           ])))
     }
     return .map(map)
+  }
+
+  /// The port of a `Host` field value (`api.test:8081`, `[::1]:8081`), or nil when it names none or the
+  /// port is not a number in 0...65535.
+  static func portOfHost(_ host: String) -> Int? {
+    let afterAddress =
+      host.hasPrefix("[") ? host.firstIndex(of: "]").map { host[host.index(after: $0)...] } : host[...]
+    guard let rest = afterAddress, let colon = rest.lastIndex(of: ":") else { return nil }
+    let digits = rest[rest.index(after: colon)...]
+    guard !digits.isEmpty, digits.count <= 5, digits.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
+      let n = Int(digits), n <= 65535
+    else { return nil }
+    return n
   }
 
   static func hostWithoutPort(_ host: String) -> String {

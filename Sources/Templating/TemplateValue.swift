@@ -17,8 +17,8 @@ public enum TemplateValue: Sendable, Hashable {
   case string(String)
   /// A list (Java `List`): renders as `[a, b]`.
   case list([TemplateValue])
-  /// Request values that may repeat (WireMock's `ListOrSingle`): one renders as itself, several as a list;
-  /// `.first`, `.last` and `.[n]` (negative counts from the end) select one.
+  /// Request values that may repeat (WireMock's `ListOrSingle`): renders as the first value, as WireMock's
+  /// `toString()` does; `.first`, `.last` and `.[n]` (negative counts from the end) select one.
   case multi([String])
   /// An ordered map (Java `Map`): renders as `{a=1, b=2}`; `caseInsensitive` keys for headers.
   case map(TemplateMap)
@@ -87,7 +87,8 @@ extension TemplateValue {
     case .double(let d): return TemplateValue.javaDouble(d)
     case .string(let s): return s
     case .list(let items): return "[" + items.map(\.nested).joined(separator: ", ") + "]"
-    case .multi(let values): return values.count == 1 ? values[0] : "[" + values.joined(separator: ", ") + "]"
+    // WireMock's `ListOrSingle.toString()`: the first value (`.[n]`, `.last` and `{{#each}}` reach the rest).
+    case .multi(let values): return values.first ?? ""
     case .map(let m):
       return "{" + m.entries.map { $0.key + "=" + $0.value.nested }.joined(separator: ", ") + "}"
     case .json(let j):
