@@ -133,12 +133,21 @@ public struct ResponseDefinition: Sendable, Hashable {
   /// delays are clamped to it.
   public static let maxDelayMilliseconds = 86_400_000
 
-  /// Total delay before the response in milliseconds: fixed plus a sample of the distribution, clamped to
+  /// Total delay before the response in milliseconds, as WireMock's `Response.Builder.configureDelay`
+  /// works it out: the stub's `fixedDelayMilliseconds`, or the global fixed delay when the stub has none,
+  /// plus a sample of the stub's `delayDistribution`, or of the global one when the stub has none (a
+  /// stub's own delay replaces the global one of its kind; it does not add to it). Clamped to
   /// `0...maxDelayMilliseconds` (a lognormal sample with a large sigma can be any size, even infinite),
   /// so converting it to an integer and adding to it cannot overflow.
-  /// - Parameter random: a source of uniform numbers in [0, 1).
-  public func sampleDelayMilliseconds(random: () -> Double) -> Double {
-    let total = Double(fixedDelayMilliseconds ?? 0) + (delayDistribution?.sample(random: random) ?? 0)
+  /// - Parameters:
+  ///   - globalFixed: the global fixed delay in ms (`POST /__admin/settings` `fixedDelay`; 0 = none).
+  ///   - globalDistribution: the global `delayDistribution`, or nil.
+  ///   - random: a source of uniform numbers in [0, 1).
+  public func sampleDelayMilliseconds(
+    globalFixed: Int = 0, globalDistribution: DelayDistribution? = nil, random: () -> Double
+  ) -> Double {
+    let fixed = Double(fixedDelayMilliseconds ?? globalFixed)
+    let total = fixed + ((delayDistribution ?? globalDistribution)?.sample(random: random) ?? 0)
     guard !total.isNaN else { return 0 }
     return min(max(total, 0), Double(Self.maxDelayMilliseconds))
   }

@@ -367,6 +367,17 @@ struct StubResponseTests {
     let s3 = try makeStub(
       #"{"request":{},"response":{"delayDistribution":{"type":"fixed","milliseconds":15}}}"#)
     #expect(s3.response.sampleDelayMilliseconds(random: { 0 }) == 15)
+    // A stub's own delay replaces the global one of its kind (WireMock's Response.Builder.configureDelay):
+    // s1's 250 ms and uniform 10...30 stand; s3 has no fixed delay, so the global 1000 ms applies, plus its
+    // own fixed distribution of 15, not the global one; a stub with neither takes both globals.
+    let global = DelayDistribution.fixed(milliseconds: 7)
+    #expect(s1.response.sampleDelayMilliseconds(globalFixed: 1000, globalDistribution: global) { 0.5 } == 270)
+    #expect(s3.response.sampleDelayMilliseconds(globalFixed: 1000, globalDistribution: global) { 0 } == 1015)
+    let none = try makeStub(#"{"request":{},"response":{"status":200}}"#)
+    #expect(
+      none.response.sampleDelayMilliseconds(globalFixed: 1000, globalDistribution: global) { 0 } == 1007)
+    let zero = try makeStub(#"{"request":{},"response":{"fixedDelayMilliseconds":0}}"#)
+    #expect(zero.response.sampleDelayMilliseconds(globalFixed: 1000) { 0 } == 0)
     for fault in Fault.allCases {
       let s = try makeStub(#"{"request":{},"response":{"fault":"\#(fault.rawValue)"}}"#)
       #expect(s.response.fault == fault)

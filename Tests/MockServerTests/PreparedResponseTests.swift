@@ -6,8 +6,9 @@ import Testing
 
 @Suite("Prepared responses")
 struct PreparedResponseTests {
+  static let id = "5d2b3f0e-6c1a-4e8b-9f47-2a1c3e5b7d90"
   static let stubs = """
-    [{"request": {"method": "GET", "urlPath": "/friends"},
+    [{"id": "5d2b3f0e-6c1a-4e8b-9f47-2a1c3e5b7d90", "request": {"method": "GET", "urlPath": "/friends"},
       "response": {"status": 200, "headers": {"Content-Type": "application/json"}, "body": "{\\"status\\":\\"OK\\"}"}}]
     """
 
@@ -30,7 +31,10 @@ struct PreparedResponseTests {
         }
         // The head is serialized once without its framing; the connection adds `Content-Length`.
         let head = String(decoding: prepared.headPrefix, as: UTF8.self)
-        #expect(head == "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nVary: Accept-Encoding\r\n")
+        #expect(
+          head
+            == "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMatched-Stub-Id: \(Self.id)\r\nVary: Accept-Encoding\r\n"
+        )
         #expect(prepared.announcedLength == 15)
       }
       guard case .response = plan(service, headers: ["Host": "x", "Accept-Encoding": "gzip"]).steps.first
@@ -46,7 +50,7 @@ struct PreparedResponseTests {
       let text = String(decoding: bytes, as: UTF8.self)
       #expect(
         text.hasPrefix(
-          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nVary: Accept-Encoding\r\nContent-Length: 15\r\nDate: "
+          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMatched-Stub-Id: \(Self.id)\r\nVary: Accept-Encoding\r\nContent-Length: 15\r\nDate: "
         ))
       #expect(text.components(separatedBy: "{\"status\":\"OK\"}").count == 2)
       #expect(text.hasSuffix("Connection: close\r\n\r\n"))

@@ -38,8 +38,11 @@ struct RecordingTests {
   /// Status, the headers that must be replayed (not Date, framing, hop-by-hop, or what content coding
   /// negotiation adds) and the decoded content.
   static func comparable(_ r: HTTPResponse) -> (Int, [String], [UInt8]) {
+    // Matched-Stub-Id and Matched-Stub-Name name the recorded stub that answered the replay (WireMock's
+    // headers); the upstream did not send them.
     let skipped: Set<String> = [
       "date", "content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding", "vary",
+      "matched-stub-id", "matched-stub-name",
     ]
     let headers = r.headers.fields.filter { !skipped.contains($0.name.lowercased()) }
       .map { "\($0.name.lowercased()): \($0.value)" }.sorted()

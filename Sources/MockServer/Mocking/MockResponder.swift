@@ -191,10 +191,21 @@ public final class MockResponder: Sendable {
           }
         }
       }
-      let delay = random.withLock { rng in definition.sampleDelayMilliseconds { rng.nextDouble() } }
+      let globalDistribution = settings.delayDistribution
+      let delay = random.withLock { rng in
+        definition.sampleDelayMilliseconds(globalFixed: globalDelay, globalDistribution: globalDistribution) {
+          rng.nextDouble()
+        }
+      }
       return serveProxy(
         proxy, stub: stub, request: request, context: context,
-        delayMilliseconds: MockResponder.totalDelay(sampled: delay, global: globalDelay))
+        delayMilliseconds: MockResponder.delayMilliseconds(delay))
+    }
+    // WireMock names the stub that answered in every stubbed response (`StubResponseRenderer`); appended
+    // last, so a template's header indexes still fall on the stub's own fields. Part of the prepared head.
+    definition.headers.add(name: "Matched-Stub-Id", value: ResponseTemplating.fieldValue(stub.id))
+    if let name = stub.name {
+      definition.headers.add(name: "Matched-Stub-Name", value: ResponseTemplating.fieldValue(name))
     }
     // A templated response is rendered per request; every other stub keeps its prepared response, and a
     // stub whose only templated field is the body keeps its head prepared (only the content is rendered).
@@ -228,8 +239,9 @@ public final class MockResponder: Sendable {
     let (delay, seed, idWords, templateSeed) = random.withLock {
       rng -> (Double, UInt64, (UInt64, UInt64), UInt64) in
       (
-        definition.sampleDelayMilliseconds { rng.nextDouble() }
-          + (globalDistribution?.sample { rng.nextDouble() } ?? 0), rng.next(), (rng.next(), rng.next()),
+        definition.sampleDelayMilliseconds(globalFixed: globalDelay, globalDistribution: globalDistribution) {
+          rng.nextDouble()
+        }, rng.next(), (rng.next(), rng.next()),
         templated ? rng.next() : 0
       )
     }
@@ -250,7 +262,7 @@ public final class MockResponder: Sendable {
         }
     }
     var fruitful = SplitMix64(seed: seed)
-    let addedDelay = MockResponder.totalDelay(sampled: delay, global: globalDelay)
+    let addedDelay = MockResponder.delayMilliseconds(delay)
     var plan = builder.plan(
       for: definition, request: request,
       delayMilliseconds: addedDelay,
@@ -348,11 +360,11 @@ public final class MockResponder: Sendable {
     return stub.id
   }
 
-  /// A sampled delay plus the global delay, in ms, clamped to 0...``MockServiceConfiguration/maxDelayMilliseconds``
-  /// (a lognormal sample can be any size, and either may be out of range).
-  static func totalDelay(sampled: Double, global: Int) -> Int {
+  /// A sampled delay (``ResponseDefinition/sampleDelayMilliseconds(globalFixed:globalDistribution:random:)``)
+  /// as whole ms, clamped to 0...``MockServiceConfiguration/maxDelayMilliseconds`` (a lognormal sample can
+  /// be any size).
+  static func delayMilliseconds(_ sampled: Double) -> Int {
     let limit = MockServiceConfiguration.maxDelayMilliseconds
-    let ms = sampled.isFinite ? Int(min(max(sampled, 0), Double(limit)).rounded()) : limit
-    return min(limit, ms + min(max(global, 0), limit))
+    return sampled.isFinite ? Int(min(max(sampled, 0), Double(limit)).rounded()) : limit
   }
 }
