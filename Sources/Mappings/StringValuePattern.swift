@@ -202,7 +202,9 @@ public indirect enum StringValuePattern: Sendable, Hashable, CustomStringConvert
 public enum MultiValuePattern: Sendable, Hashable, CustomStringConvertible {
   /// One pattern: absent field → `acceptsAbsence`; otherwise any value matching is enough.
   case single(StringValuePattern)
-  /// `{"hasExactly": [m…]}`: as many values as patterns, each pattern matched by a different value.
+  /// `{"hasExactly": [m…]}`: as many values as patterns, each pattern matched by one of them (WireMock's
+  /// `ExactMatchMultiValuePattern`: the counts agree and every pattern's best value matches; two patterns
+  /// may be met by the same value).
   case hasExactly([StringValuePattern])
   /// `{"includes": [m…]}`: each pattern matched by at least one value.
   case includes([StringValuePattern])
@@ -214,26 +216,12 @@ public enum MultiValuePattern: Sendable, Hashable, CustomStringConvertible {
       if values.isEmpty { return p.match(nil) }
       return values.contains { p.match($0) }
     case .includes(let ps):
-      return ps.allSatisfy { p in values.contains { p.match($0) } }
+      // An absent field never satisfies `includes` or `hasExactly` (MultipleMatchMultiValuePattern).
+      return !values.isEmpty && ps.allSatisfy { p in values.contains { p.match($0) } }
     case .hasExactly(let ps):
-      guard values.count == ps.count else { return false }
-      return MultiValuePattern.assign(ps, values)
+      guard !values.isEmpty, values.count == ps.count else { return false }
+      return ps.allSatisfy { p in values.contains { p.match($0) } }
     }
-  }
-
-  /// True when every pattern can take a distinct value (backtracking; lists are short).
-  package static func assign(_ ps: [StringValuePattern], _ values: [String]) -> Bool {
-    var used = [Bool](repeating: false, count: values.count)
-    func go(_ k: Int) -> Bool {
-      if k == ps.count { return true }
-      for j in values.indices where !used[j] && ps[k].match(values[j]) {
-        used[j] = true
-        if go(k + 1) { return true }
-        used[j] = false
-      }
-      return false
-    }
-    return go(0)
   }
 
   /// WireMock JSON form.
