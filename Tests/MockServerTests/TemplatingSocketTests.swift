@@ -328,6 +328,39 @@ struct TemplatingSocketTests {
     return (head.filter { !$0.hasPrefix("Date:") }, String(decoding: raw[split.upperBound...], as: UTF8.self))
   }
 
+  @Test(
+    "every way a stub answers names it once: prepared, negotiated (gzip), templated, empty rendering, CORS, sequence"
+  )
+  func matchedStubFieldsOnEveryPath() async throws {
+    let stubs = """
+      [{"id": "00000000-0000-4000-8000-000000000001", "name": "plain", "request": {"urlPath": "/p"}, "response": {"body": "plain"}},
+       {"id": "00000000-0000-4000-8000-000000000002", "request": {"urlPath": "/t"}, "response": {"headers": {"X-Q": "{{request.query.q}}"}, "body": "{{request.query.q}}", "transformers": ["response-template"]}},
+       {"id": "00000000-0000-4000-8000-000000000003", "x-cors": true, "request": {"urlPath": "/c"}, "response": {"body": "c"}},
+       {"id": "00000000-0000-4000-8000-000000000004", "request": {"urlPath": "/s"}, "x-responseSequence": {"responses": [{"body": "first"}, {"body": "second"}]}}]
+      """
+    try await withMockServer(mappings: stubs) { server, _ in
+      func ids(_ target: String, _ fields: String = "") throws -> [String] {
+        try Self.rawExchange(server.port, "GET", target, fields).head.filter { $0.hasPrefix("Matched-Stub-") }
+      }
+      let one = "Matched-Stub-Id: 00000000-0000-4000-8000-000000000001"
+      for _ in 0..<2 {  // the first answer prepares the head, the second is served from it
+        #expect(try ids("/p") == [one, "Matched-Stub-Name: plain"])
+      }
+      #expect(try ids("/p", "Accept-Encoding: gzip\r\n") == [one, "Matched-Stub-Name: plain"])
+      let two = ["Matched-Stub-Id: 00000000-0000-4000-8000-000000000002"]
+      #expect(try ids("/t?q=a") == two)
+      #expect(try ids("/t") == two)  // an empty rendering
+      let templated = try Self.rawExchange(server.port, "GET", "/t?q=abc")
+      #expect(templated.head.contains("X-Q: abc"))
+      #expect(
+        try ids("/c", "Origin: http://app.test\r\n") == [
+          "Matched-Stub-Id: 00000000-0000-4000-8000-000000000003"
+        ])
+      #expect(try ids("/s") == ["Matched-Stub-Id: 00000000-0000-4000-8000-000000000004"])
+      #expect(try ids("/s") == ["Matched-Stub-Id: 00000000-0000-4000-8000-000000000004"])
+    }
+  }
+
   @Test("a templated body goes out with the stub's prepared head: the same bytes as an untemplated stub")
   func preparedHeadWithRenderedBody() async throws {
     let head =

@@ -201,11 +201,18 @@ public final class MockResponder: Sendable {
         proxy, stub: stub, request: request, context: context,
         delayMilliseconds: MockResponder.delayMilliseconds(delay))
     }
-    // WireMock names the stub that answered in every stubbed response (`StubResponseRenderer`); appended
-    // last, so a template's header indexes still fall on the stub's own fields. Part of the prepared head.
-    definition.headers.add(name: "Matched-Stub-Id", value: ResponseTemplating.fieldValue(stub.id))
-    if let name = stub.name {
-      definition.headers.add(name: "Matched-Stub-Name", value: ResponseTemplating.fieldValue(name))
+    // WireMock names the stub that answered in every stubbed response (`StubResponseRenderer`). The fields
+    // are appended last (a template's header indexes still fall on the stub's own fields) and only where
+    // `definition.headers` is used: the prepared head has them from when it was made, so a request it
+    // answers changes no header list.
+    var named = false
+    func nameStub() {
+      guard !named else { return }
+      named = true
+      definition.headers.add(name: "Matched-Stub-Id", value: ResponseTemplating.fieldValue(stub.id))
+      if let name = stub.name {
+        definition.headers.add(name: "Matched-Stub-Name", value: ResponseTemplating.fieldValue(name))
+      }
     }
     // A templated response is rendered per request; every other stub keeps its prepared response, and a
     // stub whose only templated field is the body keeps its head prepared (only the content is rendered).
@@ -214,6 +221,7 @@ public final class MockResponder: Sendable {
     let bodyOnly = renders && definition.template?.templatesBodyOnly == true
     let cors = corsHeaders(for: stub, request: request)
     if gzipDisabled, definition.compression == .auto { definition.compression = .never }
+    if cors != nil || (renders && !bodyOnly) { nameStub() }
     if let cors {
       // The answer depends on the request's Origin: not from (or into) the prepared-response cache.
       for (name, value) in cors { definition.headers.replaceOrAdd(name: name, value: value) }
@@ -226,6 +234,8 @@ public final class MockResponder: Sendable {
     }
     var prepared =
       (renders && !bodyOnly) || cors != nil ? nil : store.prepared(stubIndex: index, table: table)
+    // Content negotiation (`Accept-Encoding`) and an uncached answer build the head from the definition.
+    if prepared == nil || request.headers.contains("Accept-Encoding") { nameStub() }
     if prepared == nil, !renders || bodyOnly, cors == nil, stub.responseSequence == nil {
       // For a templated body, the head is prepared with the template's text standing in for the content.
       var shape = definition
@@ -261,6 +271,7 @@ public final class MockResponder: Sendable {
           definition.body.isEmpty && definition.compression != .never ? nil : head.answering(definition.body)
         }
     }
+    if prepared == nil { nameStub() }  // (an empty rendering gave up the prepared head)
     var fruitful = SplitMix64(seed: seed)
     let addedDelay = MockResponder.delayMilliseconds(delay)
     var plan = builder.plan(
@@ -296,6 +307,7 @@ public final class MockResponder: Sendable {
       }
     }
     let hooks = Webhook.list(of: stub)
+    if !hooks.isEmpty || logger.level == .verbose { nameStub() }
     let servedResponse: ServedResponse? =
       hooks.isEmpty
       ? nil
