@@ -206,14 +206,6 @@ public final class MockResponder: Sendable {
     // `definition.headers` is used: the prepared head has them from when it was made, so a request it
     // answers changes no header list.
     var named = false
-    func nameStub() {
-      guard !named else { return }
-      named = true
-      definition.headers.add(name: "Matched-Stub-Id", value: ResponseTemplating.fieldValue(stub.id))
-      if let name = stub.name {
-        definition.headers.add(name: "Matched-Stub-Name", value: ResponseTemplating.fieldValue(name))
-      }
-    }
     // A templated response is rendered per request; every other stub keeps its prepared response, and a
     // stub whose only templated field is the body keeps its head prepared (only the content is rendered).
     let templated = templating.applies(to: definition)
@@ -221,7 +213,7 @@ public final class MockResponder: Sendable {
     let bodyOnly = renders && definition.template?.templatesBodyOnly == true
     let cors = corsHeaders(for: stub, request: request)
     if gzipDisabled, definition.compression == .auto { definition.compression = .never }
-    if cors != nil || (renders && !bodyOnly) { nameStub() }
+    if cors != nil || (renders && !bodyOnly) { MockResponder.name(stub, in: &definition, once: &named) }
     if let cors {
       // The answer depends on the request's Origin: not from (or into) the prepared-response cache.
       for (name, value) in cors { definition.headers.replaceOrAdd(name: name, value: value) }
@@ -234,8 +226,8 @@ public final class MockResponder: Sendable {
     }
     var prepared =
       (renders && !bodyOnly) || cors != nil ? nil : store.prepared(stubIndex: index, table: table)
-    // Content negotiation (`Accept-Encoding`) and an uncached answer build the head from the definition.
-    if prepared == nil || request.headers.contains("Accept-Encoding") { nameStub() }
+    // An uncached answer builds its head (and the prepared one) from the definition.
+    if prepared == nil { MockResponder.name(stub, in: &definition, once: &named) }
     if prepared == nil, !renders || bodyOnly, cors == nil, stub.responseSequence == nil {
       // For a templated body, the head is prepared with the template's text standing in for the content.
       var shape = definition
@@ -271,7 +263,12 @@ public final class MockResponder: Sendable {
           definition.body.isEmpty && definition.compression != .never ? nil : head.answering(definition.body)
         }
     }
-    if prepared == nil { nameStub() }  // (an empty rendering gave up the prepared head)
+    // The prepared answer goes out as it is unless content negotiation (or an empty rendering, above) needs
+    // a head built from the definition.
+    if prepared != nil, !ResponsePlanBuilder.servesAsPrepared(definition, to: request) {
+      prepared = nil
+    }
+    if prepared == nil { MockResponder.name(stub, in: &definition, once: &named) }
     var fruitful = SplitMix64(seed: seed)
     let addedDelay = MockResponder.delayMilliseconds(delay)
     var plan = builder.plan(
@@ -307,7 +304,7 @@ public final class MockResponder: Sendable {
       }
     }
     let hooks = Webhook.list(of: stub)
-    if !hooks.isEmpty || logger.level == .verbose { nameStub() }
+    if !hooks.isEmpty || logger.level == .verbose { MockResponder.name(stub, in: &definition, once: &named) }
     let servedResponse: ServedResponse? =
       hooks.isEmpty
       ? nil
@@ -370,6 +367,17 @@ public final class MockResponder: Sendable {
     if let name = stub.name { return name }
     if let file = stub.file { return stub.location == "$" ? file : "\(file) \(stub.location)" }
     return stub.id
+  }
+
+  /// Appends `Matched-Stub-Id` (and `Matched-Stub-Name` for a named stub) to `definition`'s headers, unless
+  /// `done` says they were; sets `done`.
+  static func name(_ stub: StubMapping, in definition: inout ResponseDefinition, once done: inout Bool) {
+    guard !done else { return }
+    done = true
+    definition.headers.add(name: "Matched-Stub-Id", value: ResponseTemplating.fieldValue(stub.id))
+    if let name = stub.name {
+      definition.headers.add(name: "Matched-Stub-Name", value: ResponseTemplating.fieldValue(name))
+    }
   }
 
   /// A sampled delay (``ResponseDefinition/sampleDelayMilliseconds(globalFixed:globalDistribution:random:)``)

@@ -24,20 +24,27 @@ final class ResponsePlanBuilder: Sendable {
     self.maxHoldMilliseconds = maxHoldMilliseconds
   }
 
+  /// True when `request` cannot change the answer of `definition`'s prepared response: no content coding
+  /// to negotiate (the definition never compresses, or the request has no `Accept-Encoding`).
+  static func servesAsPrepared(_ definition: ResponseDefinition, to request: HTTPRequest) -> Bool {
+    definition.compression == .never || !request.headers.contains("Accept-Encoding")
+  }
+
   /// Builds the plan.
   /// - Parameters:
   ///   - definition: the stub's response (body already resolved).
   ///   - request: the request being answered (method, `Accept-Encoding`, conditional fields).
   ///   - delayMilliseconds: total delay before anything is sent (fixed + distribution + global), ≥ 0.
   ///   - random: uniform random bytes source for `RANDOM_DATA_THEN_CLOSE` (seeded for reproducibility).
-  ///   - prepared: the definition's ``prepare(_:)`` result, used when the request cannot change the answer.
+  ///   - prepared: the definition's ``prepare(_:)`` result, sent as it is: pass it only when
+  ///     ``servesAsPrepared(_:to:)`` holds.
   func plan(
     for definition: ResponseDefinition, request: HTTPRequest, delayMilliseconds: Int,
     prepared: PreparedResponse? = nil, random: () -> UInt64
   ) -> ResponsePlan {
     var steps: [ResponsePlan.Step] = []
     if delayMilliseconds > 0 { steps.append(.pause(milliseconds: delayMilliseconds)) }
-    if let prepared, definition.compression == .never || !request.headers.contains("Accept-Encoding") {
+    if let prepared {
       steps.append(.prepared(prepared))
       return ResponsePlan(steps: steps, keepAlive: !prepared.closes)
     }
