@@ -35,7 +35,7 @@ struct ShutdownTests {
     }
     let slow = try Socket(port: server.port)
     slow.send("GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n")
-    usleep(500_000)
+    try awaitInFlight("/slow", port: server.port)
     kill(server.processIdentifier, SIGTERM)
     let response = slow.readResponse(timeout: 20)
     #expect(status(response) == 200, "the delayed response was cut: \(response.debugDescription)")
@@ -56,12 +56,19 @@ struct ShutdownTests {
     defer { server.stop() }
     let slower = try Socket(port: server.port)
     slower.send("GET /slower HTTP/1.1\r\nHost: localhost\r\n\r\n")
-    usleep(500_000)
+    try awaitInFlight("/slower", port: server.port)
     kill(server.processIdentifier, SIGTERM)
     #expect(server.waitForExit(timeout: 30) == 0)
     #expect(
       server.standardErrorText.contains("1 connection(s) still busy after the 300 ms grace were closed"),
       "\(server.standardErrorText)")
+  }
+
+  /// Waits until the journal lists a request for `path`: the server has read it and is in its delay
+  /// (a fixed sleep lost the race on a loaded machine: the signal came before the request was read).
+  private func awaitInFlight(_ path: String, port: Int) throws {
+    let listed = eventually(timeout: 30) { get(port, "/__admin/requests").contains("\"url\": \"\(path)\"") }
+    if !listed { throw HardeningError("the server never journalled \(path)") }
   }
 
   /// SIGTERM or SIGINT sent right after the `listening on` line stops the server every time (5 in 30
