@@ -56,6 +56,17 @@ public struct HTTPRequestHead: Sendable, Hashable {
     return bytes.index(colon, offsetBy: 3)
   }
 
+  /// The authority the request is for (RFC 9112 §3.2.2): the `host[:port]` of an absolute-form target
+  /// (a server must then ignore the Host field), else the Host field's value; nil when there is neither.
+  public var effectiveAuthority: String? {
+    let bytes = target.utf8
+    if bytes.first != UInt8(ascii: "/"), let start = HTTPRequestHead.indexAfterScheme(bytes) {
+      let end = bytes[start...].firstIndex(where: { $0 == 47 || $0 == 63 || $0 == 35 }) ?? bytes.endIndex
+      if start < end { return String(Substring(target.utf8[start..<end])) }
+    }
+    return headers.first("Host")
+  }
+
   /// The target in origin-form (path and query), also for an absolute-form target.
   public var originForm: String {
     if let q = rawQuery { return rawPath + "?" + q }

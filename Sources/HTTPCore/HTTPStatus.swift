@@ -21,7 +21,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
   /// True when a response with this status never has content: 1xx, 204, 304 (RFC 9112 §6.3 rule 1).
   public var forbidsContent: Bool { isInformational || code == 204 || code == 304 }
 
-  /// The reason phrase registered for `code` (RFC 9110 §15 and RFC 6585), or "" if none.
+  /// The reason phrase registered for `code` (RFC 9110 §15, RFC 6585, and RFC 5842 for 508), or "" if none.
   public static func standardReason(_ code: Int) -> String {
     switch code {
     case 100: return "Continue"
@@ -73,6 +73,7 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
     case 503: return "Service Unavailable"
     case 504: return "Gateway Timeout"
     case 505: return "HTTP Version Not Supported"
+    case 508: return "Loop Detected"
     default: return ""
     }
   }

@@ -110,7 +110,7 @@ public struct RequestView: Sendable {
     formParameters = FormDecoding.fields(request.body, contentType: contentType)
     parts = MultipartPart.parse(request.body, contentType: contentType)
     scheme = connection?.isTLS == true ? "https" : "http"
-    let (h, p) = RequestView.hostAndPort(headers.first("Host") ?? "")
+    let (h, p) = RequestView.hostAndPort(request.head.effectiveAuthority ?? "")
     host = h
     port = p ?? connection?.localPort ?? (scheme == "https" ? 443 : 80)
     clientIP = connection.map { RequestView.ipOnly($0.clientAddress) }

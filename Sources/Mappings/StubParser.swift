@@ -208,10 +208,20 @@ public enum StubParser {
     }
   }
 
-  /// `id` or `uuid` (which must agree when both are given).
+  /// `id` or `uuid` (which must agree when both are given). An empty one is no id, as Jackson reads an
+  /// empty UUID in WireMock: the stub gets a new one, with a warning (an empty id could never be named
+  /// in `/__admin/mappings/{id}`).
   static func parseID(_ o: JSONObject, _ location: String, _ d: inout Diagnostics) -> String? {
-    let id = string(o, "id", location, &d)
-    let uuid = string(o, "uuid", location, &d)
+    func nonEmpty(_ key: String) -> String? {
+      guard let value = string(o, key, location, &d) else { return nil }
+      if value.isEmpty {
+        d.warning(JSONPathText.child(location, key), "an empty \(key) is no id: the stub gets a new one")
+        return nil
+      }
+      return value
+    }
+    let id = nonEmpty("id")
+    let uuid = nonEmpty("uuid")
     if let id, let uuid, id != uuid {
       d.error(
         JSONPathText.child(location, "uuid"), expected: "the same value as id", found: JSONValue.quoted(uuid))

@@ -187,9 +187,19 @@ final class RenderState {
     var data: [String: TemplateValue] = [:]
   }
 
+  /// The most bytes one rendering writes, counted over every block and capture (16 MiB); past it the
+  /// rendering stops with a problem, so no template or request grows memory without bound.
+  static let maximumOutputBytes = 16 << 20
+  /// The most items a helper builds into one list (`range`): 100,000.
+  static let maximumListCount = 100_000
+
   let context: TemplateContext
   /// The output so far, UTF-8.
   var out: [UInt8] = []
+  /// Bytes written so far, over every capture (a capture's text counts again where it is used).
+  private var written = 0
+  /// True once ``written`` passed ``maximumOutputBytes``: nothing more is rendered.
+  private(set) var isExhausted = false
   var problems: [String] = []
   var frames: [Frame]
   var variables: [String: TemplateValue] = [:]
@@ -205,15 +215,26 @@ final class RenderState {
 
   func render(_ nodes: [TemplateNode]) {
     for node in nodes {
+      if isExhausted { return }
       switch node {
-      case .text(let s): out.append(contentsOf: s.utf8)
+      case .text(let s): write(s)
       case .output(let e, let escaped):
         let v = evaluate(e)
         let text = v.rendered
-        out.append(
-          contentsOf: (escaped && context.environment.escapesHTML ? RenderState.escapeHTML(text) : text).utf8)
+        write(escaped && context.environment.escapesHTML ? RenderState.escapeHTML(text) : text)
       case .block(let block): renderBlock(block)
       }
+    }
+  }
+
+  /// Appends `text` to the output and counts it against ``maximumOutputBytes``.
+  func write(_ text: String) {
+    let before = out.count
+    out.append(contentsOf: text.utf8)
+    written += out.count - before
+    if written > RenderState.maximumOutputBytes, !isExhausted {
+      isExhausted = true
+      problems.append("the rendering passed \(RenderState.maximumOutputBytes) bytes and was cut")
     }
   }
 
@@ -328,7 +349,7 @@ final class RenderState {
         if let inverse = block.inverse { render(inverse) }
         return
       }
-      for (k, item) in items.enumerated() {
+      for (k, item) in items.enumerated() where !isExhausted {
         var frame = Frame(context: item.value)
         frame.data["index"] = .int(k)
         frame.data["first"] = .bool(k == 0)
@@ -344,7 +365,7 @@ final class RenderState {
       }
     default:
       let result = call(block.name, params: block.params, hash: block.hash, block: block)
-      out.append(contentsOf: result.rendered.utf8)
+      write(result.rendered)
     }
   }
 

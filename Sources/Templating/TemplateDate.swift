@@ -10,9 +10,15 @@ public struct TemplateDate: Sendable, Hashable {
   /// Time zone identifier (`Australia/Sydney`, `UTC`), or nil for UTC.
   public var timezone: String?
 
-  /// Creates a date.
+  /// The instants a template or a date matcher handles: ±2^53 ms since 1970 (about ±285,000 years),
+  /// exact as a `Double`. A value from input outside it is not a date (no overflow trap on the way).
+  public static let representableMilliseconds: ClosedRange<Int64> = -(1 << 53)...(1 << 53)
+
+  /// Creates a date; `epochMilliseconds` is clamped to ``representableMilliseconds``.
   public init(epochMilliseconds: Int64, format: String? = nil, timezone: String? = nil) {
-    self.epochMilliseconds = epochMilliseconds
+    self.epochMilliseconds = min(
+      max(epochMilliseconds, Self.representableMilliseconds.lowerBound),
+      Self.representableMilliseconds.upperBound)
     self.format = format
     self.timezone = timezone
   }
@@ -113,16 +119,15 @@ public struct TemplateDate: Sendable, Hashable {
       else {
         return nil
       }
-      let millis = (moved.timeIntervalSince1970 * 1000).rounded()
-      guard millis.isFinite, abs(millis) < 9e18 else { return nil }
-      copy.epochMilliseconds = Int64(millis)
+      guard let movedDate = TemplateDate.representable(moved.timeIntervalSince1970 * 1000) else { return nil }
+      copy.epochMilliseconds = movedDate.epochMilliseconds
       return copy
     default: return nil
     }
     // An offset from input may be any size: out of range is not an offset (no overflow trap).
     let (delta, o1) = Int64(amount).multipliedReportingOverflow(by: ms)
     let (sum, o2) = copy.epochMilliseconds.addingReportingOverflow(delta)
-    guard !o1, !o2 else { return nil }
+    guard !o1, !o2, TemplateDate.representableMilliseconds.contains(sum) else { return nil }
     copy.epochMilliseconds = sum
     return copy
   }
@@ -132,15 +137,18 @@ public struct TemplateDate: Sendable, Hashable {
   /// HTTP date (RFC 1123).
   package static func parse(_ text: String, format: String?) -> TemplateDate? {
     switch format {
-    case "epoch": return Int64(text).map { TemplateDate(epochMilliseconds: $0) }
-    case "unix": return Int64(text).map { TemplateDate(epochMilliseconds: $0 * 1000) }
+    case "epoch": return Int64(text).flatMap(representable)
+    case "unix":
+      guard let seconds = Int64(text) else { return nil }
+      let (ms, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+      return overflow ? nil : representable(ms)
     case let pattern?:
       let f = DateFormatter()
       f.locale = Locale(identifier: "en_US_POSIX")
       f.timeZone = TimeZone(identifier: "UTC")
       f.dateFormat = pattern
       guard let d = f.date(from: text) else { return nil }
-      return TemplateDate(epochMilliseconds: Int64((d.timeIntervalSince1970 * 1000).rounded()))
+      return representable(d.timeIntervalSince1970 * 1000)
     case nil:
       if let seconds = HTTPDate.parseISO8601(text) {
         return TemplateDate(epochMilliseconds: Int64((seconds * 1000).rounded(.down)))
@@ -149,6 +157,18 @@ public struct TemplateDate: Sendable, Hashable {
       if let s = HTTPDate.parse(text) { return TemplateDate(epochMilliseconds: s * 1000) }
       return nil
     }
+  }
+
+  /// The date at `milliseconds` since 1970, or nil outside ``representableMilliseconds``.
+  static func representable(_ milliseconds: Int64) -> TemplateDate? {
+    representableMilliseconds.contains(milliseconds) ? TemplateDate(epochMilliseconds: milliseconds) : nil
+  }
+
+  /// The date at `milliseconds` (rounded) since 1970, or nil when not finite or not representable.
+  static func representable(_ milliseconds: Double) -> TemplateDate? {
+    let rounded = milliseconds.rounded()
+    guard rounded.isFinite, abs(rounded) <= Double(representableMilliseconds.upperBound) else { return nil }
+    return TemplateDate(epochMilliseconds: Int64(rounded))
   }
 
   static func parseISO(_ text: String) -> TemplateDate? {

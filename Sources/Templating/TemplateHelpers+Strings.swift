@@ -108,8 +108,8 @@ extension TemplateHelpers {
 
   /// Apache Commons' `leftPad`/`rightPad`/`center`: `pad` repeated and cut to fill `size` characters.
   static func pad(_ s: String, to size: Int, with pad: String, _ side: PadSide) -> String {
+    guard size <= 1_000_000, size > s.count else { return s }
     let missing = size - s.count
-    guard missing > 0, size <= 1_000_000 else { return s }
     func fill(_ n: Int) -> String {
       let p = Array(pad)
       return String((0..<n).map { p[$0 % p.count] })

@@ -89,7 +89,7 @@ enum TemplateHelpers {
         return c.error("abbreviate needs a width")
       }
       if s.count <= width { return .string(s) }
-      return .string(String(s.prefix(max(0, width - 3))) + "...")
+      return .string(String(s.prefix(width > 3 ? width - 3 : 0)) + "...")
     }
     t["replace"] = { c in
       guard c.params.count >= 3 else { return c.error("replace needs a value, a target and a replacement") }
@@ -198,7 +198,12 @@ enum TemplateHelpers {
       guard c.params.count >= 2, let lo = c.params[0].integer, let hi = c.params[1].integer else {
         return c.error("The range helper requires both lower and upper bounds as integer parameters")
       }
-      return .list(lo <= hi ? (lo...hi).map(TemplateValue.int) : [])
+      guard lo <= hi else { return .list([]) }
+      let (span, overflow) = hi.subtractingReportingOverflow(lo)
+      guard !overflow, span < RenderState.maximumListCount else {
+        return c.error("range \(lo) \(hi) has more than \(RenderState.maximumListCount) items")
+      }
+      return .list((lo...hi).map(TemplateValue.int))
     }
     t["arrayAdd"] = { c in
       guard var items = c.params.first?.listItems else { return c.error("arrayAdd needs a list") }
@@ -243,16 +248,24 @@ enum TemplateHelpers {
       let l = c.params[0]
       let r = c.params[2]
       if let a = l.integer, let b = r.integer, l.number == Double(a), !isDecimalText(l), !isDecimalText(r) {
+        // WireMock computes with BigDecimal: a result beyond Int is exact (Decimal), never wrapped.
+        func exact(_ result: (partialValue: Int, overflow: Bool), _ wide: (Decimal, Decimal) -> Decimal)
+          -> TemplateValue
+        {
+          result.overflow ? .string("\(wide(Decimal(a), Decimal(b)))") : .int(result.partialValue)
+        }
         switch op {
-        case "+": return .int(a &+ b)
-        case "-": return .int(a &- b)
-        case "*", "x": return .int(a &* b)
+        case "+": return exact(a.addingReportingOverflow(b), +)
+        case "-": return exact(a.subtractingReportingOverflow(b), -)
+        case "*", "x": return exact(a.multipliedReportingOverflow(by: b), *)
         case "/":
           guard b != 0 else { return c.error("Division by zero") }
-          return .int(Int((Double(a) / Double(b)).rounded(.toNearestOrAwayFromZero)))
+          let quotient = (Double(a) / Double(b)).rounded(.toNearestOrAwayFromZero)
+          return Int(exactly: quotient).map(TemplateValue.int) ?? .string("\(Decimal(a) / Decimal(b))")
         case "%":
           guard b != 0 else { return c.error("Division by zero") }
-          return .int(a % b)
+          let (remainder, overflow) = a.remainderReportingOverflow(dividingBy: b)
+          return .int(overflow ? 0 : remainder)
         default: return c.error("\(op) is not a valid mathematical operator")
         }
       }
@@ -272,6 +285,9 @@ enum TemplateHelpers {
     // MARK: Random
     t["randomValue"] = { c in
       let length = max(0, c.int("length") ?? 36)
+      guard length <= RenderState.maximumOutputBytes else {
+        return c.error("randomValue length \(length) is more than \(RenderState.maximumOutputBytes)")
+      }
       let type = c.string("type") ?? "ALPHANUMERIC"
       let uppercase = c.bool("uppercase") ?? false
       func pick(_ alphabet: String) -> String {
@@ -295,7 +311,9 @@ enum TemplateHelpers {
       let lower = c.hash["lower"]?.integer ?? Int(Int32.min)
       let upper = c.hash["upper"]?.integer ?? Int(Int32.max)
       guard upper > lower else { return c.error("upper must be greater than lower") }
-      return .int(lower + Int(c.state.random.below(UInt64(upper - lower))))
+      // The span of any two Ints fits in UInt64; the wrapping sum lands in lower..<upper.
+      let span = UInt64(bitPattern: Int64(upper) &- Int64(lower))
+      return .int(lower &+ Int(truncatingIfNeeded: c.state.random.below(span)))
     }
     t["randomDecimal"] = { c in
       let lower = c.hash["lower"]?.number ?? -Double(Int64.max)

@@ -65,12 +65,12 @@ public enum TemplateRequest {
     if needs(.scheme) { entries.append(("scheme", .string(scheme))) }
     let hostName =
       needs(.host) || needs(.baseUrl)
-      ? host ?? request.headers.first("Host").map { hostWithoutPort($0) } ?? "localhost" : ""
+      ? host ?? request.head.effectiveAuthority.map { hostWithoutPort($0) } ?? "localhost" : ""
     if needs(.host) { entries.append(("host", .string(hostName))) }
     let defaultPort = scheme == "https" ? 443 : 80
     let addressedPort =
       needs(.port) || needs(.baseUrl)
-      ? request.headers.first("Host").map { portOfHost($0) ?? defaultPort } ?? port : port
+      ? request.head.effectiveAuthority.map { portOfHost($0) ?? defaultPort } ?? port : port
     if needs(.port) { entries.append(("port", .int(addressedPort))) }
     var baseUrl = ""
     if needs(.baseUrl) {

@@ -66,11 +66,13 @@ package enum AdminResponseCheck {
     guard let document = loaded.document else {
       return "the admin API's openapi.json does not load: \(loaded.problem)"
     }
-    // HEAD is answered as GET; a trailing slash names the same route (the router drops empty segments).
+    // HEAD is answered as GET; on GET a trailing slash names the same route. Any other empty segment
+    // names no route (the router answers 404: an id or name is missing).
     let asked = method == "HEAD" ? "GET" : method
     var path = rawPath
-    while path.count > 1, path.hasSuffix("/") { path.removeLast() }
-    var operation = document.operation(method: asked, path: path)?.0
+    if asked == "GET", path.count > 1, path.hasSuffix("/") { path.removeLast() }
+    let hasEmptySegment = path.count > 1 && (path.hasSuffix("/") || path.contains("//"))
+    var operation = hasEmptySegment ? nil : document.operation(method: asked, path: path)?.0
     if operation == nil, path.hasPrefix("/__admin/files/") {
       // File names may have several segments (`a/b.json`).
       operation = document.operation(method: asked, template: "/__admin/files/{name}")

@@ -106,7 +106,18 @@ struct AdminAPI: Sendable {
       }
     }
     var segments: [String] = []
-    for raw in request.head.rawPath.dropFirst("/__admin".count).split(separator: "/") {
+    var rest = request.head.rawPath.dropFirst("/__admin".count).dropFirst()
+    // A trailing slash reads as the folder (`GET /__admin/mappings/`); any other empty segment is an id or
+    // name left out (`DELETE /__admin/mappings/` + "" must not reach "delete every stub").
+    if request.method == .get, rest.hasSuffix("/") { rest = rest.dropLast() }
+    for raw in rest.isEmpty ? [] : rest.split(separator: "/", omittingEmptySubsequences: false) {
+      guard !raw.isEmpty else {
+        return AdminAPI.error(
+          .notFound, title: "Not found",
+          detail:
+            "\(request.method.rawValue) \(request.head.rawPath) has an empty path segment (an id or name is missing)"
+        )
+      }
       guard let s = try? PercentDecoding.decode(raw, component: "path") else {
         return AdminAPI.error(
           .badRequest, title: "Invalid path", detail: "path segment \(raw) has invalid percent-encoding")

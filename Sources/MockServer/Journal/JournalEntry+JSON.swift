@@ -13,7 +13,7 @@ extension JournalEntry {
   public var requestJSON: JSONValue {
     let head = request.head
     let scheme = isTLS ? "https" : "http"
-    let host = head.headers.first("Host") ?? "localhost"
+    let host = head.effectiveAuthority ?? "localhost"
     let absolute = head.target.hasPrefix("/") ? "\(scheme)://\(host)\(head.target)" : head.target
     var pairs: [(String, JSONValue)] = [
       ("url", .string(head.originForm)),

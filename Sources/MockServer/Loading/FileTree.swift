@@ -226,7 +226,9 @@ enum FileTree {
   static func readFile(_ path: String, relativeTo directory: Int32 = AT_FDCWD, maximum: Int = 1 << 30) -> (
     bytes: [UInt8], stamp: Stamp
   )? {
-    let fd = openat(directory, path, O_RDONLY | O_CLOEXEC)
+    // O_NONBLOCK: opening a FIFO (a named pipe in `__files/`) returns at once instead of waiting for a
+    // writer; the `S_IFREG` check below refuses it. Reads of a regular file ignore the flag.
+    let fd = openat(directory, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
     guard fd >= 0 else { return nil }
     defer { _ = close(fd) }
     var st = stat()

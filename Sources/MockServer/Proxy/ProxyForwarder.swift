@@ -76,6 +76,19 @@ package final class ProxyForwarder: Sendable {
       headers.fields.filter { !named.contains($0.name.lowercasedASCII()) }.map { ($0.name, $0.value) })
   }
 
+  /// This process's pseudonym in `Via` (RFC 9110 §7.6.3): `mockserver-` and 8 hex digits chosen at
+  /// start, so that a request that comes back through this server is recognised as a loop.
+  package static let viaPseudonym = "mockserver-" + String(UInt32.random(in: .min ... .max), radix: 16)
+
+  /// True when `request` already passed through this process (its Via names ``viaPseudonym``): a proxy
+  /// stub whose base URL leads back here.
+  package static func isLoop(_ request: HTTPRequest) -> Bool {
+    request.headers.listElements("Via").contains { entry in
+      entry.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init)
+        == viaPseudonym
+    }
+  }
+
   /// The request to send upstream for `request` matched by `proxy`, or nil when the base URL is unusable.
   package static func upstreamRequest(_ request: HTTPRequest, proxy: ProxyDefinition) -> (
     HTTPRequest, UpstreamURL
@@ -96,6 +109,10 @@ package final class ProxyForwarder: Sendable {
     for field in proxy.additionalRequestHeaders { headers.add(name: field.name, value: field.value) }
     var fields = [("Host", url.hostField)]
     fields += headers.fields.map { ($0.name, $0.value) }
+    // RFC 9110 §7.6.3: a proxy adds its own entry to Via (after those received), with the protocol the
+    // request came in on.
+    let version = request.head.version
+    fields.append(("Via", "\(version.major).\(version.minor) \(viaPseudonym)"))
     let head = HTTPRequestHead(method: request.method, target: target, headers: HTTPHeaders(fields))
     return (HTTPRequest(head: head, body: request.body), url)
   }
@@ -145,6 +162,15 @@ package final class ProxyForwarder: Sendable {
   func exchange(
     _ request: HTTPRequest, proxy: ProxyDefinition, journalID: String, deliver: (Outcome) -> Void
   ) {
+    if Self.isLoop(request) {
+      let failure = UpstreamError.io(
+        "the request came back through this server (its Via names \(Self.viaPseudonym))")
+      deliver(
+        Outcome(
+          response: Self.gatewayError(status: 508, upstream: proxy.baseURL, reason: failure.description),
+          failure: failure))
+      return
+    }
     guard let (upstreamRequest, url) = Self.upstreamRequest(request, proxy: proxy) else {
       let failure = UpstreamError.io("proxyBaseUrl is not an http:// or https:// URL")
       deliver(

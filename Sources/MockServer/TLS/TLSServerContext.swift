@@ -93,12 +93,13 @@ public final class TLSServerContext: @unchecked Sendable {
     TLSByteStream(fd: fd, context: self)
   }
 
+  /// The text of the PEM file at `path` (at most 1 MiB, a regular file: a FIFO or a device is refused
+  /// rather than waited on).
   package static func readFile(_ path: String) throws(TLSError) -> String {
-    do {
-      return try String(contentsOfFile: path, encoding: .utf8)
-    } catch {
-      throw TLSError("read \(path)", detail: error.localizedDescription)
+    guard let bytes = FileTree.contents(path, maximum: 1 << 20) else {
+      throw TLSError("read \(path)", detail: "not a readable regular file of at most 1 MiB")
     }
+    return String(decoding: bytes, as: UTF8.self)
   }
 }
 
