@@ -48,7 +48,7 @@ final class MemoryByteStream: ByteStream {
   var isHandshaking: Bool { false }
   var peerDescription: String? { nil }
   func shutdownWrite() { shutDown = true }
-  func close(reset: Bool) {
+  func close(reset: Bool, inputDrained: Bool) {
     closed = true
     resetOnClose = reset
   }

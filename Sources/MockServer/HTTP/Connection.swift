@@ -131,6 +131,10 @@ final class Connection: EventHandler {
   @exclusivity(unchecked) private var peerClosed = false
   /// The last read wanted the socket writable (a TLS handshake flight did not fit): retry it on EPOLLOUT.
   @exclusivity(unchecked) private var readWantsWritable = false
+  /// True from a read that found the socket empty (a short read, or end of stream) until the event is
+  /// handled: a close within that event needs no read to drop pending input (one `read` returning
+  /// EAGAIN per closed connection, which nginx does not make).
+  @exclusivity(unchecked) private var inputDrainedThisEvent = false
   @exclusivity(unchecked) private var requestCount = 0
   @exclusivity(unchecked) private(set) var lastActivity: UInt64
   /// Since when output has been waiting without a byte accepted by the peer (monotonic ns), or nil when
@@ -199,12 +203,14 @@ final class Connection: EventHandler {
   // MARK: Events
 
   func handleEvent(readable isReadable: Bool, writable: Bool, hangUp: Bool) {
+    inputDrainedThisEvent = false
     if writable, !isClosed {
       flush()
     }
     if isReadable || (writable && readWantsWritable), !isClosed {
       readAvailable()
     }
+    inputDrainedThisEvent = false
   }
 
   private func readAvailable() {
@@ -222,15 +228,21 @@ final class Connection: EventHandler {
           updateReading { r in if r.headStartedAt == nil { r.headStartedAt = now } }
         }
         parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-        if n < buffer.count && !stream.hasBufferedInput { break }
+        if n < buffer.count && !stream.hasBufferedInput {
+          inputDrainedThisEvent = true
+          break
+        }
         continue
       case .wouldBlock(let wantsWrite):
         if wantsWrite {
           readWantsWritable = true
           updateInterest(forceWritable: true)
+        } else {
+          inputDrainedThisEvent = true
         }
       case .eof:
         peerClosed = true
+        inputDrainedThisEvent = true
       case .failed:
         close(served: false)
         return
@@ -802,7 +814,7 @@ final class Connection: EventHandler {
     finishPlan(served: false)
     state = .closed
     loop.deregister(fd: fd, closing: true)
-    stream.close(reset: reset)
+    stream.close(reset: reset, inputDrained: inputDrainedThisEvent)
     owner.connectionClosed(self)
   }
 

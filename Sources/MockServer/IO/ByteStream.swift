@@ -14,8 +14,10 @@ protocol ByteStream: AnyObject {
   func shutdownWrite()
   /// Details of the peer learned by the stream (for TLS: the client certificate subject), or nil.
   var peerDescription: String? { get }
-  /// Releases the stream's resources and closes the socket. `reset` sends a TCP RST instead of a FIN.
-  func close(reset: Bool)
+  /// Releases the stream's resources and closes the socket. `reset` sends a TCP RST instead of a FIN;
+  /// otherwise input still buffered is read and dropped first (unread input turns a close into an RST)
+  /// unless `inputDrained` says the last read just found the socket empty.
+  func close(reset: Bool, inputDrained: Bool)
   /// True while a handshake (TLS) has not completed: no request bytes can have arrived yet.
   var isHandshaking: Bool { get }
   /// Writes as many of `first` then `second` as possible now with one gathering call, so `second` need
@@ -24,6 +26,8 @@ protocol ByteStream: AnyObject {
 }
 
 extension ByteStream {
+  /// ``close(reset:inputDrained:)`` with input that may still be buffered.
+  func close(reset: Bool) { close(reset: reset, inputDrained: false) }
   /// Plain streams have no handshake.
   var isHandshaking: Bool { false }
   /// No gathering write (TLS encrypts records from one buffer).
@@ -42,10 +46,10 @@ final class PlainByteStream: ByteStream {
   var hasBufferedInput: Bool { false }
   var peerDescription: String? { nil }
   func shutdownWrite() { SocketOps.shutdownWrite(fd) }
-  func close(reset: Bool) {
+  func close(reset: Bool, inputDrained: Bool) {
     if reset {
       SocketOps.setLingerZero(fd)
-    } else {
+    } else if !inputDrained {
       SocketOps.discardAvailable(fd)
     }
     SocketOps.close(fd)

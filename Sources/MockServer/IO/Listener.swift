@@ -49,6 +49,9 @@ final class Listener: Sendable {
       throw IOError("listen", errno: e)
     }
     SocketOps.setNonBlocking(fd)
+    // Linux copies TCP_NODELAY from the listening socket to each accepted one: set once here instead of
+    // one `setsockopt` per connection. Where it is not inherited, accept() sets it (below).
+    SocketOps.setNoDelay(fd)
     var storage = sockaddr_storage()
     var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
     _ = withUnsafeMutablePointer(to: &storage) {
@@ -84,7 +87,9 @@ final class Listener: Sendable {
         }
       }
       if client >= 0 {
-        SocketOps.setNoDelay(client)
+        #if !os(Linux)
+          SocketOps.setNoDelay(client)
+        #endif
         return .accepted(fd: client, peer: Listener.peerText(storage))
       }
       let error = errno

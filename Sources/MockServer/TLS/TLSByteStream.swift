@@ -188,11 +188,12 @@ final class TLSByteStream: ByteStream {
     return subject
   }
 
-  func close(reset: Bool) {
+  func close(reset: Bool, inputDrained: Bool) {
     if reset {
       SocketOps.setLingerZero(fd)
     } else {
       sendCloseNotify()
+      // The peer may answer close_notify with its own: always drained for TLS.
       SocketOps.discardAvailable(fd)
     }
     if let ssl {
