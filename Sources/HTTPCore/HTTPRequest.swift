@@ -23,6 +23,12 @@ public struct HTTPRequestHead: Sendable, Hashable {
   /// The path component of the target, still percent-encoded, without query; `*` for asterisk-form and
   /// the path of an absolute-form target (`/` when it has none).
   public var rawPath: String {
+    // Origin-form without query or fragment, the common case: the target itself, found with one scan of
+    // contiguous bytes (the UTF8View walk below cost about 400 instructions per request).
+    let isWholePath = target.utf8.withContiguousStorageIfAvailable { bytes in
+      bytes.first == UInt8(ascii: "/") && !bytes.contains { $0 == 63 || $0 == 35 }
+    }
+    if isWholePath == true { return target }
     let bytes = target.utf8
     var start = bytes.startIndex
     if bytes.first != UInt8(ascii: "/") {
