@@ -121,18 +121,23 @@ public final class StubTable: Sendable {
         best = k
       }
     }
-    templates.forEachCandidate(for: path) { t in
-      if let method = stubs[t].request.method, method != head.method { return }
-      if best.map({ outranks(t, $0) }) ?? true { best = t }
+    var utf8 = path
+    // The method alone is captured: a closure holding `head` copied the whole head for every candidate.
+    let requestMethod = head.method
+    return utf8.withUTF8 { bytes -> PathMatch? in
+      templates.forEachCandidate(utf8: bytes) { t in
+        if let method = stubs[t].request.method, method != requestMethod { return }
+        if best.map({ outranks(t, $0) }) ?? true { best = t }
+      }
+      guard let k = best, pathOnly[k] else { return nil }
+      if let other = bestLinear, !outranks(k, other) { return nil }
+      let stub = stubs[k]
+      guard case .urlPathTemplate(let template) = stub.request.url else {
+        return PathMatch(stub: stub, index: k, pathParameters: [:])
+      }
+      guard let parameters = template.match(utf8: bytes) else { return nil }
+      return PathMatch(stub: stub, index: k, pathParameters: parameters)
     }
-    guard let k = best, pathOnly[k] else { return nil }
-    if let other = bestLinear, !outranks(k, other) { return nil }
-    let stub = stubs[k]
-    guard case .urlPathTemplate(let template) = stub.request.url else {
-      return PathMatch(stub: stub, index: k, pathParameters: [:])
-    }
-    guard let parameters = template.match(path) else { return nil }
-    return PathMatch(stub: stub, index: k, pathParameters: parameters)
   }
 
   /// True when `text` holds a `%` (a scan of the contiguous bytes; the generic `contains` on the UTF-8 view
@@ -268,6 +273,14 @@ package struct TemplateTrie: Sendable {
       if text == first.text { return first.node }
       return moreLiterals.isEmpty ? nil : moreLiterals[String(text)]
     }
+
+    /// The branch for the literal segment whose UTF-8 bytes are `bytes` (a `String` is made only to look
+    /// in ``moreLiterals``).
+    func literal(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+      guard let first = firstLiteral else { return nil }
+      if PathTemplate.equals(first.text, bytes) { return first.node }
+      return moreLiterals.isEmpty ? nil : moreLiterals[String(decoding: bytes, as: UTF8.self)]
+    }
   }
   private(set) var nodes = [Node()]
 
@@ -321,26 +334,36 @@ package struct TemplateTrie: Sendable {
   /// walking the path once without building arrays.
   package func forEachCandidate(for path: String, _ body: (Int) -> Void) {
     guard nodes.count > 1 else { return }
-    visit(0, path, from: path.utf8.startIndex, body)
+    var path = path
+    path.withUTF8 { forEachCandidate(utf8: $0, body) }
+  }
+
+  /// ``forEachCandidate(for:_:)`` over the path's UTF-8 bytes.
+  package func forEachCandidate(utf8 path: UnsafeBufferPointer<UInt8>, _ body: (Int) -> Void) {
+    guard nodes.count > 1 else { return }
+    nodes.withUnsafeBufferPointer { nodes in TemplateTrie.visit(nodes, 0, path, from: 0, body) }
   }
 
   /// Matches the segment of `path` starting at `start` against the branches of `node`, depth first.
-  private func visit(_ node: Int, _ path: String, from start: String.Index, _ body: (Int) -> Void) {
-    let bytes = path.utf8
-    let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
-    let last = end == bytes.endIndex
-    if nodes[node].firstLiteral != nil, let n = nodes[node].literal(Substring(bytes[start..<end])) {
+  private static func visit(
+    _ nodes: UnsafeBufferPointer<Node>, _ node: Int, _ path: UnsafeBufferPointer<UInt8>, from start: Int,
+    _ body: (Int) -> Void
+  ) {
+    var end = start
+    while end < path.count, path[end] != UInt8(ascii: "/") { end += 1 }
+    let last = end == path.count
+    if let n = nodes[node].literal(utf8: UnsafeBufferPointer(rebasing: path[start..<end])) {
       if last {
         for s in nodes[n].stubs { body(s) }
       } else {
-        visit(n, path, from: bytes.index(after: end), body)
+        visit(nodes, n, path, from: end + 1, body)
       }
     }
     if start != end, let v = nodes[node].variable {
       if last {
         for s in nodes[v].stubs { body(s) }
       } else {
-        visit(v, path, from: bytes.index(after: end), body)
+        visit(nodes, v, path, from: end + 1, body)
       }
     }
   }
