@@ -321,6 +321,10 @@ final class RenderState {
   // MARK: Blocks
 
   func renderBlock(_ block: TemplateBlock) {
+    if let section = block.section {
+      renderSection(block, inverted: section == .inverted)
+      return
+    }
     switch block.name {
     case "if", "unless":
       let value = block.params.first.map(evaluate) ?? .null
@@ -349,23 +353,61 @@ final class RenderState {
         if let inverse = block.inverse { render(inverse) }
         return
       }
-      for (k, item) in items.enumerated() where !isExhausted {
-        var frame = Frame(context: item.value)
-        frame.data["index"] = .int(k)
-        frame.data["first"] = .bool(k == 0)
-        frame.data["last"] = .bool(k == items.count - 1)
-        if let key = item.key { frame.data["key"] = .string(key) }
-        if block.blockParams.count > 0 { frame.blockParams[block.blockParams[0]] = item.value }
-        if block.blockParams.count > 1 {
-          frame.blockParams[block.blockParams[1]] = item.key.map(TemplateValue.string) ?? .int(k)
-        }
-        frames.append(frame)
-        render(block.body)
-        frames.removeLast()
-      }
+      renderEach(items, block)
     default:
       let result = call(block.name, params: block.params, hash: block.hash, block: block)
       write(result.rendered)
+    }
+  }
+
+  /// A section on a value, `{{#path}}…{{/path}}` (Handlebars' `blockHelperMissing`): a non-empty list
+  /// renders the body per item, `true` once in the current context, another truthy value once with it
+  /// as the context; a falsy value or an empty list renders the `{{else}}` part. `{{^path}}` inverts.
+  func renderSection(_ block: TemplateBlock, inverted: Bool) {
+    let value = block.params.first.map(evaluate) ?? .null
+    let list = value.listItems
+    let truthy = list.map { !$0.isEmpty } ?? value.isTruthy
+    if inverted {
+      if !truthy {
+        render(block.body)
+      } else if let inverse = block.inverse {
+        render(inverse)
+      }
+      return
+    }
+    guard truthy else {
+      if let inverse = block.inverse { render(inverse) }
+      return
+    }
+    if let list {
+      renderEach(list.map { (key: nil, value: $0) }, block)
+    } else if case .bool = value {
+      render(block.body)
+    } else {
+      frames.append(Frame(context: value))
+      render(block.body)
+      frames.removeLast()
+    }
+  }
+
+  /// The body of `block` once per item, with Handlebars.java's data: `@index`, `@key`, and `@first`,
+  /// `@last`, `@odd`, `@even` as the words themselves or empty (`first` on the first item).
+  func renderEach(_ items: [(key: String?, value: TemplateValue)], _ block: TemplateBlock) {
+    for (k, item) in items.enumerated() where !isExhausted {
+      var frame = Frame(context: item.value)
+      frame.data["index"] = .int(k)
+      frame.data["first"] = .string(k == 0 ? "first" : "")
+      frame.data["last"] = .string(k == items.count - 1 ? "last" : "")
+      frame.data["odd"] = .string(k % 2 == 1 ? "odd" : "")
+      frame.data["even"] = .string(k % 2 == 0 ? "even" : "")
+      if let key = item.key { frame.data["key"] = .string(key) }
+      if block.blockParams.count > 0 { frame.blockParams[block.blockParams[0]] = item.value }
+      if block.blockParams.count > 1 {
+        frame.blockParams[block.blockParams[1]] = item.key.map(TemplateValue.string) ?? .int(k)
+      }
+      frames.append(frame)
+      render(block.body)
+      frames.removeLast()
     }
   }
 

@@ -180,6 +180,11 @@ enum TemplateHelpers {
       case .map(let m): return .int(m.entries.count)
       case .json(.object(let o)): return .int(o.members.count)
       case .json(.string(let s)): return .int(s.count)
+      case .described(let text, .map(let m)):
+        // `request.pathSegments` (children `0`, `1`, …) is a list of segments in WireMock; `request.path`
+        // with template variables among its children is text.
+        let segments = m.entries.enumerated().allSatisfy { $0.element.key == String($0.offset) }
+        return .int(segments ? m.entries.count : text.count)
       default: return v.listItems.map { .int($0.count) } ?? .null
       }
     }
@@ -271,6 +276,17 @@ enum TemplateHelpers {
       }
       let a = l.number ?? 0
       let b = r.number ?? 0
+      if op == "/", b != 0, a.isFinite, b.isFinite {
+        // BigDecimal's divide(divisor, HALF_UP), as WireMock: the quotient keeps the dividend's scale
+        // (`1.0 / 3` is 0.3, `10 / 4.0` is 3, `7.5 / 2` is 3.8); scale 0 prints as an integer.
+        let scale = TemplateHelpers.decimalScale(l.rendered)
+        var quotient = Decimal(a) / Decimal(b)
+        var rounded = Decimal()
+        NSDecimalRound(&rounded, &quotient, scale, .plain)
+        let value = NSDecimalNumber(decimal: rounded).doubleValue
+        if scale == 0, let whole = Int(exactly: value) { return .int(whole) }
+        return .double(value)
+      }
       let v: Double
       switch op {
       case "+": v = a + b
@@ -502,6 +518,13 @@ enum TemplateHelpers {
     case .int, .double, .json(.number): return true
     default: return false
     }
+  }
+
+  /// The number of digits after the point in a number's text (`7.50` → 2, `3` → 0), as BigDecimal's
+  /// scale; 0 for an exponent form. At most 30.
+  static func decimalScale(_ text: String) -> Int {
+    guard let dot = text.firstIndex(of: "."), !text.contains("e"), !text.contains("E") else { return 0 }
+    return min(30, text.distance(from: text.index(after: dot), to: text.endIndex))
   }
 
   static func isDecimalText(_ v: TemplateValue) -> Bool {

@@ -34,12 +34,17 @@ package indirect enum TemplateNode: Sendable {
 
 /// `{{#name params hash as |p|}}body{{else}}inverse{{/name}}`.
 package struct TemplateBlock: Sendable {
+  /// A block on a value rather than a helper (`{{#path}}`, `{{^path}}`).
+  enum Section: Sendable { case normal, inverted }
+  /// The helper, or for a section the path as written (what the closing tag names).
   var name: String
   var params: [TemplateExpression]
   var hash: [(String, TemplateExpression)]
   var blockParams: [String]
   var body: [TemplateNode]
   var inverse: [TemplateNode]?
+  /// Set for a section on a value; nil for a block helper.
+  var section: Section? = nil
 }
 
 /// Tokenizer and parser for the Handlebars subset (see docs/templating.md).
@@ -49,6 +54,7 @@ struct TemplateParser {
     case open(
       name: String, params: [TemplateExpression], hash: [(String, TemplateExpression)], blockParams: [String])
     case close(String)
+    case section(TemplatePath, inverted: Bool)  // `{{#path}}` or `{{^path}}`
     case elseTag(TemplateExpression?, blockParams: [String])  // `{{else}}` or `{{else if x}}`
     case comment
   }
@@ -182,18 +188,29 @@ struct TemplateParser {
         guard let name = identifier(), !name.isEmpty else {
           throw error("expected a helper name after {{#", at: nameStart)
         }
-        let (params, hash, blockParams) = try arguments(start: start)
-        if inverted {
-          kind = .open(name: "unless", params: [.path(pathFrom(name))] + params, hash: hash, blockParams: [])
-        } else {
-          if !isHelper(name) { throw error("unknown helper '\(name)'", at: nameStart) }
+        let continuesPath = i < b.count && (b[i] == UInt8(ascii: ".") || b[i] == UInt8(ascii: "/"))
+        if !inverted, isHelper(name), !continuesPath {
+          let (params, hash, blockParams) = try arguments(start: start)
           kind = .open(name: name, params: params, hash: hash, blockParams: blockParams)
+        } else {
+          // A section on a value (Handlebars' blockHelperMissing): the path alone, no arguments.
+          i = nameStart
+          let p = try path()
+          skipSpaces()
+          guard atClose() else {
+            if inverted { throw error("expected '}}' after {{^\(p.text)", at: i) }
+            throw error("unknown helper '\(name)'", at: nameStart)
+          }
+          kind = .section(p, inverted: inverted)
         }
       }
     } else if i < b.count, b[i] == UInt8(ascii: "/") {
       i += 1
       skipSpaces()
-      let name = identifier() ?? ""
+      // A helper's name or a section's path (`{{/request.query.tier}}`).
+      let nameStart = i
+      while i < b.count, !" \t\r\n}~".utf8.contains(b[i]) { i += 1 }
+      let name = String(decoding: b[nameStart..<i], as: UTF8.self)
       skipSpaces()
       kind = .close(name)
     } else if i < b.count, b[i] == UInt8(ascii: ">") {
@@ -453,6 +470,11 @@ struct TemplateParser {
               block: TemplateBlock(
                 name: name, params: params, hash: hash, blockParams: blockParams, body: [], inverse: nil),
               offset: tag.offset))
+        case .section(let p, let inverted):
+          var block = TemplateBlock(
+            name: p.text, params: [.path(p)], hash: [], blockParams: [], body: [], inverse: nil)
+          block.section = inverted ? .inverted : .normal
+          stack.append(OpenBlock(block: block, offset: tag.offset))
         case .elseTag(let chain, let blockParams):
           guard !stack.isEmpty else { throw error("{{else}} outside a block", at: tag.offset) }
           if stack[stack.count - 1].inInverse {

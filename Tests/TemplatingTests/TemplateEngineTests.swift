@@ -252,6 +252,28 @@ struct TemplateEngineTests {
     Case(template: "{{size (pickRandom (array 1 2 3 4 5) count=3)}}", expected: "3"),
     Case(template: "{{defaultIfEmpty request.query.x 'none'}}", expected: "none"),
     Case(template: "{{capitalizeFirst 'hello world'}}", expected: "Hello world"),
+    // Sections on values (Handlebars' blockHelperMissing), as Handlebars.java renders them for WireMock.
+    Case(
+      template: "{{#request.query.tier}}T={{this}}{{/request.query.tier}}", url: "/?tier=gold",
+      expected: "T=gold"),
+    Case(template: "{{#request.query.x}}{{this}};{{/request.query.x}}", url: "/?x=a&x=b", expected: "a;b;"),
+    Case(template: "{{^request.query.none}}none{{/request.query.none}}", expected: "none"),
+    Case(
+      template: "{{^request.query.tier}}no{{else}}yes{{/request.query.tier}}", url: "/?tier=gold",
+      expected: "yes"),
+    Case(template: "{{#nosuch}}x{{else}}empty{{/nosuch}}", expected: "empty"),
+    Case(template: "{{#with request}}{{#query}}{{a}}{{/query}}{{/with}}", url: "/?a=1", expected: "1"),
+    Case(template: "{{#request.headers}}{{X-A}}{{/request.headers}}", headers: [("X-A", "h")], expected: "h"),
+    // Handlebars.java's loop data are words, not Booleans.
+    Case(
+      template: "{{#each (array 'a' 'b' 'c')}}{{@index}}{{@first}}{{@last}}{{@odd}}{{@even}};{{/each}}",
+      expected: "0firsteven;1odd;2lasteven;"),
+    // BigDecimal division: the dividend's scale, rounded half up.
+    Case(
+      template:
+        "{{math 1.0 '/' 3}}|{{math 10 '/' 4.0}}|{{math 1 '/' 3.0}}|{{math 7.50 '/' 2}}|{{math 2 '/' 0.5}}|{{math 10.0 '/' 4}}",
+      expected: "0.3|3|0|3.8|4|2.5"),
+    Case(template: "{{size request.pathSegments}}", url: "/a/b", expected: "2"),
   ]
 
   @Test(arguments: cases)
@@ -329,7 +351,11 @@ struct TemplateEngineTests {
       message: "2:15: {{/each}} does not close {{#if}} opened at 2:5"),
     SyntaxCase(template: "{{request.path", message: "1:1: unclosed {{ opened at 1:1"),
     SyntaxCase(template: "{{nonExist thing=123}}", message: "1:3: unknown helper 'nonExist'"),
-    SyntaxCase(template: "{{#nope}}{{/nope}}", message: "1:4: unknown helper 'nope'"),
+    // With arguments a block is a helper call; without, `{{#nope}}` is a section on a value (below).
+    SyntaxCase(template: "{{#nope 1}}{{/nope}}", message: "1:4: unknown helper 'nope'"),
+    SyntaxCase(
+      template: "{{#request.query.a}}x{{/request.query.b}}",
+      message: "1:22: {{/request.query.b}} does not close {{#request.query.a}} opened at 1:1"),
     SyntaxCase(template: "{{/if}}", message: "1:1: {{/if}} closes no block"),
     SyntaxCase(template: "{{jsonPath (bogus 1) '$'}}", message: "1:13: unknown helper 'bogus'"),
     SyntaxCase(template: "{{> partial}}", message: "1:1: partials are not supported"),
