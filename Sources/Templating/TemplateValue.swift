@@ -96,6 +96,7 @@ extension TemplateValue {
       case .string(let s): return s
       case .null: return ""
       case .array, .object: return JacksonPrinter.pretty(j)
+      case .number(let n): return TemplateValue.javaNumber(n)
       default: return j.serialized()
       }
     case .date(let d): return d.rendered
@@ -114,6 +115,7 @@ extension TemplateValue {
         return "{"
           + o.members.map { $0.key + "=" + TemplateValue.json($0.value).nested }.joined(separator: ", ") + "}"
       case .array(let a): return "[" + a.map { TemplateValue.json($0).nested }.joined(separator: ", ") + "]"
+      case .number(let n): return TemplateValue.javaNumber(n)
       default: return j.serialized()
       }
     default: return rendered
@@ -267,6 +269,19 @@ extension TemplateValue {
   /// Converts JSON to a template value.
   static func from(_ j: JSONValue) -> TemplateValue { .json(j) }
 
+  /// A JSON number as WireMock writes one it read (json-smart and Jackson hold a fraction or an exponent
+  /// as a `Double`): `1.50` is `1.5`, `1e3` is `1000.0`; an integer keeps its digits.
+  static func javaNumber(_ n: JSONNumber) -> String {
+    let text = n.text
+    guard
+      text.utf8.contains(where: {
+        $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E")
+      }),
+      let d = Double(text)
+    else { return text }
+    return javaDouble(d)
+  }
+
   /// Java's `Double.toString` for ordinary magnitudes: `3.5`, `4.0`, `0.59`.
   static func javaDouble(_ d: Double) -> String {
     if d.isNaN { return "NaN" }
@@ -331,6 +346,8 @@ package enum JacksonPrinter {
         write(m.value, to: &out, indent: indent + 2)
       }
       out += "\n" + String(repeating: " ", count: indent) + "}"
+    case .number(let n):
+      out += TemplateValue.javaNumber(n)
     default:
       out += value.serialized()
     }

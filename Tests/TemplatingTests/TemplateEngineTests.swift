@@ -274,6 +274,14 @@ struct TemplateEngineTests {
         "{{math 1.0 '/' 3}}|{{math 10 '/' 4.0}}|{{math 1 '/' 3.0}}|{{math 7.50 '/' 2}}|{{math 2 '/' 0.5}}|{{math 10.0 '/' 4}}",
       expected: "0.3|3|0|3.8|4|2.5"),
     Case(template: "{{size request.pathSegments}}", url: "/a/b", expected: "2"),
+    // A fraction or an exponent read by jsonPath is a Java double when written, as in WireMock.
+    Case(
+      template:
+        "{{jsonPath request.body '$.a'}}|{{jsonPath request.body '$.b'}}|{{jsonPath request.body '$.c'}}",
+      body: #"{"a":1.50,"b":1e3,"c":12}"#, expected: "1.5|1000.0|12"),
+    Case(
+      template: "{{jsonPath request.body '$.o'}}", body: #"{"o":{"p":2.50}}"#, expected: "{\n  \"p\" : 2.5\n}"
+    ),
   ]
 
   @Test(arguments: cases)
