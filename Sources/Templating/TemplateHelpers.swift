@@ -160,14 +160,22 @@ enum TemplateHelpers {
       guard c.params.count >= 2 else { return c.error("regexExtract needs a value and a regular expression") }
       let s = c.params[0].rendered
       let pattern = c.params[1].rendered
-      guard let re = regex(pattern) else { return c.error("\(pattern) is not a valid regular expression") }
+      guard let re = regex(pattern) else { return c.error("Invalid regex string \(pattern)") }
       guard let m = re.firstMatch(in: s) else {
         if let d = c.hash["default"] { return d }
         return c.error("Nothing matched \(pattern)")
       }
       if c.params.count > 2 {
-        let groups =
-          m.count > 1 ? m.dropFirst().map { TemplateValue.string($0 ?? "") } : [.string(m[0] ?? "")]
+        // As WireMock: the groups of every match, in order (the whole match where there are no groups),
+        // `{{regexExtract 'abc,def' '([a-z]+)' 'parts'}}` → parts = [abc, def].
+        var groups: [TemplateValue] = []
+        for match in re.allMatches(in: s, limit: RenderState.maximumListCount) {
+          if match.count > 1 {
+            groups += match.dropFirst().map { TemplateValue.string($0 ?? "") }
+          } else {
+            groups.append(.string(match[0] ?? ""))
+          }
+        }
         c.state.variables[c.params[2].rendered] = .list(groups)
         return .null
       }

@@ -274,6 +274,12 @@ struct TemplateEngineTests {
         "{{math 1.0 '/' 3}}|{{math 10 '/' 4.0}}|{{math 1 '/' 3.0}}|{{math 7.50 '/' 2}}|{{math 2 '/' 0.5}}|{{math 10.0 '/' 4}}",
       expected: "0.3|3|0|3.8|4|2.5"),
     Case(template: "{{size request.pathSegments}}", url: "/a/b", expected: "2"),
+    // regexExtract into a variable keeps the groups of every match (WireMock's RegexExtractHelperTest).
+    Case(
+      template: "{{regexExtract request.path.[1] '([A-Za-z]+)' 'parts'}}{{#each parts}}{{this}} {{/each}}",
+      url: "/api/abc,def,ghi", expected: "abc def ghi "),
+    Case(
+      template: "{{regexExtract 'x' '(([A-Za-z]+)'}}", expected: "[ERROR: Invalid regex string (([A-Za-z]+)]"),
     // A fraction or an exponent read by jsonPath is a Java double when written, as in WireMock.
     Case(
       template:
