@@ -52,8 +52,19 @@ private struct Builder {
   }
 
   var stack: [Frame] = []
-  var anchors: [String: JSONValue] = [:]
+  /// Nodes in each open frame so far, aliases counted at their expanded size (parallel to `stack`).
+  var sizes: [Int] = []
+  var anchors: [String: (value: JSONValue, size: Int)] = [:]
   var root: JSONValue?
+  /// Nodes in the document, aliases expanded: what a walk of the value visits.
+  var total = 0
+
+  /// The deepest nesting read (as JSON's limit): deeper input would overflow the recursive walks of the
+  /// value later.
+  static let maximumDepth = 512
+  /// The most nodes the document may expand to: a few hundred bytes of nested aliases (`&a [*b, *b, …]`)
+  /// otherwise stand for 10^9 nodes.
+  static let maximumNodes = 1_000_000
 
   mutating func run(_ parser: inout yaml_parser_t) -> Result<JSONValue, YAMLParseError> {
     while true {
@@ -91,31 +102,41 @@ private struct Builder {
           continue
         }
         let value = Builder.resolve(text, plain: plain, tag: tag)
-        if let anchor { anchors[anchor] = value }
-        if let error = add(value) { return fail(error) }
+        if let anchor { anchors[anchor] = (value, 1) }
+        if let error = add(value, size: 1) { return fail(error) }
       case YAML_ALIAS_EVENT:
         let name = String(cString: event.data.alias.anchor)
-        guard let value = anchors[name] else { return fail("unknown alias *\(name)") }
+        guard let (value, size) = anchors[name] else { return fail("unknown alias *\(name)") }
         if case .mapping(_, _, nil, _) = stack.last {
           return fail("an alias as a mapping key is not supported")
         }
-        if let error = add(value) { return fail(error) }
+        if let error = add(value, size: size) { return fail(error) }
       case YAML_SEQUENCE_START_EVENT:
         if case .mapping(_, _, nil, _) = stack.last {
           return fail("a sequence as a mapping key is not supported")
         }
+        guard stack.count < Builder.maximumDepth else {
+          return fail("at most \(Builder.maximumDepth) levels of nesting")
+        }
         stack.append(
           .sequence(anchor: event.data.sequence_start.anchor.map { String(cString: $0) }, items: []))
+        sizes.append(1)
       case YAML_MAPPING_START_EVENT:
         if case .mapping(_, _, nil, _) = stack.last {
           return fail("a mapping as a mapping key is not supported")
+        }
+        guard stack.count < Builder.maximumDepth else {
+          return fail("at most \(Builder.maximumDepth) levels of nesting")
         }
         stack.append(
           .mapping(
             anchor: event.data.mapping_start.anchor.map { String(cString: $0) }, members: [], pendingKey: nil,
             merges: []))
+        sizes.append(1)
       case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
-        guard let frame = stack.popLast() else { return fail("unbalanced YAML events") }
+        guard let frame = stack.popLast(), let size = sizes.popLast() else {
+          return fail("unbalanced YAML events")
+        }
         let value: JSONValue
         let anchor: String?
         switch frame {
@@ -134,8 +155,8 @@ private struct Builder {
           value = .object(JSONObject(members))
           anchor = a
         }
-        if let anchor { anchors[anchor] = value }
-        if let error = add(value) { return fail(error) }
+        if let anchor { anchors[anchor] = (value, size) }
+        if let error = add(value, size: size) { return fail(error) }
       default:
         continue
       }
@@ -143,7 +164,17 @@ private struct Builder {
   }
 
   /// Adds a finished node to its parent (or makes it the root); returns an error message or nil.
-  mutating func add(_ value: JSONValue) -> String? {
+  /// `size` is the node count of `value` with aliases expanded.
+  mutating func add(_ value: JSONValue, size: Int) -> String? {
+    if stack.isEmpty || sizes.isEmpty {
+      total = size
+    } else {
+      sizes[sizes.count - 1] += size
+      total = sizes.reduce(0, +)
+    }
+    if total > Builder.maximumNodes {
+      return "aliases expanding to more than \(Builder.maximumNodes) nodes (an alias bomb?)"
+    }
     guard let top = stack.popLast() else {
       if root == nil { root = value }
       return nil

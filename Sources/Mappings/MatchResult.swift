@@ -91,7 +91,12 @@ package enum StringDistance {
     let xs = UnsafeBufferPointer(rebasing: x[prefix..<(x.count - suffix)])
     let ys = UnsafeBufferPointer(rebasing: y[prefix..<(y.count - suffix)])
     if xs.isEmpty || ys.isEmpty { return Double(max(xs.count, ys.count)) / Double(longest) }
-    if xs.count > 2000 && ys.count > 2000 { return Double(max(xs.count, ys.count)) / Double(longest) }
+    // The table costs xs × ys steps: past 4 million (a few milliseconds) the differing middles count as
+    // wholly different, so a large body next to any equalTo pattern cannot hold the loop for seconds.
+    let (cells, overflow) = xs.count.multipliedReportingOverflow(by: ys.count)
+    if overflow || cells > 4_000_000 {
+      return Double(max(xs.count, ys.count)) / Double(longest)
+    }
     var previous = ContiguousArray(0...ys.count)
     var current = ContiguousArray(repeating: 0, count: ys.count + 1)
     for i in 1...xs.count {

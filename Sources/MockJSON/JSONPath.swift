@@ -349,6 +349,11 @@ package struct JSONPathScanner {
   package var i = 0
   /// Filter nesting, bounded so hostile input cannot exhaust the stack.
   var depth = 0
+  /// Comparisons read in this expression's filters: `a && b && …` is a tree as deep as its terms, which
+  /// evaluation walks recursively, so their number is bounded too (``maximumFilterTerms``).
+  var filterTerms = 0
+  /// The most comparisons one expression's filters may hold.
+  package static let maximumFilterTerms = 256
 
   package init(_ b: [UInt8], expression: String) {
     self.b = b
@@ -586,6 +591,10 @@ package struct JSONPathScanner {
   static let symbolOperators = ["==", "!=", "<=", ">=", "=~", "<", ">"]
 
   mutating func comparison() throws(JSONPathError) -> JSONPath.FilterExpression {
+    filterTerms += 1
+    guard filterTerms <= JSONPathScanner.maximumFilterTerms else {
+      throw fail("at most \(JSONPathScanner.maximumFilterTerms) comparisons in the filters")
+    }
     let left = try operand()
     skipSpaces()
     var op: String?

@@ -72,6 +72,12 @@ struct TemplateParser {
   let b: [UInt8]
   var i = 0
   let isHelper: (String) -> Bool
+  /// Sub-expressions open around the one being read (`(a (b (c)))`).
+  var subexpressionDepth = 0
+  /// The most blocks open inside one another, and sub-expressions inside one another: rendering recurses
+  /// once per level, so a template nested deeper is refused at load instead of overflowing a loop's
+  /// stack on the first request.
+  static let maximumNesting = 100
 
   init(_ source: String, isHelper: @escaping (String) -> Bool) {
     b = Array(source.utf8)
@@ -248,6 +254,13 @@ struct TemplateParser {
     return Tag(kind: kind, offset: start, stripLeft: stripLeft, stripRight: stripRight)
   }
 
+  /// Throws when a block opened with `open` blocks already open would pass ``maximumNesting``.
+  func checkNesting(_ open: Int, at offset: Int) throws(TemplateSyntaxError) {
+    guard open < TemplateParser.maximumNesting else {
+      throw error("blocks nested more than \(TemplateParser.maximumNesting) deep", at: offset)
+    }
+  }
+
   func loc(_ offset: Int) -> String {
     let (l, c) = location(offset)
     return "\(l):\(c)"
@@ -330,6 +343,11 @@ struct TemplateParser {
     let c = b[i]
     if c == UInt8(ascii: "(") {
       let open = i
+      guard subexpressionDepth < TemplateParser.maximumNesting else {
+        throw error("sub-expressions nested more than \(TemplateParser.maximumNesting) deep", at: open)
+      }
+      subexpressionDepth += 1
+      defer { subexpressionDepth -= 1 }
       i += 1
       skipSpaces()
       let nameStart = i
@@ -465,12 +483,14 @@ struct TemplateParser {
         case .comment: break
         case .output(let e, let escaped): append(.output(e, escaped: escaped), &stack, &root)
         case .open(let name, let params, let hash, let blockParams):
+          try checkNesting(stack.count, at: tag.offset)
           stack.append(
             OpenBlock(
               block: TemplateBlock(
                 name: name, params: params, hash: hash, blockParams: blockParams, body: [], inverse: nil),
               offset: tag.offset))
         case .section(let p, let inverted):
+          try checkNesting(stack.count, at: tag.offset)
           var block = TemplateBlock(
             name: p.text, params: [.path(p)], hash: [], blockParams: [], body: [], inverse: nil)
           block.section = inverted ? .inverted : .normal

@@ -110,3 +110,42 @@ struct StringDistanceTests {
     #expect(abs(StringDistance.normalized(b, a) - expected) < 1e-9)
   }
 }
+
+@Suite("Bounded costs of matching large bodies")
+struct LargeBodyCostTests {
+  /// The byte search agrees with a plain scan, on short texts over a two-letter alphabet (where prefix
+  /// fallbacks matter) and on code-unit-exact Unicode (no canonical equivalence, as Java's `contains`).
+  @Test func byteSearchAgreesWithAPlainScan() {
+    var generator = SystemRandomNumberGenerator()
+    for _ in 0..<2000 {
+      let h = String((0..<Int.random(in: 0...12, using: &generator)).map { _ in "ab".randomElement()! })
+      let n = String((0..<Int.random(in: 0...4, using: &generator)).map { _ in "ab".randomElement()! })
+      let plain = n.isEmpty || Array(h.utf8).indices.contains { start in
+        Array(h.utf8)[start...].starts(with: Array(n.utf8))
+      }
+      #expect(ByteSearch.contains(h, n) == plain, "\(h) contains \(n)")
+    }
+    #expect(ByteSearch.contains("caf\u{E9}", "\u{E9}"))
+    #expect(!ByteSearch.contains("cafe\u{301}", "\u{E9}"))
+  }
+
+  /// A crafted pattern against a large body is linear: 4 MiB of `a` against 1,000 `a`s and a `b` (a plain
+  /// scan compares 4 billion bytes; linear is 4 million). The bound is one no linear scan misses.
+  @Test func byteSearchIsLinear() {
+    let body = String(repeating: "a", count: 4 << 20)
+    let needle = String(repeating: "a", count: 1000) + "b"
+    let start = ContinuousClock.now
+    #expect(!ByteSearch.contains(body, needle))
+    #expect(ContinuousClock.now - start < .seconds(20))
+  }
+
+  /// The near-miss distance of a large body next to a short expected value is not a full Levenshtein
+  /// table (64 MiB × 5 took 46 s on the loop): past 4 million cells the middles count as different.
+  @Test func distanceOfALargeBodyIsBounded() {
+    let body = String(repeating: "a", count: 8 << 20)
+    let start = ContinuousClock.now
+    let d = StringDistance.normalized("hello", body)
+    #expect(d > 0.99 && d <= 1)
+    #expect(ContinuousClock.now - start < .seconds(20))
+  }
+}

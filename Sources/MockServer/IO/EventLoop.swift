@@ -91,7 +91,9 @@ final class EventLoop: @unchecked Sendable {
     var attributes = pthread_attr_t()
     pthread_attr_init(&attributes)
     defer { pthread_attr_destroy(&attributes) }
-    pthread_attr_setstacksize(&attributes, 1 << 20)
+    // 16 MiB of address space (pages are committed only when touched): input nested to the parsers'
+    // limits (512 JSON levels, 100 template blocks) recurses on this stack in debug builds too.
+    pthread_attr_setstacksize(&attributes, 16 << 20)
     let start = Unmanaged.passRetained(Start(self, name)).toOpaque()
     var thread = pthread_t()
     let created = pthread_create(
