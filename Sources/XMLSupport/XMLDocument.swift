@@ -332,13 +332,58 @@ package enum XMLSupport {
     }
   }
 
+  /// The most text one node's content may expand to, and the most entity references followed in it:
+  /// `xmlNodeBufGetContent` expands internal entities without a bound, so a 110 KB body of one 50 KB
+  /// entity referenced 20,000 times made 1 GB of text (the JDK that WireMock runs on caps expansion too).
+  static let maximumContentBytes = 1 << 20
+  static let maximumEntityExpansions = 10_000
+
+  /// The text content of `node` (its text, CDATA and entity-expanded descendants, in order, as
+  /// `xmlNodeBufGetContent` gives it), cut at ``maximumContentBytes`` or ``maximumEntityExpansions``.
+  private static func content(of node: xmlNodePtr) -> String {
+    var out: [UInt8] = []
+    var expansions = 0
+    func append(_ text: UnsafePointer<xmlChar>?) {
+      guard let text else { return }
+      var k = 0
+      while text[k] != 0, out.count < maximumContentBytes {
+        out.append(text[k])
+        k += 1
+      }
+    }
+    func walk(_ first: xmlNodePtr?, depth: Int) {
+      var c = first
+      while let n = c, out.count < maximumContentBytes, depth < 256 {
+        switch n.pointee.type {
+        case XML_TEXT_NODE, XML_CDATA_SECTION_NODE: append(n.pointee.content)
+        case XML_ENTITY_REF_NODE:
+          // The reference's `children` is the entity declaration; its children are the replacement.
+          expansions += 1
+          if expansions <= maximumEntityExpansions, let entity = n.pointee.children {
+            walk(entity.pointee.children, depth: depth + 1)
+          }
+        case XML_ELEMENT_NODE, XML_ATTRIBUTE_NODE, XML_DOCUMENT_FRAG_NODE:
+          walk(n.pointee.children, depth: depth + 1)
+        default: break
+        }
+        c = n.pointee.next
+      }
+    }
+    switch node.pointee.type {
+    case XML_TEXT_NODE, XML_CDATA_SECTION_NODE, XML_COMMENT_NODE, XML_PI_NODE: append(node.pointee.content)
+    case XML_ATTRIBUTE_NODE:
+      node.withMemoryRebound(to: xmlAttr.self, capacity: 1) { walk($0.pointee.children, depth: 0) }
+    default: walk(node.pointee.children, depth: 0)
+    }
+    return String(decoding: out, as: UTF8.self)
+  }
+
   private static func details(of node: xmlNodePtr, _ doc: xmlDocPtr) -> XPathNode {
     guard let buffer = xmlBufferCreate() else {
       return XPathNode(isElement: false, name: "", text: "", attributes: [], markup: "")
     }
     defer { xmlBufferFree(buffer) }
-    _ = xmlNodeBufGetContent(buffer, node)
-    let text = string(xmlBufferContent(buffer)) ?? ""
+    let text = content(of: node)
     let isElement = node.pointee.type == XML_ELEMENT_NODE
     let isAttribute = node.pointee.type == XML_ATTRIBUTE_NODE
     let name = isElement || isAttribute ? string(node.pointee.name) ?? "" : ""
@@ -356,11 +401,8 @@ package enum XMLSupport {
   private static func value(of node: xmlNodePtr, _ doc: xmlDocPtr) -> String {
     guard let buffer = xmlBufferCreate() else { return "" }
     defer { xmlBufferFree(buffer) }
-    if node.pointee.type == XML_ELEMENT_NODE && hasElementChild(node) {
-      _ = xmlNodeDump(buffer, doc, node, 0, 0)
-    } else {
-      _ = xmlNodeBufGetContent(buffer, node)
-    }
+    guard node.pointee.type == XML_ELEMENT_NODE && hasElementChild(node) else { return content(of: node) }
+    _ = xmlNodeDump(buffer, doc, node, 0, 0)
     return string(xmlBufferContent(buffer)) ?? ""
   }
 

@@ -252,4 +252,34 @@ struct HostileInputTests {
     #expect(status(loop) == 508, "\(loop.prefix(300))")
     #expect(server.isRunning)
   }
+
+  /// An XML body whose one 50 KB entity is referenced 20,000 times (1 GB once expanded) is matched against
+  /// its text cut at 1 MiB: the server answers and stays small (it took 2 GB and 12 s), while a document
+  /// with a small entity still matches on its expanded text.
+  @Test func xmlEntityExpansionIsBounded() throws {
+    let stub =
+      #"{"request":{"method":"POST","urlPath":"/x","bodyPatterns":[{"matchesXPath":{"expression":"/a/b","equalTo":"x"}}]},"response":{"status":200,"body":"ok"}}"#
+    let fixtures = try TemporaryFixtures([("x.json", stub), ("fast.json", stubJSON("/fast"))])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
+    ])
+    defer { server.stop() }
+    func send(_ xml: String) -> String {
+      exchange(
+        server.port,
+        "POST /x HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/xml\r\nContent-Length: \(xml.utf8.count)\r\n\r\n\(xml)",
+        timeout: 60)
+    }
+    let entity = String(repeating: "y", count: 50_000)
+    let bomb =
+      "<?xml version=\"1.0\"?><!DOCTYPE a [<!ENTITY e \"\(entity)\">]><a><b>"
+      + String(repeating: "&e;", count: 20_000) + "</b></a>"
+    #expect(status(send(bomb)) == 404)
+    #expect(server.isRunning)
+    #expect(ProcStat.residentBytes(server.processIdentifier) < 512 << 20)
+    #expect(status(get(server.port, "/fast")) == 200)
+    let small = "<?xml version=\"1.0\"?><!DOCTYPE a [<!ENTITY e \"x\">]><a><b>&e;</b></a>"
+    #expect(status(send(small)) == 200)
+  }
 }
