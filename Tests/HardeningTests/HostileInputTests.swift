@@ -282,4 +282,24 @@ struct HostileInputTests {
     let small = "<?xml version=\"1.0\"?><!DOCTYPE a [<!ENTITY e \"x\">]><a><b>&e;</b></a>"
     #expect(status(send(small)) == 200)
   }
+
+  /// `chunkedDribbleDelay` with 1,000,000 chunks sends the body whole in at most as many pieces as there
+  /// are milliseconds, and the process stays small (one plan step per chunk took 219 MB per request).
+  @Test func dribbleWithAMillionChunksIsBounded() throws {
+    let body = String(repeating: "d", count: 300_000)
+    let stub =
+      #"{"request":{"urlPath":"/drip"},"response":{"status":200,"body":"\#(body)","chunkedDribbleDelay":{"numberOfChunks":1000000,"totalDuration":1000}}}"#
+    let fixtures = try TemporaryFixtures([("drip.json", stub)])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
+    ])
+    defer { server.stop() }
+    let socket = try Socket(port: server.port)
+    socket.send("GET /drip HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    let read = socket.read(timeout: 60) { responseCount($0) >= 1 }
+    #expect(responseCount(read.bytes) == 1, "\(read.bytes.count) bytes")
+    #expect(String(decoding: read.bytes, as: UTF8.self).hasSuffix(body))
+    #expect(ProcStat.residentBytes(server.processIdentifier) < 128 << 20)
+  }
 }
