@@ -302,4 +302,27 @@ struct HostileInputTests {
     #expect(String(decoding: read.bytes, as: UTF8.self).hasSuffix(body))
     #expect(ProcStat.residentBytes(server.processIdentifier) < 128 << 20)
   }
+
+  /// A webhook aimed at its own stub stops after 10 rounds (it ran until the journal was full, and on).
+  @Test func webhookLoopStopsAfterTenHops() throws {
+    let fixtures = try TemporaryFixtures([])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
+    ])
+    defer { server.stop() }
+    let stub =
+      #"{"request":{"urlPath":"/hook"},"response":{"status":200},"serveEventListeners":[{"name":"webhook","parameters":{"method":"GET","url":"http://127.0.0.1:\#(server.port)/hook"}}]}"#
+    #expect(status(post(server.port, "/__admin/mappings", stub)) == 201)
+    #expect(status(get(server.port, "/hook")) == 200)
+    func count() -> Int {
+      let response = post(server.port, "/__admin/requests/count", #"{"url":"/hook"}"#)
+      guard let range = response.range(of: #""count": "#) else { return -1 }
+      return Int(response[range.upperBound...].prefix { $0.isNumber }) ?? -1
+    }
+    // The client's request and 10 webhook hops; the 11th request fires nothing.
+    #expect(eventually(timeout: 30) { count() == 11 }, "journal has \(count()) requests for /hook")
+    usleep(1_000_000)
+    #expect(count() == 11, "the loop went on: \(count())")
+  }
 }

@@ -110,6 +110,9 @@ struct ServedResponse: Sendable {
 final class WebhookDispatcher: Sendable {
   /// Webhooks pending (delayed) or sending at once, at most.
   static let maxInFlight = 64
+  /// The most webhooks or proxies of this server a request may have come through and still fire its
+  /// stub's webhooks (counted in its `Via`).
+  static let maxHops = 10
   /// Longest delay honoured, in ms (longer ones are clamped).
   static let maxDelayMilliseconds = 600_000
   let logger: RequestLogger
@@ -132,6 +135,19 @@ final class WebhookDispatcher: Sendable {
     _ hooks: [Webhook], stubLabel: String, request: HTTPRequest, context: RequestContext,
     response: ServedResponse, record: @escaping @Sendable (String) -> Void = { _ in }
   ) {
+    // A webhook that calls a stub of this server whose webhook calls it again would run forever: each
+    // webhook request carries the trigger's Via entries and this server's, and a request that already
+    // came through ``maxHops`` of them fires none.
+    let hops = request.headers.listElements("Via").filter { entry in
+      entry.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init)
+        == ProxyForwarder.viaPseudonym
+    }.count
+    if !hooks.isEmpty, hops >= WebhookDispatcher.maxHops {
+      let outcome = "not sent: the request came through \(hops) webhooks or proxies of this server (a loop?)"
+      logger.line("webhook of \(stubLabel) " + outcome)
+      record(outcome)
+      return
+    }
     for hook in hooks {
       guard inFlight.add(1, ordering: .relaxed).newValue <= WebhookDispatcher.maxInFlight else {
         inFlight.subtract(1, ordering: .relaxed)
@@ -178,6 +194,8 @@ final class WebhookDispatcher: Sendable {
     let url = render(hook.url)
     var headers = HTTPHeaders()
     for (name, value) in hook.headers { headers.add(name: name, value: render(value)) }
+    for entry in request.headers.listElements("Via") { headers.add(name: "Via", value: entry) }
+    headers.add(name: "Via", value: "1.1 \(ProxyForwarder.viaPseudonym)")
     let body = hook.bodyText.map { Array(render($0).utf8) } ?? hook.body
     for p in problems { logger.line("webhook of \(stubLabel): template: \(p)") }
     switch WebhookSender.send(method: method, url: url, headers: headers, body: body) {
