@@ -1,5 +1,6 @@
 import Foundation
 import MockServerTesting
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -324,5 +325,39 @@ struct HostileInputTests {
     #expect(eventually(timeout: 30) { count() == 11 }, "journal has \(count()) requests for /hook")
     usleep(1_000_000)
     #expect(count() == 11, "the loop went on: \(count())")
+  }
+
+  /// One client pipelining 30,000 requests does not hold the loop: another client's request is answered
+  /// while the pipelined answers are still coming (the loop answered the whole buffered input first, and
+  /// other clients waited seconds). An order, not a time: the pipeliner has not had all its answers yet.
+  @Test func pipeliningClientTakesTurns() throws {
+    let fixtures = try TemporaryFixtures([("ping.json", stubJSON("/ping", body: "pong"))])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet", "--threads", "1",
+    ])
+    defer { server.stop() }
+    let total = 30_000
+    nonisolated(unsafe) let pipeliner = try Socket(port: server.port)
+    // Every answer has the same length (same stub, fixed-width Date): learn it from one.
+    pipeliner.send("GET /ping HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    let size = pipeliner.readResponse().utf8.count
+    #expect(size > 0)
+    let burst = Array(String(repeating: "GET /ping HTTP/1.1\r\nHost: localhost\r\n\r\n", count: total).utf8)
+    let received = Mutex(0)
+    let reader = Thread {
+      while received.withLock({ $0 }) < total * size {
+        let chunk = pipeliner.read(timeout: 30) { !$0.isEmpty }
+        if chunk.bytes.isEmpty { break }
+        received.withLock { $0 += chunk.bytes.count }
+      }
+    }
+    reader.start()
+    _ = pipeliner.send(burst)
+    let other = get(server.port, "/ping", timeout: 60)
+    let seen = received.withLock { $0 }
+    #expect(status(other) == 200)
+    #expect(seen < total * size, "the other client was answered only after all \(total) pipelined requests")
+    #expect(eventually(timeout: 60) { received.withLock { $0 } == total * size })
   }
 }

@@ -144,6 +144,8 @@ final class Connection: EventHandler {
   /// pipelined requests, so a client that sends without reading cannot make the server buffer without
   /// bound.
   static let readPauseBytes = 1 << 20
+  /// A ``resumeOnNextTurn()`` timer is pending.
+  @exclusivity(unchecked) private var resumeScheduled = false
   /// Re-entrancy guard of ``processInput()``.
   @exclusivity(unchecked) private var processing = false
   /// Re-entrancy guard of ``pumpEventStream()``.
@@ -306,7 +308,15 @@ final class Connection: EventHandler {
     guard !processing else { return }
     processing = true
     defer { processing = false }
+    var answered = 0
     while isReading, out.count - outOffset < (256 << 10) {
+      if answered == Connection.requestsPerTurn {
+        // Fairness: one client pipelining as fast as it reads held the loop for its whole buffered input
+        // (up to 1 MiB, 30,000 requests) while other clients waited seconds; the rest is answered on
+        // the loop's next turn, after the others' events.
+        resumeOnNextTurn()
+        return
+      }
       let event: HTTPParserEvent?
       do {
         event = try parser.next()
@@ -339,9 +349,27 @@ final class Connection: EventHandler {
         let request = HTTPRequest(head: h, body: body, trailers: trailers)
         let plan = owner.responder.respond(to: request, context: context())
         start(plan, for: h, forceClose: false)
+        answered += 1
       case .responseHead?:
         continue
       }
+    }
+  }
+
+  /// Most pipelined requests one event answers before the loop serves other connections.
+  static let requestsPerTurn = 64
+
+  /// Answers the rest of the buffered requests from a zero-delay timer (the loop's next turn), once.
+  private func resumeOnNextTurn() {
+    guard !resumeScheduled else { return }
+    resumeScheduled = true
+    loop.schedule(afterMilliseconds: 0) { [weak self] in
+      guard let self else { return }
+      self.resumeScheduled = false
+      guard !self.isClosed, self.isReading else { return }
+      self.processInput()
+      self.resumeReadingIfRoom()
+      self.applyBackPressure()
     }
   }
 
