@@ -120,9 +120,11 @@ struct LargeBodyCostTests {
     for _ in 0..<2000 {
       let h = String((0..<Int.random(in: 0...12, using: &generator)).map { _ in "ab".randomElement()! })
       let n = String((0..<Int.random(in: 0...4, using: &generator)).map { _ in "ab".randomElement()! })
-      let plain = n.isEmpty || Array(h.utf8).indices.contains { start in
-        Array(h.utf8)[start...].starts(with: Array(n.utf8))
-      }
+      let plain =
+        n.isEmpty
+        || Array(h.utf8).indices.contains { start in
+          Array(h.utf8)[start...].starts(with: Array(n.utf8))
+        }
       #expect(ByteSearch.contains(h, n) == plain, "\(h) contains \(n)")
     }
     #expect(ByteSearch.contains("caf\u{E9}", "\u{E9}"))
