@@ -268,9 +268,12 @@ public struct APIClient: Sendable {
           let remaining = deadline - clock.now
           guard remaining > .zero else { throw report(nil) }
           if remaining < outgoing.timeout {
-            // Cut short by the overall deadline by more than clock noise (the first attempt under the
-            // default, total = per-attempt, is not).
-            clippedByDeadline = remaining + .milliseconds(1) < outgoing.timeout
+            // Cut short by the overall deadline by more than clock noise. The first attempt under the
+            // default (total = per-attempt) is never clipped: the time spent before it is sent (a busy
+            // machine: milliseconds) must not turn its own timeout into a deadline.
+            let defaultTotal = (request.totalTimeout ?? totalTimeout) == nil
+            clippedByDeadline =
+              !(defaultTotal && attempts.isEmpty) && remaining + .milliseconds(1) < outgoing.timeout
             outgoing.timeout = remaining
           }
         }

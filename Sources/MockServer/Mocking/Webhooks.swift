@@ -138,10 +138,7 @@ final class WebhookDispatcher: Sendable {
     // A webhook that calls a stub of this server whose webhook calls it again would run forever: each
     // webhook request carries the trigger's Via entries and this server's, and a request that already
     // came through ``maxHops`` of them fires none.
-    let hops = request.headers.listElements("Via").filter { entry in
-      entry.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init)
-        == ProxyForwarder.viaPseudonym
-    }.count
+    let hops = ProxyForwarder.hopsThroughThisServer(request)
     if !hooks.isEmpty, hops >= WebhookDispatcher.maxHops {
       let outcome = "not sent: the request came through \(hops) webhooks or proxies of this server (a loop?)"
       logger.line("webhook of \(stubLabel) " + outcome)

@@ -82,11 +82,14 @@ package final class ProxyForwarder: Sendable {
 
   /// True when `request` already passed through this process (its Via names ``viaPseudonym``): a proxy
   /// stub whose base URL leads back here.
-  package static func isLoop(_ request: HTTPRequest) -> Bool {
-    request.headers.listElements("Via").contains { entry in
+  package static func isLoop(_ request: HTTPRequest) -> Bool { hopsThroughThisServer(request) > 0 }
+
+  /// How many `Via` entries of `request` name ``viaPseudonym`` (proxies and webhooks of this process).
+  package static func hopsThroughThisServer(_ request: HTTPRequest) -> Int {
+    request.headers.listElements("Via").filter { entry in
       entry.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init)
         == viaPseudonym
-    }
+    }.count
   }
 
   /// The request to send upstream for `request` matched by `proxy`, or nil when the base URL is unusable.
