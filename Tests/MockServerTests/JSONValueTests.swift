@@ -5,6 +5,21 @@ import Testing
 
 @Suite("JSON value: exact numbers, round-trip, errors")
 struct JSONValueTests {
+  @Test func memberLookupTakesTheLastOfANameAndComparesNamesAsWritten() throws {
+    let value = try JSONValue.parse(
+      #"{"status": 1, "statu": 2, "status": 3, "caf\u00e9": "precomposed", "a": null, "urlPathTemplate": 4}"#)
+    #expect(value["status"] == .number(JSONNumber(3)))
+    #expect(value["statu"] == .number(JSONNumber(2)))
+    #expect(value["stat"] == nil)
+    #expect(value["STATUS"] == nil)
+    #expect(value["a"] == .null)
+    #expect(value["urlPathTemplate"] == .number(JSONNumber(4)))
+    #expect(value["caf\u{e9}"] == .string("precomposed"))
+    // RFC 8259 §8.3 compares names code unit by code unit (as WireMock's Java does): a decomposed "é"
+    // is another name.
+    #expect(value["cafe\u{301}"] == nil)
+  }
+
   @Test(
     "numbers equal by decimal value",
     arguments: [
