@@ -26,9 +26,8 @@ final class ServeEventHub: Sendable {
   let maxViewers: Int
 
   private struct State {
-    /// The newest frames, oldest first once full (a ring: `ringStart` is the oldest).
-    var ring: [(id: UInt64, frame: [UInt8])] = []
-    var ringStart = 0
+    /// The newest frames, oldest first.
+    var ring: BoundedRing<(id: UInt64, frame: [UInt8])>
     /// Id of the next event (ids start at 1 per server run).
     var nextID: UInt64 = 1
     var viewers: [UInt64: EventStreamSubscription] = [:]
@@ -37,7 +36,7 @@ final class ServeEventHub: Sendable {
     var stubIndex: [String: Int] = [:]
   }
 
-  private let state = Mutex(State())
+  private let state: Mutex<State>
   /// Set at the first subscription: from then on events are framed and kept.
   private let active = Atomic<Bool>(false)
   /// Frames dropped for slow viewers since start.
@@ -47,6 +46,7 @@ final class ServeEventHub: Sendable {
   init(store: StubStore, ringCapacity: Int = 512, viewerQueueCapacity: Int = 256, maxViewers: Int = 32) {
     self.store = store
     self.ringCapacity = max(1, ringCapacity)
+    state = Mutex(State(ring: BoundedRing(capacity: ringCapacity)))
     self.viewerQueueCapacity = max(1, viewerQueueCapacity)
     self.maxViewers = max(1, maxViewers)
   }
@@ -71,12 +71,7 @@ final class ServeEventHub: Sendable {
       f.append(contentsOf: "id: \(id)\nevent: request\ndata: ".utf8)
       f.append(contentsOf: data)
       f.append(contentsOf: "\n\n".utf8)
-      if s.ring.count < ringCapacity {
-        s.ring.append((id, f))
-      } else {
-        s.ring[s.ringStart] = (id, f)
-        s.ringStart = (s.ringStart + 1) % ringCapacity
-      }
+      s.ring.append((id, f))
       return (f, Array(s.viewers.values))
     }
     for viewer in viewers where !viewer.offer(frame) {
@@ -106,7 +101,7 @@ final class ServeEventHub: Sendable {
       var after: UInt64 = 0
       if let lastEventID, lastEventID <= newest {
         after = lastEventID
-        let oldest = s.ring.isEmpty ? newest + 1 : s.ring[s.ringStart].id
+        let oldest = s.ring.first?.id ?? newest + 1
         if lastEventID + 1 < oldest {
           // Events between the viewer's last one and the oldest kept are gone: say how many.
           let missed = oldest - lastEventID - 1
@@ -114,10 +109,7 @@ final class ServeEventHub: Sendable {
             contentsOf: "event: dropped\ndata: {\"count\":\(missed),\"reason\":\"replay\"}\n\n".utf8)
         }
       }
-      for i in 0..<s.ring.count {
-        let event = s.ring[(s.ringStart + i) % s.ring.count]
-        if event.id > after { initial.append(contentsOf: event.frame) }
-      }
+      for event in s.ring.elements where event.id > after { initial.append(contentsOf: event.frame) }
       if initial.count == 12 { initial.append(contentsOf: ": connected\n\n".utf8) }
       let id = s.nextViewer
       s.nextViewer += 1

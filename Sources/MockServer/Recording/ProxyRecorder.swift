@@ -52,7 +52,7 @@ package final class ProxyRecorder: Sendable {
     var captured: [RecordedExchange] = []
     var capturedBytes = 0
     var dropped = 0
-    var recent: [RecordedExchange] = []
+    var recent = BoundedRing<RecordedExchange>(capacity: ProxyRecorder.maxRecent)
     var recentBytes = 0
   }
 
@@ -66,6 +66,9 @@ package final class ProxyRecorder: Sendable {
   private let state: Mutex<State>
   /// True while a session with a `targetBaseUrl` runs: read on every request, so without the lock.
   private let hasTarget = Atomic(false)
+  /// The status is `Recording`: read on every exchange (the capture limit), so without the lock; written
+  /// with the status, under it.
+  private let isRecording = Atomic(false)
   private let listener = Mutex<(@Sendable (Int, RecordedExchange) -> Void)?>(nil)
 
   /// Creates a recorder, recording from the start when `recording` (`--record-mappings`).
@@ -73,6 +76,7 @@ package final class ProxyRecorder: Sendable {
     var s = State()
     if recording { s.status = .recording }
     state = Mutex(s)
+    isRecording.store(recording, ordering: .relaxed)
   }
 
   /// The current status.
@@ -85,7 +89,7 @@ package final class ProxyRecorder: Sendable {
   /// `maxBodyBytes`) while a session records, at most ``snapshotCaptureBytes`` otherwise. A longer content
   /// is relayed whole but recorded cut (``RecordedExchange/truncatedFrom``).
   package func captureLimit(bufferBytes: Int) -> Int {
-    let recording = state.withLock { $0.status == .recording }
+    let recording = isRecording.load(ordering: .relaxed)
     return recording ? max(0, bufferBytes) : min(max(0, bufferBytes), Self.snapshotCaptureBytes)
   }
 
@@ -104,12 +108,20 @@ package final class ProxyRecorder: Sendable {
   /// Notes one proxied exchange.
   func observe(_ exchange: RecordedExchange) {
     let size = exchange.approximateBytes
+    // The exchanges pushed out of the recent ring are released after the lock: freeing a request and a
+    // response under it held up every other exchange thread (at 32 concurrent exchanges the recorder's
+    // lock was the proxy's main cost).
+    var evicted: [RecordedExchange] = []
     let captured: Int? = state.withLock { s in
       if size <= Self.maxRecentBytes {
-        s.recent.append(exchange)
+        if let old = s.recent.append(exchange) {
+          s.recentBytes -= old.approximateBytes
+          evicted.append(old)
+        }
         s.recentBytes += size
-        while s.recent.count > Self.maxRecent || s.recentBytes > Self.maxRecentBytes {
-          s.recentBytes -= s.recent.removeFirst().approximateBytes
+        while s.recentBytes > Self.maxRecentBytes, let old = s.recent.removeFirst() {
+          s.recentBytes -= old.approximateBytes
+          evicted.append(old)
         }
       }
       guard s.status == .recording else { return nil }
@@ -129,6 +141,7 @@ package final class ProxyRecorder: Sendable {
     state.withLock { s in
       guard s.status != .recording else { return false }
       s.status = .recording
+      isRecording.store(true, ordering: .relaxed)
       s.spec = spec
       s.captured = []
       s.capturedBytes = 0
@@ -144,6 +157,7 @@ package final class ProxyRecorder: Sendable {
     state.withLock { s in
       guard s.status == .recording else { return nil }
       s.status = .stopped
+      isRecording.store(false, ordering: .relaxed)
       hasTarget.store(false, ordering: .relaxed)
       let result = (s.spec, s.captured, s.dropped)
       s.captured = []
@@ -156,5 +170,5 @@ package final class ProxyRecorder: Sendable {
   package var captured: [RecordedExchange] { state.withLock { $0.captured } }
 
   /// The recent exchanges, oldest first.
-  package var recent: [RecordedExchange] { state.withLock { $0.recent } }
+  package var recent: [RecordedExchange] { state.withLock { $0.recent.elements } }
 }
