@@ -47,8 +47,11 @@ package final class UpstreamConnectionPool: Sendable {
     while true {
       let (candidate, expired) = idle.withLock { all -> (Idle?, [Idle]) in
         let expired = removeExpired(&all)
-        guard var list = all[origin], let last = list.popLast() else { return (nil, expired) }
-        all[origin] = list.isEmpty ? nil : list
+        // Changed in place: a list copied out of the dictionary and stored back was copied whole (a
+        // retain and a release per idle connection) on every exchange, under the lock all exchange
+        // threads share.
+        guard let last = all[origin]?.popLast() else { return (nil, expired) }
+        if all[origin]?.isEmpty == true { all[origin] = nil }
         return (last, expired)
       }
       for entry in expired { entry.stream.close(reset: false) }
@@ -67,10 +70,10 @@ package final class UpstreamConnectionPool: Sendable {
     let now = SocketOps.monotonicNanos()
     let closing = idle.withLock { all -> [Idle] in
       var closing = removeExpired(&all)
-      var list = all[origin] ?? []
-      list.append(Idle(stream: stream, since: now))
-      if list.count > maxIdlePerOrigin { closing.append(list.removeFirst()) }
-      all[origin] = list
+      all[origin, default: []].append(Idle(stream: stream, since: now))
+      if let count = all[origin]?.count, count > maxIdlePerOrigin, let oldest = all[origin]?.removeFirst() {
+        closing.append(oldest)
+      }
       while all.count > maxOrigins {
         // The origin whose newest idle connection is the oldest.
         guard let victim = all.min(by: { ($0.value.last?.since ?? 0) < ($1.value.last?.since ?? 0) })?.key,
@@ -98,7 +101,7 @@ package final class UpstreamConnectionPool: Sendable {
     let limit = UInt64(idleTimeoutMilliseconds) * 1_000_000
     var expired: [Idle] = []
     for (origin, list) in all {
-      guard let first = list.first, now - first.since > limit else { continue }
+      guard let first = list.first, now &- first.since > limit else { continue }
       let kept = list.filter { now - $0.since <= limit }
       expired += list.filter { now - $0.since > limit }
       all[origin] = kept.isEmpty ? nil : kept

@@ -70,6 +70,8 @@ package struct UpstreamHTTPClient: Sendable {
   package var tls: UpstreamTLSContext?
   /// Idle persistent connections to reuse, or nil for one connection per exchange.
   package var pool: UpstreamConnectionPool?
+  /// Bytes read from the upstream at a time.
+  static let readBufferBytes = 16 << 10
 
   /// Creates a client.
   package init(
@@ -150,7 +152,9 @@ package struct UpstreamHTTPClient: Sendable {
       mode: .response,
       limits: ParserLimits(maxHeaderSectionBytes: 256 << 10, maxHeaderCount: 1000, maxBodyBytes: 1 << 61))
     parser.expectResponse(to: method)
-    var buffer = [UInt8](repeating: 0, count: 64 << 10)
+    // 16 KiB, a TLS record's most content: the buffer is allocated and zeroed per exchange, and a 64 KiB
+    // one cost a 64 KiB `memset` for answers of a few hundred bytes (3 % of a proxied request's CPU).
+    var buffer = [UInt8](repeating: 0, count: UpstreamHTTPClient.readBufferBytes)
     var sawBytes = false
     while true {
       while true {
