@@ -36,6 +36,9 @@ struct PreparedResponseTests {
             == "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMatched-Stub-Id: \(Self.id)\r\nVary: Accept-Encoding\r\n"
         )
         #expect(prepared.announcedLength == 15)
+        // The stub's own content: the head with its `Content-Length` line is kept whole as well.
+        #expect(prepared.framedHead == prepared.headPrefix + Array("Content-Length: 15\r\n".utf8))
+        #expect(prepared.answering(Array("{}".utf8)).framedHead == nil)
       }
       guard case .response = plan(service, headers: ["Host": "x", "Accept-Encoding": "gzip"]).steps.first
       else {
@@ -145,5 +148,16 @@ struct StubSemanticsTests {
       #expect(entry?.served == false)
       #expect(entry?.responseStatus == nil)
     }
+  }
+}
+
+@Suite("Prepared responses: framing")
+struct PreparedResponseFramingTests {
+  @Test func aStatusWithoutContentAnnouncesNoLength() {
+    let prepared = PreparedResponse(head: HTTPResponseHead(status: HTTPStatus(code: 204)), body: [])
+    #expect(prepared.announcedLength == nil)
+    #expect(prepared.framedHead == prepared.headPrefix)
+    let empty = PreparedResponse(head: HTTPResponseHead(status: .ok), body: [])
+    #expect(empty.framedHead == empty.headPrefix + Array("Content-Length: 0\r\n".utf8))
   }
 }

@@ -47,7 +47,8 @@ struct ResponseHeadWriterTests {
         for connection in [nil, "close", "keep-alive"] as [String?] {
           var out: [UInt8] = [1, 2, 3]
           ResponseHeadWriter.write(
-            head, contentLength: contentLength, date: Array("Tue, 02 Jan 2024 00:00:00 GMT".utf8),
+            head, contentLength: contentLength,
+            dateLine: Array("Date: Tue, 02 Jan 2024 00:00:00 GMT\r\n".utf8),
             server: server.map { Array("Server: \($0)\r\n".utf8) } ?? [],
             connection: connection.map { Array("Connection: \($0)\r\n".utf8) } ?? [], into: &out)
           let expected =

@@ -451,10 +451,16 @@ final class Connection: EventHandler {
         writeHead(responseHead, contentLength: content.count, e)
         if sends { writeContent(content) } else { flush() }
       case .prepared(let prepared):
-        out.append(contentsOf: prepared.headPrefix)
-        if let length = prepared.announcedLength { ResponseHeadWriter.writeContentLength(length, into: &out) }
+        if let framed = prepared.framedHead {
+          out.append(contentsOf: framed)
+        } else {
+          out.append(contentsOf: prepared.headPrefix)
+          if let length = prepared.announcedLength {
+            ResponseHeadWriter.writeContentLength(length, into: &out)
+          }
+        }
         ResponseHeadWriter.writeConnectionFields(
-          hasDate: prepared.hasDate, hasServer: prepared.hasServer, date: loop.httpDateBytes(),
+          hasDate: prepared.hasDate, hasServer: prepared.hasServer, dateLine: loop.httpDateLine(),
           server: owner.serverLine, connection: connectionLine(e), into: &out)
         if HTTPSerializer.sendsContent(status: prepared.status, requestMethod: e.requestMethod) {
           writeContent(prepared.body)
@@ -554,7 +560,7 @@ final class Connection: EventHandler {
       HTTPSerializer.writeField(name: field.name, value: field.value, into: &out)
     }
     ResponseHeadWriter.writeConnectionFields(
-      hasDate: false, hasServer: false, date: loop.httpDateBytes(), server: owner.serverLine,
+      hasDate: false, hasServer: false, dateLine: loop.httpDateLine(), server: owner.serverLine,
       connection: ResponseHeadWriter.connectionClose, into: &out)
     guard e.requestMethod != .head, !owner.isShuttingDown else {
       subscription.cancel()
@@ -592,7 +598,7 @@ final class Connection: EventHandler {
     if contentLength == nil && e.http10 { updateExecution { $0.keepAlive = false } }
     guard case .executing(let x) = state else { return false }
     ResponseHeadWriter.write(
-      head, contentLength: contentLength, chunked: chunked, date: loop.httpDateBytes(),
+      head, contentLength: contentLength, chunked: chunked, dateLine: loop.httpDateLine(),
       server: owner.serverLine, connection: connectionLine(x), into: &out)
     let target = LoopBound(self)
     let loop = self.loop
@@ -706,7 +712,7 @@ final class Connection: EventHandler {
 
   private func writeHead(_ authored: HTTPResponseHead, contentLength: Int, _ e: Execution) {
     ResponseHeadWriter.write(
-      authored, contentLength: contentLength, date: loop.httpDateBytes(), server: owner.serverLine,
+      authored, contentLength: contentLength, dateLine: loop.httpDateLine(), server: owner.serverLine,
       connection: connectionLine(e), into: &out)
   }
 

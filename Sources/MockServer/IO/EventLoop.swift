@@ -204,19 +204,16 @@ final class EventLoop: @unchecked Sendable {
     }
   }
 
-  /// The current `Date` field value (RFC 9110 §5.6.7 IMF-fixdate) as UTF-8 bytes, cached per second.
-  func httpDateBytes() -> [UInt8] {
-    refreshDate()
-    return dateCache.bytes
-  }
-
-  private func refreshDate() {
+  /// The current `Date` field line, `Date: ` and the IMF-fixdate (RFC 9110 §5.6.7) and CRLF, as UTF-8
+  /// bytes, made once per second.
+  func httpDateLine() -> [UInt8] {
     var now = time_t()
     time(&now)
     let second = Int(now)
     if second != dateCache.second {
-      dateCache = (second, Array(HTTPDate.format(Int64(now)).utf8))
+      dateCache = (second, Array("Date: \(HTTPDate.format(Int64(now)))\r\n".utf8))
     }
+    return dateCache.bytes
   }
 
   // MARK: Loop

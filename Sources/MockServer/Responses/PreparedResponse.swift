@@ -14,6 +14,10 @@ public final class PreparedResponse: Sendable {
   let headPrefix: [UInt8]
   /// The `Content-Length` the head announces (RFC 9112 §6.3), nil for 1xx/204/304, which announce none.
   let announcedLength: Int?
+  /// ``headPrefix`` with its `Content-Length` line (when it announces one), for a response whose content
+  /// is the stub's own: copied whole per request instead of writing the length each time. Nil for a
+  /// response ``answering(_:)`` one request.
+  let framedHead: [UInt8]?
   /// True when the authored head has its own `Date` field.
   let hasDate: Bool
   /// True when the authored head has its own `Server` field.
@@ -36,6 +40,8 @@ public final class PreparedResponse: Sendable {
     status = head.status
     headPrefix = bytes
     announcedLength = HTTPSerializer.announcedLength(status: head.status, contentLength: body.count)
+    if let announcedLength { ResponseHeadWriter.writeContentLength(announcedLength, into: &bytes) }
+    framedHead = bytes
     hasDate = unframed.headers.contains("Date")
     hasServer = unframed.headers.contains("Server")
     self.body = body
@@ -45,6 +51,7 @@ public final class PreparedResponse: Sendable {
     status = other.status
     headPrefix = other.headPrefix
     announcedLength = HTTPSerializer.announcedLength(status: other.status, contentLength: body.count)
+    framedHead = nil
     hasDate = other.hasDate
     hasServer = other.hasServer
     closes = other.closes

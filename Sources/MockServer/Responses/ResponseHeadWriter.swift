@@ -12,7 +12,7 @@ enum ResponseHeadWriter {
   /// `contentLength` nil writes no `Content-Length`: the content is then chunked (`chunked`, which writes
   /// `Transfer-Encoding: chunked`) or ends when the connection closes (RFC 9112 §6.3).
   static func write(
-    _ head: HTTPResponseHead, contentLength: Int?, chunked: Bool = false, date: [UInt8], server: [UInt8],
+    _ head: HTTPResponseHead, contentLength: Int?, chunked: Bool = false, dateLine: [UInt8], server: [UInt8],
     connection: [UInt8], into out: inout [UInt8]
   ) {
     HTTPSerializer.writeStatusLine(head, into: &out)
@@ -37,7 +37,8 @@ enum ResponseHeadWriter {
       out.append(contentsOf: transferEncodingChunked)
     }
     writeConnectionFields(
-      hasDate: hasDate, hasServer: hasServer, date: date, server: server, connection: connection, into: &out)
+      hasDate: hasDate, hasServer: hasServer, dateLine: dateLine, server: server, connection: connection,
+      into: &out)
   }
 
   /// Appends the line `Content-Length: length CRLF` (length ≥ 0).
@@ -49,19 +50,15 @@ enum ResponseHeadWriter {
     out.append(10)
   }
 
-  /// Ends a head: `Date` (unless authored), the `Server` line (unless authored), the `Connection` line,
-  /// and the empty line. `date` is the field value; `server` and `connection` are whole lines (or empty).
+  /// Ends a head: the `Date` line (unless authored), the `Server` line (unless authored), the `Connection`
+  /// line, and the empty line. `dateLine`, `server` and `connection` are whole lines with their CRLF (the
+  /// latter two may be empty).
   @inline(__always)
   static func writeConnectionFields(
-    hasDate: Bool, hasServer: Bool, date: [UInt8], server: [UInt8], connection: [UInt8],
+    hasDate: Bool, hasServer: Bool, dateLine: [UInt8], server: [UInt8], connection: [UInt8],
     into out: inout [UInt8]
   ) {
-    if !hasDate {
-      out.append(contentsOf: dateName)
-      out.append(contentsOf: date)
-      out.append(13)
-      out.append(10)
-    }
+    if !hasDate { out.append(contentsOf: dateLine) }
     if !hasServer { out.append(contentsOf: server) }
     out.append(contentsOf: connection)
     out.append(13)
@@ -69,7 +66,6 @@ enum ResponseHeadWriter {
   }
 
   private static let contentLengthPrefix: [UInt8] = Array("Content-Length: ".utf8)
-  private static let dateName: [UInt8] = Array("Date: ".utf8)
   private static let transferEncodingChunked: [UInt8] = Array("Transfer-Encoding: chunked\r\n".utf8)
   /// `Connection: close CRLF`.
   static let connectionClose: [UInt8] = Array("Connection: close\r\n".utf8)
