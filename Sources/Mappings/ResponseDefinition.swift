@@ -33,17 +33,17 @@ public struct ResponseDefinition: Sendable, Hashable {
   /// `fixedDelayMilliseconds`.
   public var fixedDelayMilliseconds: Int? {
     get { rare?.fields.fixedDelayMilliseconds }
-    set { changeRare(clearing: newValue == nil) { $0.fixedDelayMilliseconds = newValue } }
+    set { changeRare { $0.fixedDelayMilliseconds = newValue } }
   }
   /// `delayDistribution`; added to the fixed delay when both are given.
   public var delayDistribution: DelayDistribution? {
     get { rare?.fields.delayDistribution }
-    set { changeRare(clearing: newValue == nil) { $0.delayDistribution = newValue } }
+    set { changeRare { $0.delayDistribution = newValue } }
   }
   /// `chunkedDribbleDelay`.
   public var chunkedDribbleDelay: ChunkedDribbleDelay? {
     get { rare?.fields.chunkedDribbleDelay }
-    set { changeRare(clearing: newValue == nil) { $0.chunkedDribbleDelay = newValue } }
+    set { changeRare { $0.chunkedDribbleDelay = newValue } }
   }
   /// `fault`: instead of a proper response.
   public var fault: Fault?
@@ -59,12 +59,12 @@ public struct ResponseDefinition: Sendable, Hashable {
   /// Response templating: the templated fields compiled at load time, nil when the stub has none.
   public var template: ResponseTemplate? {
     get { rare?.fields.template }
-    set { changeRare(clearing: newValue == nil) { $0.template = newValue } }
+    set { changeRare { $0.template = newValue } }
   }
   /// `proxyBaseUrl` and its fields: forward the request upstream instead of answering from the stub.
   public var proxy: ProxyDefinition? {
     get { rare?.fields.proxy }
-    set { changeRare(clearing: newValue == nil) { $0.proxy = newValue } }
+    set { changeRare { $0.proxy = newValue } }
   }
 
   /// The fields most stubs leave out (delays, template, proxy: about 390 bytes inline), behind one
@@ -78,6 +78,13 @@ public struct ResponseDefinition: Sendable, Hashable {
     var chunkedDribbleDelay: ChunkedDribbleDelay?
     var template: ResponseTemplate?
     var proxy: ProxyDefinition?
+
+    /// Every field is nil. Tested field by field: `== RareFields()` compared whole values (about 900
+    /// instructions), and the stub parser sets every rare field of every stub, nearly always to nil.
+    var isEmpty: Bool {
+      fixedDelayMilliseconds == nil && delayDistribution == nil && chunkedDribbleDelay == nil
+        && template == nil && proxy == nil
+    }
   }
 
   /// Immutable, so copies of a definition share it across threads; a change makes a new one. Compared and
@@ -89,16 +96,11 @@ public struct ResponseDefinition: Sendable, Hashable {
     func hash(into hasher: inout Hasher) { hasher.combine(fields) }
   }
 
-  /// Applies `change` (a setter's). Setting a field to nil when none is set changes nothing: the stub
-  /// parser sets every rare field, nearly always to nil, and comparing `RareFields` with the empty value
-  /// cost about 900 instructions a field (issue 20's start-up with 10,000 stubs).
-  private mutating func changeRare(
-    clearing isNil: Bool = false, _ change: (inout RareFields) -> Void
-  ) {
-    if isNil && rare == nil { return }
+  /// Applies `change` (a setter's); no box is kept while every rare field is nil.
+  private mutating func changeRare(_ change: (inout RareFields) -> Void) {
     var fields = rare?.fields ?? RareFields()
     change(&fields)
-    rare = fields == RareFields() ? nil : Rare(fields)
+    rare = fields.isEmpty ? nil : Rare(fields)
   }
 
   /// Creates a response definition.
@@ -117,7 +119,7 @@ public struct ResponseDefinition: Sendable, Hashable {
     let rare = RareFields(
       fixedDelayMilliseconds: fixedDelayMilliseconds, delayDistribution: delayDistribution,
       chunkedDribbleDelay: chunkedDribbleDelay)
-    self.rare = rare == RareFields() ? nil : Rare(rare)
+    self.rare = rare.isEmpty ? nil : Rare(rare)
   }
 
   /// The HTTP response to send (before delays and faults, which the connection applies).

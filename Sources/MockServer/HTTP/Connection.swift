@@ -451,14 +451,7 @@ final class Connection: EventHandler {
         writeHead(responseHead, contentLength: content.count, e)
         if sends { writeContent(content) } else { flush() }
       case .prepared(let prepared):
-        if let framed = prepared.framedHead {
-          out.append(contentsOf: framed)
-        } else {
-          out.append(contentsOf: prepared.headPrefix)
-          if let length = prepared.announcedLength {
-            ResponseHeadWriter.writeContentLength(length, into: &out)
-          }
-        }
+        prepared.writeFramedHead(into: &out)
         ResponseHeadWriter.writeConnectionFields(
           hasDate: prepared.hasDate, hasServer: prepared.hasServer, dateLine: loop.httpDateLine(),
           server: owner.serverLine, connection: connectionLine(e), into: &out)

@@ -101,7 +101,7 @@ package final class UpstreamConnectionPool: Sendable {
     let limit = UInt64(idleTimeoutMilliseconds) * 1_000_000
     var expired: [Idle] = []
     for (origin, list) in all {
-      guard let first = list.first, now &- first.since > limit else { continue }
+      guard let first = list.first, now - first.since > limit else { continue }
       let kept = list.filter { now - $0.since <= limit }
       expired += list.filter { now - $0.since > limit }
       all[origin] = kept.isEmpty ? nil : kept

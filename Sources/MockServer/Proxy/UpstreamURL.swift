@@ -24,13 +24,8 @@ package struct UpstreamURL: Sendable, Hashable, CustomStringConvertible {
   private static func parse(_ b: UnsafeBufferPointer<UInt8>) -> (Bool, String, Int, String)? {
     func hasScheme(_ scheme: String) -> Bool {
       // ASCII case-insensitive (`HTTPS://` is the same scheme, RFC 3986 §3.1).
-      let s = Array(scheme.utf8)
-      guard b.count >= s.count else { return false }
-      for k in 0..<s.count {
-        let c = b[k]
-        if (c >= 65 && c <= 90 ? c + 32 : c) != s[k] { return false }
-      }
-      return true
+      guard b.count >= scheme.utf8.count else { return false }
+      return zip(b, scheme.utf8).allSatisfy { c, s in (c >= 65 && c <= 90 ? c + 32 : c) == s }
     }
     func text(_ range: Range<Int>) -> String {
       String(decoding: UnsafeBufferPointer(rebasing: b[range]), as: UTF8.self)

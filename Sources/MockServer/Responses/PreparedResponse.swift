@@ -1,23 +1,24 @@
 import HTTPCore
 
 /// A complete response serialized once and reused for every request it answers: the status line and the
-/// fields, ready to copy into the connection's output with only `Content-Length`, `Date`, `Server` and
-/// `Connection` added per request.
+/// fields with their `Content-Length`, ready to copy into the connection's output with only `Date`,
+/// `Server` and `Connection` added per request.
 ///
 /// A templated stub whose head does not depend on the request keeps one too: its head is serialized once
 /// and each request's rendered content is sent with it (``answering(_:)``).
 public final class PreparedResponse: Sendable {
   /// The status, to decide whether content is sent (HEAD, 1xx, 204, 304 send none).
   let status: HTTPStatus
-  /// Status line and fields without framing (`Content-Length`, `Transfer-Encoding`, `Connection`) and
-  /// without the empty line that ends the head.
-  let headPrefix: [UInt8]
+  /// Status line and fields without framing (`Content-Length`, `Transfer-Encoding`, `Connection`), then
+  /// the `Content-Length` line of the stub's own content when it announces one; without the empty line
+  /// that ends the head. Shared by the responses ``answering(_:)`` one request.
+  private let head: [UInt8]
+  /// The bytes of ``head`` before its `Content-Length` line.
+  private let prefixCount: Int
+  /// ``head`` announces this response's content (its own: not a response ``answering(_:)`` a request).
+  private let headIsFramed: Bool
   /// The `Content-Length` the head announces (RFC 9112 §6.3), nil for 1xx/204/304, which announce none.
   let announcedLength: Int?
-  /// ``headPrefix`` with its `Content-Length` line (when it announces one), for a response whose content
-  /// is the stub's own: copied whole per request instead of writing the length each time. Nil for a
-  /// response ``answering(_:)`` one request.
-  let framedHead: [UInt8]?
   /// True when the authored head has its own `Date` field.
   let hasDate: Bool
   /// True when the authored head has its own `Server` field.
@@ -38,10 +39,11 @@ public final class PreparedResponse: Sendable {
     var bytes = HTTPSerializer.responseHead(unframed)
     bytes.removeLast(2)
     status = head.status
-    headPrefix = bytes
+    prefixCount = bytes.count
     announcedLength = HTTPSerializer.announcedLength(status: head.status, contentLength: body.count)
     if let announcedLength { ResponseHeadWriter.writeContentLength(announcedLength, into: &bytes) }
-    framedHead = bytes
+    self.head = bytes
+    headIsFramed = true
     hasDate = unframed.headers.contains("Date")
     hasServer = unframed.headers.contains("Server")
     self.body = body
@@ -49,13 +51,32 @@ public final class PreparedResponse: Sendable {
 
   private init(_ other: PreparedResponse, body: [UInt8]) {
     status = other.status
-    headPrefix = other.headPrefix
+    head = other.head
+    prefixCount = other.prefixCount
+    headIsFramed = false
     announcedLength = HTTPSerializer.announcedLength(status: other.status, contentLength: body.count)
-    framedHead = nil
     hasDate = other.hasDate
     hasServer = other.hasServer
     closes = other.closes
     self.body = body
+  }
+
+  /// The head without its `Content-Length` line.
+  var headPrefix: [UInt8] { Array(head[..<prefixCount]) }
+
+  /// The head with its `Content-Length` line, when it is this response's own (nil for a response
+  /// ``answering(_:)`` a request).
+  var framedHead: [UInt8]? { headIsFramed ? head : nil }
+
+  /// Appends the head with this response's `Content-Length` line (one copy when the head already has it,
+  /// the stub's own content; the prefix and the length otherwise) and without the empty line.
+  func writeFramedHead(into out: inout [UInt8]) {
+    if headIsFramed {
+      out.append(contentsOf: head)
+    } else {
+      out.append(contentsOf: head[..<prefixCount])
+      if let announcedLength { ResponseHeadWriter.writeContentLength(announcedLength, into: &out) }
+    }
   }
 
   /// The same head answering with `body` instead (a templated stub's content rendered for one request):
