@@ -7,6 +7,29 @@ import Synchronization
   import Darwin
 #endif
 
+/// Server-side waits for the client to hang up, and how each one ended: the ordering a deadline or
+/// cancellation test checks instead of a wall-clock bound on the client. A busy machine can stretch any
+/// bound; it cannot make a client that gave up at its deadline hang up after the server's much longer wait
+/// ran out, which is what a broken deadline does.
+final class HangUps: Sendable {
+  private let outcomes = Mutex<[Bool]>([])
+
+  /// Waits (on the connection's thread) up to `seconds` for the peer to close, and records whether it did.
+  func wait(_ connection: ServerConnection, within seconds: Double) {
+    let closed = connection.waitForPeerClose(within: seconds)
+    outcomes.withLock { $0.append(closed) }
+  }
+
+  /// Suspends until `count` waits have ended; true when the client hung up first in every one.
+  func clientHungUpFirst(count: Int = 1) async -> Bool {
+    while true {
+      let ended = outcomes.withLock { $0 }
+      if ended.count >= count { return ended.allSatisfy { $0 } }
+      try? await Task.sleep(for: .milliseconds(20))
+    }
+  }
+}
+
 /// A tiny blocking TCP server on 127.0.0.1 for transport tests: each accepted connection runs `handler`
 /// on its own thread and is closed when the handler returns.
 final class LoopbackServer: Sendable {
