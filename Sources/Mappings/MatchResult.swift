@@ -80,6 +80,25 @@ package enum StringDistance {
   }
 
   static func normalized(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Double {
+    var cells = 0
+    return normalized(x, y, cells: &cells)
+  }
+
+  /// `normalized`, adding to `cells` the Levenshtein table cells it computed: at most
+  /// `tableCellLimit`, whatever the lengths.
+  package static func normalized(_ a: String, _ b: String, cells: inout Int) -> Double {
+    var a = a
+    var b = b
+    return a.withUTF8 { x in b.withUTF8 { y in normalized(x, y, cells: &cells) } }
+  }
+
+  /// The most table cells one distance computes (a few milliseconds); past it the middles count as
+  /// wholly different.
+  package static let tableCellLimit = 4_000_000
+
+  static func normalized(
+    _ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>, cells computed: inout Int
+  ) -> Double {
     let longest = max(x.count, y.count)
     if longest == 0 { return 0 }
     var prefix = 0
@@ -94,9 +113,10 @@ package enum StringDistance {
     // The table costs xs × ys steps: past 4 million (a few milliseconds) the differing middles count as
     // wholly different, so a large body next to any equalTo pattern cannot hold the loop for seconds.
     let (cells, overflow) = xs.count.multipliedReportingOverflow(by: ys.count)
-    if overflow || cells > 4_000_000 {
+    if overflow || cells > tableCellLimit {
       return Double(max(xs.count, ys.count)) / Double(longest)
     }
+    computed &+= cells
     var previous = ContiguousArray(0...ys.count)
     var current = ContiguousArray(repeating: 0, count: ys.count + 1)
     for i in 1...xs.count {

@@ -368,6 +368,22 @@ package enum ByteSearch {
   }
 
   static func contains(_ hb: UnsafeBufferPointer<UInt8>, _ nb: UnsafeBufferPointer<UInt8>) -> Bool {
+    var steps = 0
+    return contains(hb, nb, steps: &steps)
+  }
+
+  /// `contains`, counting in `steps` the byte comparisons made (the needle's failure table and the scan):
+  /// at most 2 × (haystack + needle) bytes, whatever the input, which is what makes it linear.
+  package static func contains(_ haystack: String, _ needle: String, steps: inout Int) -> Bool {
+    var h = haystack
+    var n = needle
+    return h.withUTF8 { hb in n.withUTF8 { nb in contains(hb, nb, steps: &steps) } }
+  }
+
+  @inline(__always)
+  static func contains(
+    _ hb: UnsafeBufferPointer<UInt8>, _ nb: UnsafeBufferPointer<UInt8>, steps: inout Int
+  ) -> Bool {
     let m = nb.count
     guard m > 0 else { return true }
     guard m <= hb.count else { return false }
@@ -376,7 +392,11 @@ package enum ByteSearch {
     var k = 0
     var q = 1
     while q < m {
-      while k > 0, nb[q] != nb[k] { k = fail[k - 1] }
+      while k > 0, nb[q] != nb[k] {
+        k = fail[k - 1]
+        steps &+= 1
+      }
+      steps &+= 1
       if nb[q] == nb[k] { k += 1 }
       fail[q] = k
       q += 1
@@ -388,11 +408,15 @@ package enum ByteSearch {
       while i < hb.count {
         let c = hb[i]
         i += 1
+        steps &+= 1
         if matched == 0 {
           if c != first { continue }
           matched = 1
         } else {
-          while matched > 0, c != nb[matched] { matched = fail[matched - 1] }
+          while matched > 0, c != nb[matched] {
+            matched = fail[matched - 1]
+            steps &+= 1
+          }
           if c == nb[matched] { matched += 1 }
         }
         if matched == m { return true }
