@@ -137,15 +137,14 @@ struct BinaryContractTests {
     #expect(catalog.value == expected)
     #expect(progress.all.count >= 2)
 
-    let (reset, elapsed) = await timedError { () async throws(APIError) in
+    // At once, not at the client's 5 s deadline: a reset noticed only then would be `.timedOut`.
+    let reset = await apiError { () async throws(APIError) in
       try await client.send(Endpoint<EmptyResponse>(.get, "/api/v1/flaky"))
     }
     guard case .connectionReset? = reset else {
       Issue.record("expected .connectionReset, got \(String(describing: reset))")
       return
     }
-    // At once, not at the client's 5 s deadline.
-    #expect(elapsed < 2.5, "reset took \(elapsed) s")
   }
 
   @Test("a 1 s deadline against the bundled 25 s timeline", arguments: TransportKind.allCases)
