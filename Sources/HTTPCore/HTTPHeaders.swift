@@ -252,6 +252,10 @@ package final class ReceivedFields: ManagedBuffer<ReceivedFields.Header, UInt8> 
   package struct Header {
     var count: Int
     var tableOffset: Int
+    /// Bit `min(length, 63)` set for the length of every field name: a lookup of a name whose length no
+    /// field has (most lookups: `Transfer-Encoding`, `Expect`, `Content-Encoding` of a GET) ends at once,
+    /// without a pass over the table.
+    var nameLengths: UInt64
   }
 
   /// Size of one table entry.
@@ -265,9 +269,20 @@ package final class ReceivedFields: ManagedBuffer<ReceivedFields.Header, UInt8> 
   ) -> ReceivedFields {
     let buffer = unsafeDowncast(
       ReceivedFields.create(minimumCapacity: sectionBytes + lineBound * entryBytes) { _ in
-        Header(count: 0, tableOffset: sectionBytes)
+        Header(count: 0, tableOffset: sectionBytes, nameLengths: 0)
       }, to: ReceivedFields.self)
-    buffer.withUnsafeMutablePointers { header, elements in header.pointee.count = fill(elements) }
+    buffer.withUnsafeMutablePointers { header, elements in
+      let count = fill(elements)
+      header.pointee.count = count
+      var lengths: UInt64 = 0
+      for i in 0..<count {
+        let length =
+          offset(UnsafePointer(elements), sectionBytes, i, 1)
+          &- offset(UnsafePointer(elements), sectionBytes, i, 0)
+        lengths |= 1 &<< UInt64(min(length, 63))
+      }
+      header.pointee.nameLengths = lengths
+    }
     return buffer
   }
 
@@ -300,7 +315,9 @@ package final class ReceivedFields: ManagedBuffer<ReceivedFields.Header, UInt8> 
   }
 
   private func firstIndex(named n: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
-    withBytes { base, table, count in
+    let lengths = withUnsafeMutablePointerToHeader { $0.pointee.nameLengths }
+    guard lengths & (1 &<< UInt64(min(n.count, 63))) != 0 else { return nil }
+    return withBytes { base, table, count in
       var i = start
       while i < count {
         let ns = Self.offset(base, table, i, 0)

@@ -49,6 +49,22 @@ struct ReceivedFieldsTests {
     #expect(!parsed.hasToken("keep", in: "Connection"))
   }
 
+  /// Lookups skip a pass over the fields when no name has the asked length (a bit per length, lengths of
+  /// 63 and more sharing one): names of every length from 1 to 80 are found, their neighbours are not.
+  @Test func lookupsByNameLengthFindEveryLength() throws {
+    let names = (1...80).map { n in String(repeating: "x", count: n - 1) + "A" }
+    let lines = names.enumerated().map { "\($1): v\($0)\r\n" }.joined()
+    let parsed = try #require(Self.received("Host: h\r\n" + lines))
+    for (i, name) in names.enumerated() {
+      #expect(parsed.first(name.lowercased()) == "v\(i)", "\(name.count)-byte name")
+    }
+    let sparse = try #require(Self.received("Host: h\r\n" + String(repeating: "y", count: 70) + ": long\r\n"))
+    #expect(!sparse.contains("Content-Length") && !sparse.contains("Expect") && !sparse.contains("Hos"))
+    #expect(!sparse.contains(String(repeating: "y", count: 64)), "same length bit, other name")
+    #expect(sparse.first(String(repeating: "Y", count: 70)) == "long")
+    #expect(sparse.first("HOST") == "h")
+  }
+
   @Test func changesMakeAuthoredFieldsWithTheSameResult() throws {
     let parsed = try #require(Self.received(Self.fieldLines))
     let authored = HTTPHeaders(Self.pairs)

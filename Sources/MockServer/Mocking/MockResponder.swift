@@ -108,24 +108,8 @@ public final class MockResponder: Sendable {
     let table = store.table
     let scenarios = scenarioBook.states
     let scenarioState = { (name: String) in scenarios[name] ?? StubMapping.scenarioStarted }
-    var (outcome, stubIndex) = table.matchIndexed(
-      request, scenarioState: scenarioState, connection: context.connection)
-    if request.method == .head {
-      // RFC 9110 §9.3.2: HEAD is GET without the content. Unless a stub names HEAD itself, the request is
-      // matched as the GET it stands for (headers and framing included); the connection sends no content.
-      var namesHead = false
-      if case .matched(let stub, _) = outcome { namesHead = stub.request.method == .head }
-      if !namesHead {
-        var asGet = request
-        asGet.head.method = .get
-        let (asGetOutcome, asGetIndex) = table.matchIndexed(
-          asGet, scenarioState: scenarioState, nearMissLimit: 0, connection: context.connection)
-        if case .matched(let stub, let parameters) = asGetOutcome {
-          outcome = .matched(stub, pathParameters: parameters)
-          stubIndex = asGetIndex
-        }
-      }
-    }
+    let (outcome, stubIndex) = match(
+      request, table: table, scenarioState: scenarioState, connection: context.connection)
     switch outcome {
     case .matched(let stub, let parameters):
       return serve(
@@ -165,6 +149,24 @@ public final class MockResponder: Sendable {
       logger.request(request, status: 400, fault: nil, stub: nil, durationMilliseconds: 0)
       return .json(status: .badRequest, #"{"error":\#(JSONValue.quoted(error.description)),"status":400}"#)
     }
+  }
+
+  /// The table's answer for `request`, and the winner's index in it. RFC 9110 §9.3.2: HEAD is GET without
+  /// the content. Unless a stub names HEAD itself, a HEAD request is matched as the GET it stands for
+  /// (headers and framing included); the connection sends no content.
+  private func match(
+    _ request: HTTPRequest, table: StubTable, scenarioState: (String) -> String,
+    connection: RequestView.Connection?
+  ) -> (StubMatch, Int?) {
+    let first = table.matchIndexed(request, scenarioState: scenarioState, connection: connection)
+    guard request.method == .head else { return first }
+    if case .matched(let stub, _) = first.0, stub.request.method == .head { return first }
+    var asGet = request
+    asGet.head.method = .get
+    let asGetMatch = table.matchIndexed(
+      asGet, scenarioState: scenarioState, nearMissLimit: 0, connection: connection)
+    if case .matched = asGetMatch.0 { return asGetMatch }
+    return first
   }
 
   // MARK: Serving a stub
