@@ -142,18 +142,13 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     return authored.compactMap { $0.name.equalsIgnoringASCIICase(name) ? $0.value : nil }
   }
 
-  /// The number of lines named `name` (case-insensitive).
-  package func count(named name: String) -> Int {
+  /// True when two or more lines are named `name` (case-insensitive); stops at the second.
+  package func hasMoreThanOne(named name: String) -> Bool {
     if let received {
-      var n = 0
-      var i = 0
-      while let k = received.firstIndex(named: name, from: i) {
-        n += 1
-        i = k + 1
-      }
-      return n
+      guard let k = received.firstIndex(named: name, from: 0) else { return false }
+      return received.firstIndex(named: name, from: k + 1) != nil
     }
-    return authored.reduce(0) { $0 + ($1.name.equalsIgnoringASCIICase(name) ? 1 : 0) }
+    return authored.lazy.filter { $0.name.equalsIgnoringASCIICase(name) }.dropFirst().first != nil
   }
 
   /// `body` applied to the UTF-8 bytes of the first value named `name` (received bytes as they are), or

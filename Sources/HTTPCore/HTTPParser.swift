@@ -479,7 +479,7 @@ public struct HTTPParser: Sendable {
     case nil:
       if version.minor >= 1 { throw .invalidHost("HTTP/1.1 request without Host") }
     case let valid?:
-      if headers.count(named: "Host") > 1 { throw .invalidHost("more than one Host field") }
+      if headers.hasMoreThanOne(named: "Host") { throw .invalidHost("more than one Host field") }
       if !valid, let host = headers.first("Host") {
         throw .invalidHost("'\(host)' is not uri-host [ \":\" port ]")
       }
@@ -593,11 +593,12 @@ public struct HTTPParser: Sendable {
     -> HTTPVersion
   {
     // HTTP-version = "HTTP" "/" DIGIT "." DIGIT
-    guard bytes.count == 8, bytes.starts(with: [72, 84, 84, 80, 47]) else {
-      if bytes.starts(with: [72, 84, 84, 80, 47]) { throw .invalidVersion }
-      throw invalid
-    }
+    // The prefix compared byte by byte: `starts(with:)` an array literal allocated the array per request.
     let s = bytes.startIndex
+    let isHTTP =
+      bytes.count >= 5 && bytes[s] == 72 && bytes[s + 1] == 84 && bytes[s + 2] == 84 && bytes[s + 3] == 80
+      && bytes[s + 4] == 47
+    guard bytes.count == 8, isHTTP else { throw isHTTP ? .invalidVersion : invalid }
     let major = bytes[s + 5]
     let dot = bytes[s + 6]
     let minor = bytes[s + 7]

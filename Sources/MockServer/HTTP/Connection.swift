@@ -352,11 +352,11 @@ final class Connection: EventHandler {
         }
       case .end?:
         let trailers = parser.takeTrailers()
-        guard case .reading = state, let h = reading.head else { continue }
+        // The head and content moved out of `reading` (no retain of the copy, no release of the old value).
+        guard case .reading = state, let h = reading.head.take() else { continue }
         let r = reading
-        let body = r.body
-        r.head = nil
-        r.body = []
+        var body: [UInt8] = []
+        swap(&body, &r.body)
         r.headStartedAt = nil
         requestCount += 1
         let request = HTTPRequest(head: h, body: body, trailers: trailers)
