@@ -96,8 +96,18 @@ public final class StubTable: Sendable {
     package var stub: StubMapping
     /// Its index in ``StubTable/stubs``.
     package var index: Int
-    /// The variables of its `urlPathTemplate` (empty for a literal `urlPath`).
+    /// The variables of its `urlPathTemplate` (empty for a literal `urlPath`, and when the match was
+    /// asked to defer them: ``StubTable/pathParameters(of:for:)`` makes them then).
     package var pathParameters: [String: String]
+  }
+
+  /// The variables of `stub`'s `urlPathTemplate` in `head`'s path (empty for any other stub, or a path of
+  /// another shape). What a match that deferred them (`deferringPathParameters`) would have given.
+  package static func pathParameters(of stub: StubMapping, for head: HTTPRequestHead) -> [String: String] {
+    guard case .urlPathTemplate(let template) = stub.request.url,
+      var path = try? PercentDecoding.canonicalPath(head.rawPath)
+    else { return [:] }
+    return path.withUTF8 { template.match(utf8: $0) } ?? [:]
   }
 
   /// The winner found from the method and path alone, or nil when the full match is needed. It is the
@@ -107,7 +117,9 @@ public final class StubTable: Sendable {
   /// stub (`url` stubs make the fast path step aside). The target must need no decoding (no `%` in path
   /// or query), so the full match could not have reported invalid percent-encoding either, and the
   /// path's canonical form is the path as sent.
-  package func matchByMethodAndPath(_ head: HTTPRequestHead) -> PathMatch? {
+  package func matchByMethodAndPath(_ head: HTTPRequestHead, deferringPathParameters: Bool = false)
+    -> PathMatch?
+  {
     guard urlIndex.isEmpty, head.target.utf8.first == UInt8(ascii: "/"), !Self.hasPercent(head.target) else {
       return nil
     }
@@ -125,9 +137,18 @@ public final class StubTable: Sendable {
     // The method alone is captured: a closure holding `head` copied the whole head for every candidate.
     let requestMethod = head.method
     return utf8.withUTF8 { bytes -> PathMatch? in
-      templates.forEachCandidate(utf8: bytes) { t in
-        if let method = stubs[t].request.method, method != requestMethod { return }
-        if best.map({ outranks(t, $0) }) ?? true { best = t }
+      // The candidates' method and rank read through one borrowed buffer: indexing the `stubs` property
+      // from the closure retained the array and copied parts of the pattern per candidate.
+      stubs.withUnsafeBufferPointer { stubs in
+        templates.forEachCandidate(utf8: bytes) { t in
+          if let method = stubs[t].request.method, method != requestMethod { return }
+          if let b = best,
+            stubs[t].priority != stubs[b].priority ? stubs[t].priority > stubs[b].priority : t < b
+          {
+            return
+          }
+          best = t
+        }
       }
       guard let k = best, pathOnly[k] else { return nil }
       if let other = bestLinear, !outranks(k, other) { return nil }
@@ -135,6 +156,9 @@ public final class StubTable: Sendable {
       guard case .urlPathTemplate(let template) = stub.request.url else {
         return PathMatch(stub: stub, index: k, pathParameters: [:])
       }
+      // The trie has checked the shape (each literal segment equal, each variable non-empty): the
+      // parameters, a dictionary of new strings, are made only for a caller that reads them.
+      if deferringPathParameters { return PathMatch(stub: stub, index: k, pathParameters: [:]) }
       guard let parameters = template.match(utf8: bytes) else { return nil }
       return PathMatch(stub: stub, index: k, pathParameters: parameters)
     }
@@ -162,12 +186,13 @@ public final class StubTable: Sendable {
 
   /// The same as `match(_:scenarioState:nearMissLimit:connection:)`, with the winner's index in
   /// ``stubs`` (nil unless matched), for what is kept per stub of this table (prepared responses): an
-  /// array index instead of a hash of the stub's id.
+  /// array index instead of a hash of the stub's id. With `deferringPathParameters`, a `urlPathTemplate`
+  /// winner may come with empty parameters: ``pathParameters(of:for:)`` makes them when they are read.
   package func matchIndexed(
     _ request: HTTPRequest, scenarioState: (String) -> String, nearMissLimit: Int = 3,
-    connection: RequestView.Connection? = nil
+    connection: RequestView.Connection? = nil, deferringPathParameters: Bool = false
   ) -> (match: StubMatch, stubIndex: Int?) {
-    if let fast = matchByMethodAndPath(request.head) {
+    if let fast = matchByMethodAndPath(request.head, deferringPathParameters: deferringPathParameters) {
       return (.matched(fast.stub, pathParameters: fast.pathParameters), fast.index)
     }
     do {

@@ -79,6 +79,12 @@ struct TemplatingSocketTests {
       template: "{{request.path.contactId}} {{request.path.addressId}}",
       request: #"{"urlPathTemplate": "/contacts/{contactId}/addresses/{addressId}"}"#,
       target: "/contacts/12345/addresses/99876", expected: "12345 99876"),
+    // Percent-encoded variables (the full match's path) and a template among literal stubs: the
+    // parameters are made from the request's path only when the response reads them.
+    Case(
+      template: "{{request.path.contactId}}|{{request.path.addressId}}",
+      request: #"{"urlPathTemplate": "/contacts/{contactId}/addresses/{addressId}"}"#,
+      target: "/contacts/a%20b/addresses/%C3%A9", expected: "a b|é"),
     Case(
       response:
         #"{"status": 200, "transformerParameters": {"variable": "some.value"}, "body": "{\"test\": \"{{parameters.variable}}\"}", "transformers": ["response-template"]}"#,

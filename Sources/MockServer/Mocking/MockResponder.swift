@@ -56,7 +56,7 @@ public final class MockResponder: Sendable {
     let scenarios = scenarioBook.states
     let (outcome, index) = table.matchIndexed(
       request, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted }, nearMissLimit: 0,
-      connection: context.connection)
+      connection: context.connection, deferringPathParameters: true)
     guard case .matched(let stub, _) = outcome, let index, stub.response.respondBeforeContent else {
       return nil
     }
@@ -158,13 +158,15 @@ public final class MockResponder: Sendable {
     _ request: HTTPRequest, table: StubTable, scenarioState: (String) -> String,
     connection: RequestView.Connection?
   ) -> (StubMatch, Int?) {
-    let first = table.matchIndexed(request, scenarioState: scenarioState, connection: connection)
+    let first = table.matchIndexed(
+      request, scenarioState: scenarioState, connection: connection, deferringPathParameters: true)
     guard request.method == .head else { return first }
     if case .matched(let stub, _) = first.0, stub.request.method == .head { return first }
     var asGet = request
     asGet.head.method = .get
     let asGetMatch = table.matchIndexed(
-      asGet, scenarioState: scenarioState, nearMissLimit: 0, connection: connection)
+      asGet, scenarioState: scenarioState, nearMissLimit: 0, connection: connection,
+      deferringPathParameters: true)
     if case .matched = asGetMatch.0 { return asGetMatch }
     return first
   }
@@ -172,10 +174,15 @@ public final class MockResponder: Sendable {
   // MARK: Serving a stub
 
   /// Answers with `stub`, the one at `index` in `table.stubs` (the key of its prepared response).
+  /// `matchedParameters` are the match's path parameters; empty ones (a match that deferred them) are
+  /// made from the request's path where a template reads them.
   private func serve(
     _ stub: StubMapping, index: Int, table: StubTable, request: HTTPRequest, context: RequestContext,
-    pathParameters: [String: String] = [:]
+    pathParameters matchedParameters: [String: String] = [:]
   ) -> ResponsePlan {
+    var pathParameters: [String: String] {
+      matchedParameters.isEmpty ? StubTable.pathParameters(of: stub, for: request.head) : matchedParameters
+    }
     let serveCount = stub.responseSequence == nil ? 0 : scenarioBook.serveCount(stubID: stub.id)
     let globalDelay = settings.globalDelayMilliseconds
     var definition = stub.response(serveCount: serveCount)
