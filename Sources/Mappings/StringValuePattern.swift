@@ -273,8 +273,7 @@ package enum JSONComparison {
       // Objects of a few dozen members (nearly all) compare by linear search, as `JSONObject ==` does:
       // building the two `effective` dictionaries per object was most of an `equalToJson` match.
       if e.members.count <= 32 && a.members.count <= 32 {
-        let members = e.members
-        for (i, m) in members.enumerated() where !members[(i + 1)...].contains(where: { $0.key == m.key }) {
+        for (i, m) in e.members.enumerated() where !e.isShadowed(i) {
           if case .string(let s) = m.value, Placeholder(s) == .ignoreElement { continue }
           guard let w = a[m.key],
             equal(

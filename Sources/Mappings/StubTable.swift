@@ -79,7 +79,7 @@ public final class StubTable: Sendable {
     }
     hasAnyMethodURL = urlIndex.keys.contains { $0.method.isEmpty }
     let rank: (Int, Int) -> Bool = { a, b in
-      stubs[a].priority != stubs[b].priority ? stubs[a].priority < stubs[b].priority : a > b
+      stubs.withUnsafeBufferPointer { StubTable.outranks(a, b, in: $0) }
     }
     var best: Int?
     for k in linear where best.map({ rank(k, $0) }) ?? true { best = k }
@@ -142,12 +142,7 @@ public final class StubTable: Sendable {
       stubs.withUnsafeBufferPointer { stubs in
         templates.forEachCandidate(utf8: bytes) { t in
           if let method = stubs[t].request.method, method != requestMethod { return }
-          if let b = best,
-            stubs[t].priority != stubs[b].priority ? stubs[t].priority > stubs[b].priority : t < b
-          {
-            return
-          }
-          best = t
+          if best.map({ StubTable.outranks(t, $0, in: stubs) }) ?? true { best = t }
         }
       }
       guard let k = best, pathOnly[k] else { return nil }
@@ -172,6 +167,11 @@ public final class StubTable: Sendable {
 
   /// True when stub `a` outranks stub `b`.
   package func outranks(_ a: Int, _ b: Int) -> Bool {
+    stubs.withUnsafeBufferPointer { StubTable.outranks(a, b, in: $0) }
+  }
+
+  /// True when `stubs[a]` outranks `stubs[b]`: the lower `priority` wins, then the later added.
+  private static func outranks(_ a: Int, _ b: Int, in stubs: UnsafeBufferPointer<StubMapping>) -> Bool {
     stubs[a].priority != stubs[b].priority ? stubs[a].priority < stubs[b].priority : a > b
   }
 
@@ -303,7 +303,7 @@ package struct TemplateTrie: Sendable {
     /// in ``moreLiterals``).
     func literal(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Int? {
       guard let first = firstLiteral else { return nil }
-      if PathTemplate.equals(first.text, bytes) { return first.node }
+      if first.text.hasUTF8Bytes(bytes) { return first.node }
       return moreLiterals.isEmpty ? nil : moreLiterals[String(decoding: bytes, as: UTF8.self)]
     }
   }

@@ -151,7 +151,7 @@ public struct PathTemplate: Sendable, Hashable {
       while end < bytes.count, bytes[end] != UInt8(ascii: "/") { end += 1 }
       let part = UnsafeBufferPointer(rebasing: bytes[start..<end])
       switch segments[k] {
-      case .literal(let l): if !PathTemplate.equals(l, part) { return nil }
+      case .literal(let l): if !l.hasUTF8Bytes(part) { return nil }
       case .variable(let n):
         guard !part.isEmpty else { return nil }
         let text = String(decoding: part, as: UTF8.self)
@@ -164,20 +164,6 @@ public struct PathTemplate: Sendable, Hashable {
       start = end + 1
     }
     return k == segments.count ? values : nil
-  }
-
-  /// True when `text`'s UTF-8 bytes are `bytes`.
-  package static func equals(_ text: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-    text.utf8.withContiguousStorageIfAvailable { own in
-      // A plain loop: the generic `elementsEqual` cost about 600 instructions per segment.
-      guard own.count == bytes.count else { return false }
-      var i = 0
-      while i < own.count {
-        if own[i] != bytes[i] { return false }
-        i += 1
-      }
-      return true
-    } ?? text.utf8.elementsEqual(bytes)
   }
 }
 

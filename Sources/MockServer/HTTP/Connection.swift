@@ -691,7 +691,6 @@ final class Connection: EventHandler {
   /// Loop thread: the deferred step's plan is ready; its steps run in place of the deferred one.
   fileprivate func resumeDeferred(with plan: ResponsePlan) {
     guard case .executing = state, execution.waitingForWork else { return plan.cancelStreams() }
-    let e = execution
     updateExecution { e in
       e.waitingForWork = false
       e.steps = plan.steps + e.steps[e.stepIndex...]
