@@ -229,6 +229,35 @@ struct HTTPParserRequestTests {
     #expect(parse(bigChunked, feeding: feeding, limits: limits).error?.status.code == 413)
   }
 
+  /// Heads whose SP, `:` and LF fall at every offset of an eight-byte word (the parser scans a word at a
+  /// time), one after another on one stream so that each later head starts unaligned.
+  @Test(arguments: Feeding.allCases)
+  func delimitersAtEveryWordOffset(feeding: Feeding) {
+    var stream = ""
+    var expected: [(String, String, String)] = []
+    for k in 0..<17 {
+      let target = "/" + String(repeating: "t", count: k)
+      let name = "X" + String(repeating: "n", count: (k * 5) % 11)
+      let value = String(repeating: "v", count: 1 + (k * 3) % 13) + (k % 2 == 0 ? "" : " w")
+      let terminator = k % 3 == 0 ? "\n" : "\r\n"
+      stream +=
+        "GET \(target) HTTP/1.1\(terminator)Host: h\(terminator)\(name):  \(value) \(terminator)\(terminator)"
+      expected.append((target, name, value))
+    }
+    let r = parse(stream, feeding: feeding)
+    #expect(r.error == nil)
+    #expect(r.messages.count == expected.count)
+    for (message, (target, name, value)) in zip(r.messages, expected) {
+      #expect(message.requestHead?.target == target)
+      #expect(message.requestHead?.headers.fields.map(\.name) == ["Host", name])
+      #expect(message.requestHead?.headers.first(name) == value)
+    }
+    // A control character past the first word of a value is still found.
+    #expect(
+      parse("GET / HTTP/1.1\r\nHost: h\r\nX: abcdefghij\u{01}k\r\n\r\n", feeding: feeding).error?.status.code
+        == 400)
+  }
+
   @Test func largeRealisticHeadersPassDefaultLimit() {
     // pitfalls BR-05: 16 KiB bearer token and 8 KiB cookie.
     let text =

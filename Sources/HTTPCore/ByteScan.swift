@@ -1,0 +1,67 @@
+/// Searches of message bytes eight at a time (SWAR: one 64-bit word per step), for the parser's scans
+/// for LF, SP and `:` in a head.
+enum ByteScan {
+  /// A word with 0x80 in each byte position where `word` holds `byte`, and 0 elsewhere (exact: no false
+  /// positives from borrows, unlike the shorter `(x - 0x01…) & ~x & 0x80…` test).
+  @inline(__always)
+  static func matches(_ word: UInt64, _ byte: UInt8) -> UInt64 {
+    let low7: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+    let x = word ^ (0x0101_0101_0101_0101 &* UInt64(byte))
+    let t = (x & low7) &+ low7
+    return ~(t | x | low7)
+  }
+
+  /// The index of the first `byte` in `base[from..<end]`, or `end` when there is none.
+  @inline(__always)
+  static func firstIndex(of byte: UInt8, in base: UnsafePointer<UInt8>, from: Int, to end: Int) -> Int {
+    var i = from
+    let raw = UnsafeRawPointer(base)
+    while end - i >= 8 {
+      let m = matches(UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)), byte)
+      if m != 0 { return i &+ m.trailingZeroBitCount &>> 3 }
+      i &+= 8
+    }
+    while i < end {
+      if base[i] == byte { return i }
+      i &+= 1
+    }
+    return end
+  }
+
+  /// How many times `byte` occurs in `base[from..<end]`.
+  static func count(of byte: UInt8, in base: UnsafePointer<UInt8>, from: Int, to end: Int) -> Int {
+    var i = from
+    var n = 0
+    let raw = UnsafeRawPointer(base)
+    while end - i >= 8 {
+      n &+= matches(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self), byte).nonzeroBitCount
+      i &+= 8
+    }
+    while i < end {
+      if base[i] == byte { n &+= 1 }
+      i &+= 1
+    }
+    return n
+  }
+}
+
+/// A set of ASCII bytes as a 128-bit mask: one shift and test per byte instead of a chain of range
+/// comparisons. Bytes of 128 and above are never members.
+struct ASCIISet {
+  /// Bit `b` set for member byte `b` in 0–63.
+  let low: UInt64
+  /// Bit `b - 64` set for member byte `b` in 64–127.
+  let high: UInt64
+
+  /// True when `byte` is a member.
+  @inline(__always)
+  func contains(_ byte: UInt8) -> Bool {
+    if byte < 64 { return (low &>> UInt64(byte)) & 1 != 0 }
+    return byte < 128 && (high &>> UInt64(byte &- 64)) & 1 != 0
+  }
+
+  /// `tchar` (RFC 9110 §5.6.2): `!#$%&'*+-.^_`|~`, DIGIT, ALPHA.
+  static let tchar = ASCIISet(low: 0x03FF_6CFA_0000_0000, high: 0x57FF_FFFF_C7FF_FFFE)
+  /// The characters of a `reg-name` (RFC 3986 §3.2.2): unreserved, the `%` of pct-encoded, sub-delims.
+  static let regName = ASCIISet(low: 0x2BFF_7FF2_0000_0000, high: 0x47FF_FFFE_87FF_FFFE)
+}
