@@ -43,6 +43,22 @@ enum ByteScan {
     }
     return n
   }
+
+  /// True when no byte of `base[from..<end]` is 0x80 or above.
+  static func isASCII(_ base: UnsafePointer<UInt8>, from: Int, to end: Int) -> Bool {
+    var i = from
+    var high: UInt64 = 0
+    let raw = UnsafeRawPointer(base)
+    while end - i >= 8 {
+      high |= raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+      i &+= 8
+    }
+    while i < end {
+      high |= UInt64(base[i])
+      i &+= 1
+    }
+    return high & 0x8080_8080_8080_8080 == 0
+  }
 }
 
 /// A set of ASCII bytes as a 128-bit mask: one shift and test per byte instead of a chain of range

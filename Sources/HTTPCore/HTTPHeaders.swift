@@ -305,13 +305,20 @@ package final class ReceivedFields: ManagedBuffer<ReceivedFields.Header, UInt8> 
 
   /// Index of the first field at or after `start` whose name is `name` (ASCII case-insensitive).
   package func firstIndex(named name: String, from start: Int) -> Int? {
+    // The length test first: most lookups are of names no field has, and `utf8.count` is O(1).
+    guard hasName(ofLength: name.utf8.count) else { return nil }
     return name.utf8.withContiguousStorageIfAvailable { n in firstIndex(named: n, from: start) }
       ?? Array(name.utf8).withUnsafeBufferPointer { firstIndex(named: $0, from: start) }
   }
 
+  /// False when no field name is `length` bytes long (``Header/nameLengths``).
+  @inline(__always)
+  private func hasName(ofLength length: Int) -> Bool {
+    withUnsafeMutablePointerToHeader { $0.pointee.nameLengths } & (1 &<< UInt64(min(length, 63))) != 0
+  }
+
   private func firstIndex(named n: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
-    let lengths = withUnsafeMutablePointerToHeader { $0.pointee.nameLengths }
-    guard lengths & (1 &<< UInt64(min(n.count, 63))) != 0 else { return nil }
+    guard hasName(ofLength: n.count) else { return nil }
     return withBytes { base, table, count in
       var i = start
       while i < count {
@@ -355,13 +362,16 @@ package final class ReceivedFields: ManagedBuffer<ReceivedFields.Header, UInt8> 
   /// is measured as decoded, with replacement characters, as its `String` would be).
   package var nameAndValueBytes: Int {
     withBytes { base, table, count in
+      // A section of ASCII bytes (most) is measured by its ranges; otherwise values are decoded.
+      let ascii = ByteScan.isASCII(base, from: 0, to: table)
       var total = 0
       for i in 0..<count {
         total += Self.offset(base, table, i, 1) - Self.offset(base, table, i, 0)
         let vs = Self.offset(base, table, i, 2)
         let value = UnsafeBufferPointer(start: base + vs, count: Self.offset(base, table, i, 3) - vs)
         total +=
-          value.contains { $0 >= 0x80 } ? String(decoding: value, as: UTF8.self).utf8.count : value.count
+          ascii || !value.contains { $0 >= 0x80 }
+          ? value.count : String(decoding: value, as: UTF8.self).utf8.count
       }
       return total
     }

@@ -27,6 +27,9 @@ struct ByteScanTests {
           "\(bytes) \(from)..<\(to)")
         #expect(
           ByteScan.count(of: byte, in: base, from: from, to: to) == expectedCount, "\(bytes) \(from)..<\(to)")
+        #expect(
+          ByteScan.isASCII(base, from: from, to: to) == !(from..<to).contains { bytes[$0] >= 0x80 },
+          "\(bytes) \(from)..<\(to)")
       }
       checked += 1
     }

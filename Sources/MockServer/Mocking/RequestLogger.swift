@@ -5,7 +5,8 @@ import MockJSON
 import Synchronization
 
 /// Writes one log line per request to standard error, batched: lines are appended to a buffer under a
-/// lock (no I/O on the event loop) and flushed every 100 ms from a background queue.
+/// lock (no I/O on the event loop) and flushed from a background queue 100 ms after the first line of a
+/// batch. An idle logger schedules nothing: no timer wakes the process while no line is written.
 ///
 /// Logging never kills or blocks the server: bytes go out with `write(2)` after `poll` says there is
 /// room (``StandardError``), so a broken pipe is an outcome, not a trap, and a full one is not waited
@@ -13,9 +14,7 @@ import Synchronization
 /// new lines are dropped and counted (``droppedLines``); once it drains again a line says how many were
 /// lost.
 ///
-/// `@unchecked Sendable`: the only mutable state is `buffer` (a `Mutex`); `timer` is set once in `init`
-/// and only cancelled in `deinit`.
-public final class RequestLogger: @unchecked Sendable {
+public final class RequestLogger: Sendable {
   /// How much to log.
   public enum Level: Sendable {
     /// Nothing per request (warnings and reload reports still go out).
@@ -34,9 +33,11 @@ public final class RequestLogger: @unchecked Sendable {
   public let bufferLimit: Int
   private let buffer: LogBuffer
   private let flushQueue = DispatchQueue(label: "mockserver.log")
-  private let timer: DispatchSourceTimer
+  /// Milliseconds from the first line of a batch to its flush (and between retries while standard error
+  /// is full).
+  static let flushDelayMilliseconds = 100
 
-  /// Creates a logger and starts its flush timer.
+  /// Creates a logger.
   /// - Parameters:
   ///   - bufferLimit: bytes kept while standard error does not take them (default 1 MiB).
   ///   - output: the descriptor written (default 2, standard error).
@@ -45,16 +46,18 @@ public final class RequestLogger: @unchecked Sendable {
     self.json = json
     self.bufferLimit = max(4096, bufferLimit)
     buffer = LogBuffer(limit: self.bufferLimit, fd: output)
-    timer = DispatchSource.makeTimerSource(queue: flushQueue)
-    timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
-    let buffer = self.buffer
-    timer.setEventHandler { @Sendable in RequestLogger.flush(buffer) }
-    timer.resume()
   }
 
   deinit {
-    timer.cancel()
     RequestLogger.flush(buffer, waitMilliseconds: 200)
+  }
+
+  /// Queues a flush of `buffer` on `queue` after ``flushDelayMilliseconds``; the caller has set
+  /// `flushScheduled` under the lock, so one flush is pending at a time.
+  private static func scheduleFlush(_ buffer: LogBuffer, on queue: DispatchQueue) {
+    queue.asyncAfter(deadline: .now() + .milliseconds(flushDelayMilliseconds)) {
+      if RequestLogger.flush(buffer) { scheduleFlush(buffer, on: queue) }
+    }
   }
 
   /// Writes anything buffered now, waiting at most about a second for a full standard error.
@@ -69,8 +72,11 @@ public final class RequestLogger: @unchecked Sendable {
 
   /// Flush-queue thread (or shutdown): takes the buffered bytes out under the lock and writes them
   /// outside it; what standard error does not take goes back to the front of the buffer, within the limit.
-  private static func flush(_ buffer: LogBuffer, waitMilliseconds: Int32 = 0) {
+  /// Returns true when bytes are left waiting and another flush has been claimed for them.
+  @discardableResult
+  private static func flush(_ buffer: LogBuffer, waitMilliseconds: Int32 = 0) -> Bool {
     let (bytes, dropped) = buffer.state.withLock { b -> ([UInt8], Int) in
+      b.flushScheduled = false
       guard !b.broken else { return ([], 0) }
       let out = b.bytes
       b.bytes.removeAll(keepingCapacity: true)
@@ -83,14 +89,14 @@ public final class RequestLogger: @unchecked Sendable {
       payload += Array(
         "mockserver: \(dropped) log line(s) dropped: standard error was not being read\n".utf8)
     }
-    guard !payload.isEmpty else { return }
+    guard !payload.isEmpty else { return false }
     let outcome = StandardError.write(payload, to: buffer.fd, waitMilliseconds: waitMilliseconds)
     switch outcome {
     case .written:
-      return
+      return false
     case .full(let written):
       // Keep what was not written ahead of newer lines, and drop from the newest end past the limit.
-      buffer.state.withLock { b in
+      return buffer.state.withLock { b in
         var rest = Array(payload[written...])
         rest.append(contentsOf: b.bytes)
         if rest.count > buffer.limit {
@@ -102,6 +108,10 @@ public final class RequestLogger: @unchecked Sendable {
           if let lastNewline = rest.lastIndex(of: 10) { rest.removeSubrange((lastNewline + 1)...) }
         }
         b.bytes = rest
+        // Retry later unless a line written meanwhile has already scheduled a flush.
+        let retry = !b.flushScheduled && (!rest.isEmpty || b.droppedUnreported > 0)
+        if retry { b.flushScheduled = true }
+        return retry
       }
     case .broken:
       buffer.state.withLock { b in
@@ -111,6 +121,7 @@ public final class RequestLogger: @unchecked Sendable {
         b.bytes = []
         b.broken = true
       }
+      return false
     }
   }
 
@@ -118,16 +129,20 @@ public final class RequestLogger: @unchecked Sendable {
   /// error is gone.
   public func line(_ text: String) {
     let limit = bufferLimit
-    buffer.state.withLock { b in
+    let schedule = buffer.state.withLock { b -> Bool in
       let size = text.utf8.count + 1
-      guard !b.broken, b.bytes.count + size <= limit else {
+      if !b.broken, b.bytes.count + size <= limit {
+        b.bytes.append(contentsOf: text.utf8)
+        b.bytes.append(10)
+      } else {
         b.droppedTotal += 1
         if !b.broken { b.droppedUnreported += 1 }
-        return
       }
-      b.bytes.append(contentsOf: text.utf8)
-      b.bytes.append(10)
+      guard !b.broken, !b.flushScheduled else { return false }
+      b.flushScheduled = true
+      return true
     }
+    if schedule { RequestLogger.scheduleFlush(buffer, on: flushQueue) }
   }
 
   /// Logs a request the parser rejected (the server answered `status` and closed).
@@ -209,6 +224,8 @@ final class LogBuffer: Sendable {
     var droppedUnreported = 0
     /// Standard error is closed or broken: nothing is buffered any more.
     var broken = false
+    /// A flush is queued (``RequestLogger`` queues one for the first line of a batch).
+    var flushScheduled = false
   }
   let state = Mutex(State())
   let limit: Int
