@@ -39,7 +39,6 @@ final class ServerLoopContext: @unchecked Sendable {
     let acceptor = Acceptor(listener: listener, context: self, isTLS: isTLS, factory: factory)
     acceptors.append(acceptor)
     loop.register(fd: listener.fd, handler: acceptor)
-    if sweepTimer == nil { scheduleSweep() }
   }
 
   func accepted(fd: Int32, peer: String, localPort: Int, isTLS: Bool, factory: StreamFactory) {
@@ -60,6 +59,7 @@ final class ServerLoopContext: @unchecked Sendable {
       localPort: localPort, isTLS: isTLS, limits: configuration.limits)
     connections[connection.id] = connection
     loop.register(fd: fd, handler: connection)
+    if sweepTimer == nil { scheduleSweep() }
   }
 
   func connectionClosed(_ connection: Connection) {
@@ -78,16 +78,19 @@ final class ServerLoopContext: @unchecked Sendable {
 
   var connectionCount: Int { connections.count }
 
+  /// Loop thread: checks the connections' idle and head timeouts every 250 ms while there are
+  /// connections; a loop without any has no timer (an idle server is not woken).
   private func scheduleSweep() {
     sweepTimer = loop.schedule(afterMilliseconds: 250) { [weak self] in
       guard let self else { return }
+      self.sweepTimer = nil
       let now = SocketOps.monotonicNanos()
       let idle = ResponseTiming.timerNanoseconds(self.configuration.idleTimeoutMilliseconds)
       let head = ResponseTiming.timerNanoseconds(self.configuration.requestHeadTimeoutMilliseconds)
       for connection in Array(self.connections.values) {
         connection.checkTimeouts(now: now, idleNanos: idle, headNanos: head)
       }
-      if !self.isShuttingDown { self.scheduleSweep() }
+      if !self.isShuttingDown, !self.connections.isEmpty { self.scheduleSweep() }
     }
   }
 
