@@ -339,12 +339,15 @@ final class Connection: EventHandler {
         return
       case .requestHead?:
         let h = parser.takeRequestHead()
-        updateReading { r in
-          r.head = h
-          r.body = []
-          r.headStartedAt = nil
+        guard case .reading = state else { continue }
+        reading.body = []
+        reading.headStartedAt = nil
+        if h.headers.contains("Expect") {
+          reading.head = h
+          if handleExpectation(h) { return }
+        } else {
+          reading.head = consume h  // moved, not copied: the common path
         }
-        if handleExpectation(h) { return }
       case .body?:
         let bytes = parser.takeContent()
         updateReading { r in
@@ -359,9 +362,14 @@ final class Connection: EventHandler {
         swap(&body, &r.body)
         r.headStartedAt = nil
         requestCount += 1
-        let request = HTTPRequest(head: h, body: body, trailers: trailers)
+        // What the connection needs of the head is read first, so the head moves into the request
+        // (a copy retained and released its storage).
+        let method = h.method
+        let wantsKeepAlive = h.wantsKeepAlive
+        let http10 = h.version == .http1_0
+        let request = HTTPRequest(head: consume h, body: body, trailers: trailers)
         let plan = owner.responder.respond(to: request, context: context())
-        start(plan, for: h, forceClose: false)
+        start(plan, method: method, wantsKeepAlive: wantsKeepAlive, http10: http10, forceClose: false)
         answered += 1
       case .responseHead?:
         continue
@@ -441,39 +449,61 @@ final class Connection: EventHandler {
   // MARK: Plans
 
   private func start(_ plan: ResponsePlan, for h: HTTPRequestHead, forceClose: Bool) {
+    start(
+      plan, method: h.method, wantsKeepAlive: h.wantsKeepAlive, http10: h.version == .http1_0,
+      forceClose: forceClose)
+  }
+
+  /// Runs `plan` for a request of `method`; `wantsKeepAlive` and `http10` are the request head's.
+  private func start(
+    _ plan: ResponsePlan, method: HTTPMethod, wantsKeepAlive: Bool, http10: Bool, forceClose: Bool
+  ) {
     if forceClose {
       // An early answer or a rejection: what was read of the request is not kept while the plan runs.
       reading.head = nil
       reading.body = []
     }
     execution.begin(
-      steps: plan.steps, requestMethod: h.method,
-      keepAlive: plan.keepAlive && !forceClose && h.wantsKeepAlive && !owner.isShuttingDown && !peerClosed,
-      http10: h.version == .http1_0, requestFullyRead: !forceClose, onComplete: plan.onComplete)
+      steps: plan.steps, requestMethod: method,
+      keepAlive: plan.keepAlive && !forceClose && wantsKeepAlive && !owner.isShuttingDown && !peerClosed,
+      http10: http10, requestFullyRead: !forceClose, onComplete: plan.onComplete)
     state = .executing
     runSteps()
+  }
+
+  /// Writes a prepared response: its framed head, this connection's `Date`/`Server`/`Connection` lines,
+  /// and its content unless the status or request method has none.
+  private func writePrepared(_ prepared: PreparedResponse, _ e: Execution) {
+    prepared.writeFramedHead(into: &out)
+    ResponseHeadWriter.writeConnectionFields(
+      hasDate: prepared.hasDate, hasServer: prepared.hasServer, dateLine: loop.httpDateLine(),
+      server: owner.serverLine, connection: connectionLine(e), into: &out)
+    if HTTPSerializer.sendsContent(status: prepared.status, requestMethod: e.requestMethod) {
+      writeContent(prepared.body)
+    } else {
+      flush()
+    }
   }
 
   private func runSteps() {
     let e = execution
     while case .executing = state, e.stepIndex < e.steps.count {
-      let step = e.steps[e.stepIndex]
+      let index = e.stepIndex
       e.stepIndex += 1
+      // The common step first, its payload bound in place: a copy of the whole step (a multi-payload
+      // enum) went through value witnesses.
+      if case .prepared(let prepared) = e.steps[index] {
+        writePrepared(prepared, e)
+        continue
+      }
+      let step = e.steps[index]
       switch step {
       case .response(let responseHead, let content):
         let sends = HTTPSerializer.sendsContent(status: responseHead.status, requestMethod: e.requestMethod)
         writeHead(responseHead, contentLength: content.count, e)
         if sends { writeContent(content) } else { flush() }
       case .prepared(let prepared):
-        prepared.writeFramedHead(into: &out)
-        ResponseHeadWriter.writeConnectionFields(
-          hasDate: prepared.hasDate, hasServer: prepared.hasServer, dateLine: loop.httpDateLine(),
-          server: owner.serverLine, connection: connectionLine(e), into: &out)
-        if HTTPSerializer.sendsContent(status: prepared.status, requestMethod: e.requestMethod) {
-          writeContent(prepared.body)
-        } else {
-          flush()
-        }
+        writePrepared(prepared, e)
       case .responseHead(let responseHead, let contentLength):
         writeHead(responseHead, contentLength: contentLength, e)
         flush()

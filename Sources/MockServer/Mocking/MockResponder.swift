@@ -107,16 +107,20 @@ public final class MockResponder: Sendable {
     }
     let table = store.table
     let scenarios = scenarioBook.states
-    let scenarioState = { (name: String) in scenarios[name] ?? StubMapping.scenarioStarted }
+    // Closures written at each call, not kept in a local: a closure value held in a `let` had its
+    // context allocated on the heap for every request.
     let (outcome, stubIndex) = match(
-      request, table: table, scenarioState: scenarioState, connection: context.connection)
+      request, table: table, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted },
+      connection: context.connection)
     switch outcome {
     case .matched(let stub, let parameters):
       return serve(
         stub, index: stubIndex ?? -1, table: table, request: request, context: context,
         pathParameters: parameters)
     case .unmatched(let report):
-      if let preflight = corsPreflight(request, table: table, scenarioState: scenarioState) {
+      if let preflight = corsPreflight(
+        request, table: table, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted })
+      {
         return preflight
       }
       if let base = forwarder.configuration.proxyAllBaseURL {
