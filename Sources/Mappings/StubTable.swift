@@ -25,24 +25,22 @@ public final class StubTable: Sendable {
   /// Stubs in the order they were added (later = newer).
   public let stubs: [StubMapping]
 
-  package struct Key: Hashable, Sendable {
+  /// A key of the literal indexes while they are built.
+  private struct Key: Hashable {
     var method: String
     var value: String
   }
 
   /// Stub indexes by (method or "" for ANY, canonical path) for `urlPath` stubs.
-  package let pathIndex: [Key: [Int]]
+  package let pathIndex: LiteralIndex
   /// Stub indexes by (method or "", canonical url) for `url` stubs.
-  package let urlIndex: [Key: [Int]]
+  package let urlIndex: LiteralIndex
   /// Per stub: its pattern is a method (or ANY) and a literal `urlPath` or a `urlPathTemplate` (without
   /// `pathParameters` matchers) and nothing else, and it needs no scenario state: matching it needs only
   /// the request's method and path.
   package let pathOnly: [Bool]
   /// The best-ranked stub of `linear` (patterns, any URL), if any.
   package let bestLinear: Int?
-  /// Whether any indexed stub matches every method (saves a lookup per request when none does).
-  package let hasAnyMethodPath: Bool
-  package let hasAnyMethodURL: Bool
   /// `urlPathTemplate` stubs in a segment trie, so templates are found without scanning them all.
   package let templates: TemplateTrie
   /// Other stubs (regular expressions, any URL), in rank order.
@@ -66,7 +64,6 @@ public final class StubTable: Sendable {
     }
     templates.compact()
     self.templates = templates
-    hasAnyMethodPath = pathIndex.keys.contains { $0.method.isEmpty }
     pathOnly = stubs.map { stub in
       let r = stub.request
       switch r.url {
@@ -77,15 +74,14 @@ public final class StubTable: Sendable {
         && r.basicAuthCredentials == nil && r.bodyPatterns.isEmpty && stub.requiredScenarioState == nil
         && r.formParameters.isEmpty && r.multipartPatterns.isEmpty && !r.hasConnectionParts
     }
-    hasAnyMethodURL = urlIndex.keys.contains { $0.method.isEmpty }
     let rank: (Int, Int) -> Bool = { a, b in
       stubs.withUnsafeBufferPointer { StubTable.outranks(a, b, in: $0) }
     }
     var best: Int?
     for k in linear where best.map({ rank(k, $0) }) ?? true { best = k }
     bestLinear = best
-    self.pathIndex = pathIndex.mapValues { $0.sorted(by: rank) }
-    self.urlIndex = urlIndex.mapValues { $0.sorted(by: rank) }
+    self.pathIndex = LiteralIndex(pathIndex.map { ($0.key.method, $0.key.value, $0.value.sorted(by: rank)) })
+    self.urlIndex = LiteralIndex(urlIndex.map { ($0.key.method, $0.key.value, $0.value.sorted(by: rank)) })
     self.linear = linear.sorted(by: rank)
   }
 
@@ -120,23 +116,31 @@ public final class StubTable: Sendable {
   package func matchByMethodAndPath(_ head: HTTPRequestHead, deferringPathParameters: Bool = false)
     -> PathMatch?
   {
-    guard urlIndex.isEmpty, head.target.utf8.first == UInt8(ascii: "/"), !Self.hasPercent(head.target) else {
-      return nil
-    }
-    let path = head.rawPath
-    var best: Int?
-    if !pathIndex.isEmpty {
-      best = pathIndex[Key(method: head.method.rawValue, value: path)]?.first
-      if hasAnyMethodPath, let k = pathIndex[Key(method: "", value: path)]?.first,
-        best.map({ outranks(k, $0) }) ?? true
-      {
-        best = k
-      }
-    }
-    var utf8 = path
+    guard urlIndex.isEmpty else { return nil }
     // The method alone is captured: a closure holding `head` copied the whole head for every candidate.
     let requestMethod = head.method
-    return utf8.withUTF8 { bytes -> PathMatch? in
+    var target = head.target
+    var method = requestMethod.rawValue
+    return target.withUTF8 { targetBytes -> PathMatch? in
+      // Origin-form without `%` anywhere; the path is what precedes `?` or `#` (``HTTPRequestHead/rawPath``
+      // of an origin-form target), read in the same scan.
+      guard targetBytes.first == UInt8(ascii: "/") else { return nil }
+      var pathEnd = targetBytes.count
+      for (i, b) in targetBytes.enumerated() {
+        if b == 37 { return nil }
+        if (b == 63 || b == 35) && pathEnd == targetBytes.count { pathEnd = i }
+      }
+      let bytes = UnsafeBufferPointer(rebasing: targetBytes[0..<pathEnd])
+      var best: Int?
+      if !pathIndex.isEmpty {
+        best = method.withUTF8 { pathIndex.first(method: $0, value: bytes) }
+        if pathIndex.hasAnyMethod,
+          let k = pathIndex.first(method: UnsafeBufferPointer(start: nil, count: 0), value: bytes),
+          best.map({ outranks(k, $0) }) ?? true
+        {
+          best = k
+        }
+      }
       // The candidates' method and rank read through one borrowed buffer: indexing the `stubs` property
       // from the closure retained the array and copied parts of the pattern per candidate.
       stubs.withUnsafeBufferPointer { stubs in
@@ -157,12 +161,6 @@ public final class StubTable: Sendable {
       guard let parameters = template.match(utf8: bytes) else { return nil }
       return PathMatch(stub: stub, index: k, pathParameters: parameters)
     }
-  }
-
-  /// True when `text` holds a `%` (a scan of the contiguous bytes; the generic `contains` on the UTF-8 view
-  /// cost several times more per byte).
-  private static func hasPercent(_ text: String) -> Bool {
-    text.utf8.withContiguousStorageIfAvailable { $0.contains(37) } ?? text.utf8.contains(37)
   }
 
   /// True when stub `a` outranks stub `b`.
@@ -218,7 +216,7 @@ public final class StubTable: Sendable {
     _ request: RequestView, scenarioState: (String) -> String, nearMissLimit: Int
   ) -> (match: StubMatch, stubIndex: Int?) {
     var best: (Int, [String: String])?
-    func consider(_ list: [Int]?) {
+    func consider(_ list: ArraySlice<Int>?) {
       guard let list else { return }
       for k in list {
         if let b = best, !outranks(k, b.0) { return }
@@ -237,16 +235,16 @@ public final class StubTable: Sendable {
     }
     let m = request.method.rawValue
     if !pathIndex.isEmpty {
-      consider(pathIndex[Key(method: m, value: request.path)])
-      if hasAnyMethodPath { consider(pathIndex[Key(method: "", value: request.path)]) }
+      consider(pathIndex.stubs(method: m, value: request.path))
+      if pathIndex.hasAnyMethod { consider(pathIndex.stubs(method: "", value: request.path)) }
     }
     if !urlIndex.isEmpty {
-      consider(urlIndex[Key(method: m, value: request.url)])
-      if hasAnyMethodURL { consider(urlIndex[Key(method: "", value: request.url)]) }
+      consider(urlIndex.stubs(method: m, value: request.url))
+      if urlIndex.hasAnyMethod { consider(urlIndex.stubs(method: "", value: request.url)) }
     }
     let templateCandidates = templates.candidates(for: request.path)
-    if !templateCandidates.isEmpty { consider(templateCandidates.sorted(by: outranks)) }
-    consider(linear)
+    if !templateCandidates.isEmpty { consider(templateCandidates.sorted(by: outranks)[...]) }
+    consider(linear[...])
     if let (k, params) = best { return (.matched(stubs[k], pathParameters: params), k) }
     return (.unmatched(nearMisses(request, scenarioState: scenarioState, limit: nearMissLimit)), nil)
   }

@@ -17,12 +17,14 @@ struct StubTableFastPathTests {
     #"{"id":"tpl-any","request":{"method":"ANY","urlPathTemplate":"/t/{a}/x"},"response":{"status":200}}"#,
     #"{"id":"tpl-post","request":{"method":"POST","urlPathTemplate":"/t/{a}/{b}"},"response":{"status":200}}"#,
     #"{"id":"tpl-param","request":{"method":"GET","urlPathTemplate":"/t/{a}/y","pathParameters":{"a":{"equalTo":"1"}}},"response":{"status":200}}"#,
+    #"{"id":"any-lit","request":{"method":"ANY","urlPath":"/c"},"response":{"status":200}}"#,
+    #"{"id":"c-get","request":{"method":"GET","urlPath":"/c"},"response":{"status":200}}"#,
     #"{"id":"catch","priority":9,"request":{"method":"ANY","urlPathPattern":"/.*"},"response":{"status":404}}"#,
   ]
 
   static let targets = [
     "/a", "/a?x=1", "/b", "/b?q=%ZZ", "/u/1", "/u/2", "/c", "/caf%C3%A9", "/a/", "/", "/b%2F",
-    "/u/", "/u//x", "/u/7/x", "/t/1/x", "/t/1/y",
+    "/u/", "/u//x", "/u/7/x", "/t/1/x", "/t/1/y", "/a#f", "/a?x#y", "/c?%", "/c#%", "/c?a?b",
   ]
 
   @Test(arguments: [0, 1, 2, 3])
