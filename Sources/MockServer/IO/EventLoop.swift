@@ -34,23 +34,25 @@ final class LoopTimer {
 ///
 /// Invariant (why `@unchecked Sendable` is sound): every stored property except `inbox` and `epollFD`/
 /// `wakeFD` (immutable after init) is read and written only on the loop's own thread; other threads talk
-/// to the loop only through ``execute(_:)``, which goes through the `Mutex`-guarded inbox.
+/// to the loop only through ``execute(_:)``, which goes through the `Mutex`-guarded inbox. Those
+/// properties are `@exclusivity(unchecked)`: confined to one thread, their dynamic exclusivity checks
+/// (`swift_beginAccess`, three per request in `run`) guarded nothing.
 final class EventLoop: @unchecked Sendable {
   private let epollFD: Int32
   private let wakeFD: Int32
   private let inbox = Mutex<[@Sendable () -> Void]>([])
-  private var handlers: [EventHandler?] = []
-  private var interests: [UInt32] = []
-  private var timers: [LoopTimer] = []
-  private var timerSequence: UInt64 = 0
+  @exclusivity(unchecked) private var handlers: [EventHandler?] = []
+  @exclusivity(unchecked) private var interests: [UInt32] = []
+  @exclusivity(unchecked) private var timers: [LoopTimer] = []
+  @exclusivity(unchecked) private var timerSequence: UInt64 = 0
   /// Timers cancelled through ``cancel(_:)`` that may still sit in the heap.
-  private var cancelledTimers = 0
-  private var stopped = false
+  @exclusivity(unchecked) private var cancelledTimers = 0
+  @exclusivity(unchecked) private var stopped = false
   private let threadID = Mutex<pthread_t?>(nil)
   /// The loop's reusable read buffer (one per loop: only its thread reads into it).
   let readBuffer: UnsafeMutableRawBufferPointer
   /// Cached `Date` header value, refreshed at most once per second.
-  private var dateCache: (second: Int, bytes: [UInt8]) = (-1, [])
+  @exclusivity(unchecked) private var dateCache: (second: Int, bytes: [UInt8]) = (-1, [])
 
   /// Creates the loop's epoll and eventfd descriptors.
   /// - Throws: ``IOError`` when the kernel refuses them.
