@@ -317,9 +317,9 @@ package final class ReceivedFields: ManagedBuffer<ReceivedFields.Header, UInt8> 
     withUnsafeMutablePointerToHeader { $0.pointee.nameLengths } & (1 &<< UInt64(min(length, 63))) != 0
   }
 
+  /// The same on `n`'s bytes; the caller has checked ``hasName(ofLength:)``.
   private func firstIndex(named n: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
-    guard hasName(ofLength: n.count) else { return nil }
-    return withBytes { base, table, count in
+    withBytes { base, table, count in
       var i = start
       while i < count {
         let ns = Self.offset(base, table, i, 0)
