@@ -33,12 +33,6 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
   private var storage: Storage
 
-  /// The received fields, if they are still stored as received.
-  private var received: ReceivedFields? {
-    if case .received(let r) = storage { return r }
-    return nil
-  }
-
   /// The field lines in order.
   public var fields: [Field] {
     switch storage {
@@ -75,12 +69,6 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
   /// Iterates the field lines in order.
   public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
 
-  /// The authored fields (empty while the fields are received ones: read it after handling those).
-  private var authored: [Field] {
-    if case .authored(let fields) = storage { return fields }
-    return []
-  }
-
   /// Changes the fields as authored ones (received ones are converted first), without copying the array.
   private mutating func changeFields(_ change: (inout [Field]) -> Void) {
     var fields = self.fields
@@ -115,57 +103,77 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     changeFields { $0.removeAll { $0.name.equalsIgnoringASCIICase(name) } }
   }
 
+  // The lookups switch on `storage` in place: binding the received buffer through an optional getter
+  // retained and released it on every call (about 40 of a lookup's 110 instructions).
+
   /// True when a line named `name` exists (case-insensitive).
   public func contains(_ name: String) -> Bool {
-    if let received { return received.firstIndex(named: name, from: 0) != nil }
-    return authored.contains { $0.name.equalsIgnoringASCIICase(name) }
+    switch storage {
+    case .received(let r): return r.firstIndex(named: name, from: 0) != nil
+    case .authored(let fields): return fields.contains { $0.name.equalsIgnoringASCIICase(name) }
+    }
   }
 
   /// The value of the first line named `name`, or nil.
   public func first(_ name: String) -> String? {
-    if let received { return received.firstIndex(named: name, from: 0).map(received.value) }
-    for field in authored where field.name.equalsIgnoringASCIICase(name) { return field.value }
-    return nil
+    switch storage {
+    case .received(let r): return r.firstIndex(named: name, from: 0).map(r.value)
+    case .authored(let fields):
+      for field in fields where field.name.equalsIgnoringASCIICase(name) { return field.value }
+      return nil
+    }
   }
 
   /// Every value of lines named `name`, in order.
   public func values(_ name: String) -> [String] {
-    if let received {
+    switch storage {
+    case .received(let r):
       var values: [String] = []
       var i = 0
-      while let k = received.firstIndex(named: name, from: i) {
-        values.append(received.value(k))
+      while let k = r.firstIndex(named: name, from: i) {
+        values.append(r.value(k))
         i = k + 1
       }
       return values
+    case .authored(let fields):
+      return fields.compactMap { $0.name.equalsIgnoringASCIICase(name) ? $0.value : nil }
     }
-    return authored.compactMap { $0.name.equalsIgnoringASCIICase(name) ? $0.value : nil }
   }
 
   /// True when two or more lines are named `name` (case-insensitive); stops at the second.
   package func hasMoreThanOne(named name: String) -> Bool {
-    if let received {
-      guard let k = received.firstIndex(named: name, from: 0) else { return false }
-      return received.firstIndex(named: name, from: k + 1) != nil
+    switch storage {
+    case .received(let r):
+      guard let k = r.firstIndex(named: name, from: 0) else { return false }
+      return r.firstIndex(named: name, from: k + 1) != nil
+    case .authored(let fields):
+      return fields.lazy.filter { $0.name.equalsIgnoringASCIICase(name) }.dropFirst().first != nil
     }
-    return authored.lazy.filter { $0.name.equalsIgnoringASCIICase(name) }.dropFirst().first != nil
   }
 
-  /// `body` applied to the UTF-8 bytes of the first value named `name` (received bytes as they are), or
-  /// nil when there is none.
-  package func withFirstValueBytes<R>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
-    if let received {
-      guard let k = received.firstIndex(named: name, from: 0) else { return nil }
-      return received.withValueBytes(k, body)
+  /// `body` applied to the UTF-8 bytes of the first value named `name` (received bytes as they are), and
+  /// whether a later line has the name too; nil when no line has it. One pass over the lines.
+  package func withFirstValueBytes<R>(
+    _ name: String, _ body: (UnsafeBufferPointer<UInt8>) -> R
+  ) -> (result: R, repeated: Bool)? {
+    switch storage {
+    case .received(let r):
+      guard let k = r.firstIndex(named: name, from: 0) else { return nil }
+      return (r.withValueBytes(k, body), r.firstIndex(named: name, from: k + 1) != nil)
+    case .authored(let fields):
+      guard let k = fields.firstIndex(where: { $0.name.equalsIgnoringASCIICase(name) }) else { return nil }
+      var value = fields[k].value
+      let repeated = fields[(k + 1)...].contains { $0.name.equalsIgnoringASCIICase(name) }
+      return (value.withUTF8(body), repeated)
     }
-    guard var value = first(name) else { return nil }
-    return value.withUTF8(body)
   }
 
   /// Sum of the UTF-8 lengths of every name and value (what the `String`s of ``fields`` would hold).
   package var nameAndValueBytes: Int {
-    if let received { return received.nameAndValueBytes }
-    return authored.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+    switch storage {
+    case .received(let r): return r.nameAndValueBytes
+    case .authored(let fields): return fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+    }
   }
 
   /// The values of every line named `name` combined with ", " in order (RFC 9110 §5.3), or nil.
@@ -183,19 +191,21 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
   /// True when the list field `name` holds `token` (case-insensitive), e.g. `Connection: close`.
   public func hasToken(_ token: String, in name: String) -> Bool {
-    if let received {
+    switch storage {
+    case .received(let r):
       var i = 0
-      while let k = received.firstIndex(named: name, from: i) {
-        if received.withValueBytes(k, { HTTPHeaders.listHasToken($0, token) }) { return true }
+      while let k = r.firstIndex(named: name, from: i) {
+        if r.withValueBytes(k, { HTTPHeaders.listHasToken($0, token) }) { return true }
         i = k + 1
       }
       return false
+    case .authored(let fields):
+      for field in fields where field.name.equalsIgnoringASCIICase(name) {
+        var value = field.value
+        if value.withUTF8({ HTTPHeaders.listHasToken($0, token) }) { return true }
+      }
+      return false
     }
-    for field in authored where field.name.equalsIgnoringASCIICase(name) {
-      var value = field.value
-      if value.withUTF8({ HTTPHeaders.listHasToken($0, token) }) { return true }
-    }
-    return false
   }
 
   /// True when the comma-separated list `value` has an element (OWS trimmed) equal to `token`, ignoring
@@ -304,6 +314,7 @@ package final class ReceivedFields: ManagedBuffer<ReceivedFields.Header, UInt8> 
   }
 
   /// Index of the first field at or after `start` whose name is `name` (ASCII case-insensitive).
+  @inline(__always)  // inlined, its callers need not retain the buffer around an opaque call
   package func firstIndex(named name: String, from start: Int) -> Int? {
     // The length test first: most lookups are of names no field has, and `utf8.count` is O(1).
     guard hasName(ofLength: name.utf8.count) else { return nil }
@@ -318,6 +329,7 @@ package final class ReceivedFields: ManagedBuffer<ReceivedFields.Header, UInt8> 
   }
 
   /// The same on `n`'s bytes; the caller has checked ``hasName(ofLength:)``.
+  @inline(__always)
   private func firstIndex(named n: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
     withBytes { base, table, count in
       var i = start

@@ -499,8 +499,8 @@ public struct HTTPParser: Sendable {
     switch headers.withFirstValueBytes("Host", Self.isValidHost) {
     case nil:
       if version.minor >= 1 { throw .invalidHost("HTTP/1.1 request without Host") }
-    case let valid?:
-      if headers.hasMoreThanOne(named: "Host") { throw .invalidHost("more than one Host field") }
+    case let (valid, repeated)?:
+      if repeated { throw .invalidHost("more than one Host field") }
       if !valid, let host = headers.first("Host") {
         throw .invalidHost("'\(host)' is not uri-host [ \":\" port ]")
       }
