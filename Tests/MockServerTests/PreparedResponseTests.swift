@@ -61,6 +61,90 @@ struct PreparedResponseTests {
   }
 }
 
+extension PreparedResponseTests {
+  static let corsStub = """
+    [{"id": "5d2b3f0e-6c1a-4e8b-9f47-2a1c3e5b7d90", "request": {"method": "GET", "urlPath": "/friends"},
+      "response": {"status": 200, "body": "{}"}, "x-cors": true}]
+    """
+
+  /// A plain stub's answer is a plan stored with its prepared response after the first serve; what a
+  /// request or the settings can change must still change it, and its journal entries are whole.
+  @Test func aPlainStubsStoredPlanYieldsToTheRequestAndTheSettings() async throws {
+    try await withMockServer(mappings: Self.stubs) { _, service in
+      for _ in 0..<3 {
+        guard case .prepared = plan(service, headers: ["Host": "x"]).steps.first else {
+          Issue.record("expected the prepared response")
+          return
+        }
+      }
+      guard case .response = plan(service, headers: ["Host": "x", "Accept-Encoding": "gzip"]).steps.first
+      else {
+        Issue.record("Accept-Encoding must go through content negotiation")
+        return
+      }
+      service.settings.globalDelayMilliseconds = 40
+      guard case .pause(let ms) = plan(service, headers: ["Host": "x"]).steps.first, ms == 40 else {
+        Issue.record("a global delay set after the answer was stored must apply")
+        return
+      }
+      service.settings.globalDelayMilliseconds = 0
+      service.settings.setDelayDistribution(.uniform(lower: 5, upper: 6), json: nil)
+      guard case .pause = plan(service, headers: ["Host": "x"]).steps.first else {
+        Issue.record("a global delay distribution set after the answer was stored must apply")
+        return
+      }
+      service.settings.setDelayDistribution(nil, json: nil)
+      guard case .prepared = plan(service, headers: ["Host": "x"]).steps.first else {
+        Issue.record("without a global delay the stored answer serves again")
+        return
+      }
+      let entries = service.journal.snapshot()
+      #expect(entries.count == 7)
+      for e in entries {
+        #expect(e.stubID == Self.id)
+        #expect(e.responseStatus == 200)
+        // A delayed answer is final only when the connection has sent it (never here: no connection).
+        #expect(e.served == ((e.addedDelayMilliseconds ?? 0) > 0 ? nil : true))
+        #expect(e.fault == nil)
+      }
+      #expect(entries.filter { $0.served == nil }.count == 2)
+      #expect(Set(entries.map(\.id)).count == 7)
+    }
+  }
+
+  @Test func aCORSStubsStoredPlanStillAnswersAnOrigin() async throws {
+    try await withMockServer(mappings: Self.corsStub) { _, service in
+      for _ in 0..<2 { _ = plan(service, headers: ["Host": "x"]) }
+      guard
+        case .response(let head, _) = plan(service, headers: ["Host": "x", "Origin": "http://a.test"]).steps
+          .first
+      else {
+        Issue.record("a request with Origin needs the CORS headers")
+        return
+      }
+      #expect(head.headers.first("Access-Control-Allow-Origin") == "http://a.test")
+    }
+  }
+
+  /// The stored plan draws from the seeded generator what the general way draws, so `--seed` gives the
+  /// same journal ids whichever way a stub is answered.
+  @Test func aStoredPlanKeepsSeededJournalIDs() async throws {
+    func ids(_ mappings: String) async throws -> [String] {
+      try await withMockServer(mappings: mappings, configure: { $0.seed = 11 }) { _, service in
+        for _ in 0..<4 { _ = plan(service, headers: ["Host": "x"]) }
+        return service.journal.snapshot().map(\.id)
+      }
+    }
+    // `fixedDelayMilliseconds: 0` adds no delay but is not plain: every request takes the general way.
+    let general = Self.stubs.replacingOccurrences(
+      of: #""status": 200,"#, with: #""status": 200, "fixedDelayMilliseconds": 0,"#)
+    #expect(general != Self.stubs)
+    let plainIDs = try await ids(Self.stubs)
+    #expect(plainIDs.count == 4)
+    #expect(try await ids(general) == plainIDs)
+  }
+}
+
 @Suite("Journal entry ids")
 struct JournalIDTests {
   @Test func versionFourUUIDText() {

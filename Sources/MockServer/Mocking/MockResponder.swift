@@ -184,6 +184,26 @@ public final class MockResponder: Sendable {
     _ stub: StubMapping, index: Int, table: StubTable, request: HTTPRequest, context: RequestContext,
     pathParameters matchedParameters: [String: String] = [:]
   ) -> ResponsePlan {
+    let stored = store.prepared(stubIndex: index, table: table)
+    // A plain stub's answer is the plan stored with its prepared response, unless this request or the
+    // settings ask for more: compression, CORS headers, a global delay.
+    if let stored, let plan = stored.plainPlan,
+      stored.ignoresAcceptEncoding || !request.headers.contains("Accept-Encoding"), !settings.addsDelay,
+      !corsEnabled(for: stub) || corsHeaders(for: stub, request: request) == nil
+    {
+      // The same draws as below (the content seed, then the journal id), so `--seed` gives the same ids.
+      let idWords = random.withLock { rng in
+        _ = rng.next()
+        return (rng.next(), rng.next())
+      }
+      var entry = makeEntry(request, context: context, stubID: stub.id, nearMisses: [], idWords: idWords)
+      entry.addedDelayMilliseconds = 0
+      entry.responseStatus = stored.response.status.code
+      entry.served = true
+      entry.durationMilliseconds = 0
+      journal.record(consume entry)
+      return plan
+    }
     var pathParameters: [String: String] {
       matchedParameters.isEmpty ? StubTable.pathParameters(of: stub, for: request.head) : matchedParameters
     }
@@ -237,8 +257,7 @@ public final class MockResponder: Sendable {
         }
       }
     }
-    var prepared =
-      (renders && !bodyOnly) || cors != nil ? nil : store.prepared(stubIndex: index, table: table)
+    var prepared = (renders && !bodyOnly) || cors != nil ? nil : stored?.response
     // An uncached answer builds its head (and the prepared one) from the definition.
     if prepared == nil { MockResponder.name(stub, in: &definition, once: &named) }
     if prepared == nil, !renders || bodyOnly, cors == nil, stub.responseSequence == nil {
@@ -247,7 +266,15 @@ public final class MockResponder: Sendable {
       if bodyOnly, let body = definition.template?.body { shape.body = Array(body.source.utf8) }
       if let made = builder.prepare(shape) {
         prepared = made
-        store.storePrepared(made, stubIndex: index, table: table)
+        let plain =
+          !templated && definition.fixedDelayMilliseconds == nil && definition.delayDistribution == nil
+          && stub.newScenarioState == nil && logger.level == .quiet && Webhook.list(of: stub).isEmpty
+        store.storePrepared(
+          StubStore.PreparedStub(
+            response: made,
+            plainPlan: plain ? ResponsePlan(steps: [.prepared(made)], keepAlive: !made.closes) : nil,
+            ignoresAcceptEncoding: definition.compression == .never),
+          stubIndex: index, table: table)
       }
     }
     let globalDistribution = settings.delayDistribution

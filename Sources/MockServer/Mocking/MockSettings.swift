@@ -5,6 +5,8 @@ import Synchronization
 /// Settings the admin API can change while serving (`POST /__admin/settings`).
 public final class MockSettings: Sendable {
   private let globalDelay: Atomic<Int>
+  /// Whether a `delayDistribution` is set: read per request without taking the lock.
+  private let hasDistribution = Atomic(false)
   private let random = Mutex<
     (distribution: DelayDistribution?, distributionJSON: JSONValue?, extended: JSONValue?)
   >(
@@ -32,7 +34,13 @@ public final class MockSettings: Sendable {
     random.withLock {
       $0.distribution = distribution
       $0.distributionJSON = distribution == nil ? nil : json
+      hasDistribution.store(distribution != nil, ordering: .relaxed)
     }
+  }
+
+  /// True when the settings add a delay to stub responses (a global fixed delay or distribution).
+  var addsDelay: Bool {
+    globalDelay.load(ordering: .relaxed) > 0 || hasDistribution.load(ordering: .relaxed)
   }
 
   /// `extended`: free-form settings kept for clients and extensions (WireMock's `extended`), or nil.

@@ -25,10 +25,31 @@ public final class StubStore: Sendable {
     var table: StubTable
     /// Serialized responses of stubs answered before, by index in `table.stubs` (an array index, not a
     /// hash of the 36-character id per request); belongs to `table`, grown as responses are stored.
-    var prepared: [PreparedResponse?] = []
+    var prepared: [PreparedStub?] = []
     /// Runtime changes to file stubs not written to their files yet, by stub id. A hot reload applies
     /// them again to what it loads, so they are not undone by a reload of another file.
     var fileEdits: [String: FileEdit] = [:]
+  }
+
+  /// A stub's prepared response and, for a plain stub, the whole answer. A class: taking it from the
+  /// cache per request is one retain (a struct holding a plan was copied field by field, twice).
+  final class PreparedStub: Sendable {
+    /// The serialized response (see ``ResponsePlanBuilder/prepare(_:)``).
+    let response: PreparedResponse
+    /// The plan that answers any request the stub matches, for a stub whose answer takes nothing from the
+    /// request and needs nothing done after it: not templated, no delay of its own, no proxy or fault, no
+    /// response sequence, scenario transition or webhook, and a quiet log. The responder still checks
+    /// what a request or the settings can change (`Accept-Encoding`, CORS, the global delay). Nil otherwise.
+    let plainPlan: ResponsePlan?
+    /// The stub never compresses (`x-compression: never`, or `auto` with `--disable-gzip`): its prepared
+    /// response also answers a request with `Accept-Encoding`.
+    let ignoresAcceptEncoding: Bool
+
+    init(response: PreparedResponse, plainPlan: ResponsePlan?, ignoresAcceptEncoding: Bool) {
+      self.response = response
+      self.plainPlan = plainPlan
+      self.ignoresAcceptEncoding = ignoresAcceptEncoding
+    }
   }
 
   /// A runtime change (delete or replace) to a stub loaded from a file, kept until `save` writes it, a
@@ -217,17 +238,17 @@ public final class StubStore: Sendable {
 
   // MARK: Prepared responses
 
-  /// The response prepared for the stub at `index` in `table.stubs`, if one was stored since `table` was
+  /// What was prepared for the stub at `index` in `table.stubs`, if it was stored since `table` was
   /// swapped in.
-  func prepared(stubIndex index: Int, table: StubTable) -> PreparedResponse? {
+  func prepared(stubIndex index: Int, table: StubTable) -> PreparedStub? {
     state.withLock { s in
       s.table === table && index >= 0 && index < s.prepared.count ? s.prepared[index] : nil
     }
   }
 
-  /// Stores a response prepared for the stub at `index` in `table.stubs` (dropped when `table` is no
-  /// longer current).
-  func storePrepared(_ prepared: PreparedResponse, stubIndex index: Int, table: StubTable) {
+  /// Stores what was prepared for the stub at `index` in `table.stubs` (dropped when `table` is no longer
+  /// current).
+  func storePrepared(_ prepared: PreparedStub, stubIndex index: Int, table: StubTable) {
     state.withLock { s in
       guard s.table === table, index >= 0, index < table.stubs.count else { return }
       if s.prepared.count < table.stubs.count {
