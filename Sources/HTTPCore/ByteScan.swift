@@ -44,6 +44,35 @@ enum ByteScan {
     return n
   }
 
+  /// The index of the first control character other than HTAB (0x00–0x08, 0x0A–0x1F, 0x7F: what a field
+  /// value may not hold, RFC 9110 §5.5) in `base[from..<end]`, or `end` when there is none. A word with no
+  /// byte below 0x20 and no 0x7F is passed whole; a word with one (a tab, mostly) is tested byte by byte.
+  @inline(__always)
+  static func firstControl(in base: UnsafePointer<UInt8>, from: Int, to end: Int) -> Int {
+    var i = from
+    let raw = UnsafeRawPointer(base)
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    while end - i >= 8 {
+      let x = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+      // Some byte below 0x20 (exact as an existence test: bytes of 0x80 and above are masked by ~x).
+      let below = (x &- ones &* 0x20) & ~x & highs
+      if below | matches(x, 0x7F) != 0 {
+        for k in i..<(i &+ 8) where isControl(base[k]) { return k }
+      }
+      i &+= 8
+    }
+    while i < end {
+      if isControl(base[i]) { return i }
+      i &+= 1
+    }
+    return end
+  }
+
+  /// A control character other than HTAB.
+  @inline(__always)
+  static func isControl(_ b: UInt8) -> Bool { (b < 32 && b != 9) || b == 127 }
+
   /// True when no byte of `base[from..<end]` is 0x80 or above.
   static func isASCII(_ base: UnsafePointer<UInt8>, from: Int, to end: Int) -> Bool {
     var i = from

@@ -687,17 +687,13 @@ public struct HTTPParser: Sendable {
         var ve = end
         while vs < ve, base[vs] == 32 || base[vs] == 9 { vs += 1 }
         while ve > vs, base[ve - 1] == 32 || base[ve - 1] == 9 { ve -= 1 }
-        k = vs
-        while k < ve {
-          let b = base[k]
-          if (b < 32 && b != 9) || b == 127 {
-            failure = .invalidHeaderField(
-              b == 0 ? "NUL in value" : b == 13 ? "CR in value" : "control character in value")
-            break
-          }
-          k += 1
+        let control = ByteScan.firstControl(in: bytes, from: vs, to: ve)
+        if control < ve {
+          let b = base[control]
+          failure = .invalidHeaderField(
+            b == 0 ? "NUL in value" : b == 13 ? "CR in value" : "control character in value")
+          break
         }
-        if failure != nil { break }
         let at = n + (count - 1) * entry
         raw.storeBytes(of: UInt32(truncatingIfNeeded: lineStart), toByteOffset: at, as: UInt32.self)
         raw.storeBytes(of: UInt32(truncatingIfNeeded: colon), toByteOffset: at + 4, as: UInt32.self)

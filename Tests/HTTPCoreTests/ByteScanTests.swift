@@ -36,6 +36,26 @@ struct ByteScanTests {
     #expect(checked == 3_000)
   }
 
+  /// The control-character scan against the RFC 9110 §5.5 rule tested byte by byte: every byte value at
+  /// every position of two words, behind tabs, obs-text and visible characters.
+  @Test func firstControlIsEveryCTLButHTAB() {
+    for b in 0...255 {
+      for position in 0..<16 {
+        var bytes = [UInt8](repeating: 0x41, count: 19)
+        bytes[1] = 0x09
+        bytes[3] = 0xFF
+        bytes[5] = 0x80
+        bytes[position + 2] = UInt8(b)
+        let expected = (1..<19).first { (bytes[$0] < 32 && bytes[$0] != 9) || bytes[$0] == 127 } ?? 19
+        bytes.withUnsafeBufferPointer { p in
+          #expect(
+            ByteScan.firstControl(in: p.baseAddress!, from: 1, to: 19) == expected, "byte \(b) at \(position)"
+          )
+        }
+      }
+    }
+  }
+
   @Test func findsAMatchInEveryPositionOfAWord() {
     for position in 0..<16 {
       var bytes = [UInt8](repeating: 0x0B, count: 16)
