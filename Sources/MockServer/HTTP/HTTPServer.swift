@@ -156,19 +156,18 @@ final class Acceptor: EventHandler {
 
   private static func openSpare() -> Int32 { open("/dev/null", O_RDONLY | O_CLOEXEC) }
 
+  /// Accepts one connection per readiness event, as nginx does by default (`multi_accept off`): the
+  /// listener is level-triggered, so when more connections wait the next `epoll_wait` reports it again at
+  /// once, beside the other connections' events. Accepting until `EAGAIN` cost a failing `accept4` per
+  /// wake-up: one per connection when clients connect one after another (`ab`), about 1 µs of kernel time.
   func handleEvent(readable: Bool, writable: Bool, hangUp: Bool) {
-    for _ in 0..<64 {
-      switch listener.accept() {
-      case .accepted(let fd, let peer):
-        context.accepted(fd: fd, peer: peer, localPort: listener.port, isTLS: isTLS, factory: factory)
-      case .wouldBlock, .failed:
-        return
-      case .exhausted:
-        guard refuseWithSpare() else {
-          pause()
-          return
-        }
-      }
+    switch listener.accept() {
+    case .accepted(let fd, let peer):
+      context.accepted(fd: fd, peer: peer, localPort: listener.port, isTLS: isTLS, factory: factory)
+    case .wouldBlock, .failed:
+      return
+    case .exhausted:
+      if !refuseWithSpare() { pause() }
     }
   }
 
