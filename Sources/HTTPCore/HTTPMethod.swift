@@ -11,6 +11,15 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
   /// The token.
   public var description: String { rawValue }
 
+  /// Equal when the tokens are (RFC 9110 §9.1: case-sensitive). Tokens of different lengths (`GET` and
+  /// `HEAD`: the comparison made on every request) differ without a string comparison.
+  public static func == (lhs: HTTPMethod, rhs: HTTPMethod) -> Bool {
+    lhs.rawValue.utf8.count == rhs.rawValue.utf8.count && lhs.rawValue == rhs.rawValue
+  }
+
+  /// Hashes the token (equal methods have equal tokens, so equal hashes).
+  public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+
   /// The `GET` method (RFC 9110 §9.3).
   public static let get = HTTPMethod(rawValue: "GET")
   /// The `HEAD` method (RFC 9110 §9.3).

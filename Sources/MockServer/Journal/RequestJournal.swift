@@ -289,7 +289,9 @@ public final class RequestJournal: Sendable {
     var entry = entry
     // The matcher's view is built outside the lock when patterns are tracked (the usual case: none),
     // from the whole content, before it is cut.
-    let view = trackedCount.load(ordering: .relaxed) > 0 ? try? RequestView(entry.request) : nil
+    // Boxed: an optional view (280 bytes) was copied twice and destroyed on every record, tracked or not.
+    let view =
+      trackedCount.load(ordering: .relaxed) > 0 ? (try? RequestView(entry.request)).map(ViewBox.init) : nil
     if capacity > 0, entry.request.body.count > maxBodyBytesPerEntry {
       let whole = entry.request.body
       let digest = LibcryptoDigest.hash(.sha256, whole)
@@ -310,7 +312,7 @@ public final class RequestJournal: Sendable {
       entry.sequence = s.sequence
       s.totalRecorded += 1
       if let stub = entry.stubID { s.perStub.increment(stub) } else { s.unmatched += 1 }
-      if !s.tracked.isEmpty, let view = view ?? (try? RequestView(entry.request)) {
+      if !s.tracked.isEmpty, let view = view?.view ?? (try? RequestView(entry.request)) {
         for i in s.tracked.indices where s.tracked[i].pattern.matches(view).0 { s.tracked[i].count += 1 }
       }
       guard capacity > 0 else {
@@ -569,6 +571,12 @@ public final class RequestJournal: Sendable {
 
 /// Counts by stub id, with the slot of the id counted last remembered: consecutive requests to one stub
 /// compare its id (the same string storage, so a pointer comparison) instead of hashing 36 characters.
+/// A matcher's view of a request made outside the journal's lock, passed in by reference.
+private final class ViewBox {
+  let view: RequestView
+  init(_ view: RequestView) { self.view = view }
+}
+
 struct PerStubCounts {
   private var slots: [String: Int] = [:]
   private var counts: [Int] = []

@@ -135,7 +135,7 @@ public final class MockService: HTTPResponder, Sendable {
   /// Answers one request: the admin API, `OPTIONS *`, or a stub.
   public func respond(to request: HTTPRequest, context: RequestContext) -> ResponsePlan {
     if isAdmin(request.head) { return admin.handle(request, context: context) }
-    if request.head.target == "*" {
+    if request.head.target.utf8.count == 1, request.head.target == "*" {
       // OPTIONS * asks about the server itself (RFC 9110 §9.3.7): no stub can be addressed by it.
       return .respond(status: .ok, headers: ["Allow": "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"])
     }
