@@ -140,17 +140,6 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     }
   }
 
-  /// True when two or more lines are named `name` (case-insensitive); stops at the second.
-  package func hasMoreThanOne(named name: String) -> Bool {
-    switch storage {
-    case .received(let r):
-      guard let k = r.firstIndex(named: name, from: 0) else { return false }
-      return r.firstIndex(named: name, from: k + 1) != nil
-    case .authored(let fields):
-      return fields.lazy.filter { $0.name.equalsIgnoringASCIICase(name) }.dropFirst().first != nil
-    }
-  }
-
   /// `body` applied to the UTF-8 bytes of the first value named `name` (received bytes as they are), and
   /// whether a later line has the name too; nil when no line has it. One pass over the lines.
   package func withFirstValueBytes<R>(

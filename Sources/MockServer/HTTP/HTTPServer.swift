@@ -159,7 +159,7 @@ final class Acceptor: EventHandler {
   /// Accepts one connection per readiness event, as nginx does by default (`multi_accept off`): the
   /// listener is level-triggered, so when more connections wait the next `epoll_wait` reports it again at
   /// once, beside the other connections' events. Accepting until `EAGAIN` cost a failing `accept4` per
-  /// wake-up: one per connection when clients connect one after another (`ab`), about 1 µs of kernel time.
+  /// wake-up: one per connection when clients connect one after another (`ab`).
   func handleEvent(readable: Bool, writable: Bool, hangUp: Bool) {
     switch listener.accept() {
     case .accepted(let fd, let peer):

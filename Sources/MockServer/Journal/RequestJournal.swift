@@ -569,14 +569,14 @@ public final class RequestJournal: Sendable {
   }
 }
 
-/// Counts by stub id, with the slot of the id counted last remembered: consecutive requests to one stub
-/// compare its id (the same string storage, so a pointer comparison) instead of hashing 36 characters.
 /// A matcher's view of a request made outside the journal's lock, passed in by reference.
 private final class ViewBox {
   let view: RequestView
   init(_ view: RequestView) { self.view = view }
 }
 
+/// Counts by stub id, with the slot of the id counted last remembered: consecutive requests to one stub
+/// compare its id (the same string storage, so a pointer comparison) instead of hashing 36 characters.
 struct PerStubCounts {
   private var slots: [String: Int] = [:]
   private var counts: [Int] = []

@@ -68,12 +68,12 @@ public final class PreparedResponse: Sendable {
   /// ``answering(_:)`` a request).
   var framedHead: [UInt8]? { headIsFramed ? head : nil }
 
-  /// Appends the head with this response's `Content-Length` line (one copy when the head already has it,
-  /// the stub's own content; the prefix and the length otherwise) and without the empty line.
   /// Bytes of the serialized head and the content: what a connection writes for it, but for its own
   /// fields (`Date`, `Server`, `Connection`) and a `Content-Length` line.
   var byteCount: Int { head.count + body.count }
 
+  /// Appends the head with this response's `Content-Length` line (one copy when the head already has it,
+  /// the stub's own content; the prefix and the length otherwise) and without the empty line.
   func writeFramedHead(into out: inout [UInt8]) {
     if headIsFramed {
       out.append(contentsOf: head)
