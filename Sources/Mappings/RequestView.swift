@@ -56,13 +56,22 @@ public struct RequestView: Sendable {
     public var isTLS: Bool
     /// The local port.
     public var localPort: Int
+    /// The peer as accepted (formatted only when a view is built).
+    package var client: ClientAddress
     /// The peer as `ip:port` or `[v6]:port`.
-    public var clientAddress: String
+    public var clientAddress: String {
+      get { client.text }
+      set { client = .text(newValue) }
+    }
     /// Creates a connection description.
     public init(isTLS: Bool, localPort: Int, clientAddress: String) {
+      self.init(isTLS: isTLS, localPort: localPort, client: .text(clientAddress))
+    }
+    /// Creates a connection description for the peer `client` as accepted.
+    package init(isTLS: Bool, localPort: Int, client: ClientAddress) {
       self.isTLS = isTLS
       self.localPort = localPort
-      self.clientAddress = clientAddress
+      self.client = client
     }
   }
 

@@ -428,7 +428,7 @@ struct AdminAPITests {
     let head = HTTPRequestHead(method: .get, target: "/__admin/health")
     func context(_ address: String) -> RequestContext {
       RequestContext(
-        clientAddress: address, localPort: 8080, isTLS: false, clientCertificateSubject: nil, connectionID: 1,
+        client: .text(address), localPort: 8080, isTLS: false, clientCertificateSubject: nil, connectionID: 1,
         requestNumber: 1, receivedAt: 0)
     }
     func status(_ plan: ResponsePlan) -> Int? {

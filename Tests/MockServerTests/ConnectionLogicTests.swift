@@ -72,7 +72,7 @@ struct ConnectionHarness {
     context = ServerLoopContext(
       loop: loop, responder: responder, configuration: configuration, server: server)
     connection = Connection(
-      id: 1, stream: stream, loop: loop, owner: context, clientAddress: "127.0.0.1:1", localPort: 80,
+      id: 1, stream: stream, loop: loop, owner: context, client: .text("127.0.0.1:1"), localPort: 80,
       isTLS: false, limits: configuration.limits)
   }
 

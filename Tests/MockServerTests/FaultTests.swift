@@ -349,7 +349,7 @@ struct FaultTests {
           let plan = service.respond(
             to: HTTPRequest(head: HTTPRequestHead(method: .get, target: path, headers: ["Host": "x"])),
             context: RequestContext(
-              clientAddress: "127.0.0.1:1", localPort: 1, isTLS: false, clientCertificateSubject: nil,
+              client: .text("127.0.0.1:1"), localPort: 1, isTLS: false, clientCertificateSubject: nil,
               connectionID: 1, requestNumber: 1, receivedAt: 0))
           if case .pause(let ms) = plan.steps.first { return ms }
           return 0

@@ -16,7 +16,7 @@ struct PreparedResponseTests {
     service.respond(
       to: HTTPRequest(head: HTTPRequestHead(method: .get, target: "/friends", headers: headers)),
       context: RequestContext(
-        clientAddress: "127.0.0.1:1", localPort: 1, isTLS: false, clientCertificateSubject: nil,
+        client: .text("127.0.0.1:1"), localPort: 1, isTLS: false, clientCertificateSubject: nil,
         connectionID: 1,
         requestNumber: 1, receivedAt: 0))
   }

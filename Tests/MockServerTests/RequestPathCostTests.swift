@@ -174,7 +174,7 @@ struct RequestPathCostTests {
   @Test func journalIDFormattedWhenRead() {
     let request = HTTPRequest(head: HTTPRequestHead(method: .get, target: "/"))
     var entry = JournalEntry(
-      idWords: (0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210), request: request, clientAddress: "a",
+      idWords: (0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210), request: request, client: .text("a"),
       isTLS: false, clientCertificateSubject: nil, loggedAt: 0, stubID: nil, nearMisses: [])
     #expect(entry.id == "01234567-89ab-4def-bedc-ba9876543210")
     #expect(entry.id == SplitMix64.uuidString(0x0123_4567_89AB_CDEF, 0xFEDC_BA98_7654_3210))

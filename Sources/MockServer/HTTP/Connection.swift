@@ -106,13 +106,15 @@ final class Connection: EventHandler {
   }
 
   let id: UInt64
+  /// Its index in the owner's open connections (-1 once closed); set by the owner on the loop thread.
+  @exclusivity(unchecked) var slot = -1
   private let stream: ByteStream
   // Strong references: an access to an `unowned` one is a `swift_unownedRetainStrong` and a release,
   // about 450 instructions per request. The cycle with the owner's `connections` is broken by `close`,
   // which every connection reaches (the owner force-closes the rest when the server stops).
   private let loop: EventLoop
   private let owner: ServerLoopContext
-  private let clientAddress: String
+  private let client: ClientAddress
   private let localPort: Int
   private let isTLS: Bool
   /// When the connection was accepted (monotonic ns): bounds a handshake that never completes.
@@ -165,14 +167,14 @@ final class Connection: EventHandler {
   static let streamedBodyOutputBytes = 256 << 10
 
   init(
-    id: UInt64, stream: ByteStream, loop: EventLoop, owner: ServerLoopContext, clientAddress: String,
+    id: UInt64, stream: ByteStream, loop: EventLoop, owner: ServerLoopContext, client: ClientAddress,
     localPort: Int, isTLS: Bool, limits: ParserLimits
   ) {
     self.id = id
     self.stream = stream
     self.loop = loop
     self.owner = owner
-    self.clientAddress = clientAddress
+    self.client = client
     self.localPort = localPort
     self.isTLS = isTLS
     self.parser = HTTPParser(mode: .request, limits: limits)
@@ -441,7 +443,7 @@ final class Connection: EventHandler {
 
   private func context() -> RequestContext {
     RequestContext(
-      clientAddress: clientAddress, localPort: localPort, isTLS: isTLS,
+      client: client, localPort: localPort, isTLS: isTLS,
       clientCertificateSubject: stream.peerDescription, connectionID: id, requestNumber: requestCount,
       receivedAt: Date().timeIntervalSince1970)
   }

@@ -1,4 +1,5 @@
 import CLinuxShims
+import HTTPCore
 
 #if canImport(Glibc)
   import Glibc
@@ -65,8 +66,8 @@ final class Listener: Sendable {
 
   /// What one `accept` gave.
   enum AcceptResult {
-    /// A connection: a non-blocking, TCP_NODELAY socket and the peer's `address:port`.
-    case accepted(fd: Int32, peer: String)
+    /// A connection: a non-blocking, TCP_NODELAY socket and its peer (formatted when read).
+    case accepted(fd: Int32, peer: ClientAddress)
     /// Nothing is pending.
     case wouldBlock
     /// Out of descriptors or kernel memory (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`): a connection is
@@ -90,7 +91,7 @@ final class Listener: Sendable {
         #if !os(Linux)
           SocketOps.setNoDelay(client)
         #endif
-        return .accepted(fd: client, peer: Listener.peerText(storage))
+        return .accepted(fd: client, peer: Listener.peer(storage))
       }
       let error = errno
       switch error {
@@ -111,8 +112,21 @@ final class Listener: Sendable {
     return (text.isEmpty ? "?" : text, port(of: storage))
   }
 
+  /// The peer as the journal and logs show it: an IPv4 peer kept as its address and port (formatted when
+  /// read), any other as ``peerText(_:)``.
+  static func peer(_ storage: sockaddr_storage) -> ClientAddress {
+    guard Int32(storage.ss_family) == AF_INET else { return .text(peerText(storage)) }
+    return withUnsafePointer(to: storage) {
+      $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+        .ipv4(
+          address: UInt32(bigEndian: $0.pointee.sin_addr.s_addr), port: UInt16(bigEndian: $0.pointee.sin_port)
+        )
+      }
+    }
+  }
+
   /// The peer as `address:port` (`[address]:port` for IPv6), numeric, as the journal and logs show it:
-  /// formatted in one pass without `getnameinfo` (it ran once per accepted connection).
+  /// formatted in one pass without `getnameinfo`.
   static func peerText(_ storage: sockaddr_storage) -> String {
     let text = formatted(storage, bracketed: true, withPort: true)
     return text.isEmpty ? "?:0" : text
@@ -149,38 +163,29 @@ final class Listener: Sendable {
       let host = bracketed ? "[\(address)]" : address
       return withPort ? "\(host):\(port)" : host
     }
+    if family == AF_INET {
+      let address = withUnsafePointer(to: storage) { pointer in
+        pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+          UInt32(bigEndian: $0.pointee.sin_addr.s_addr)
+        }
+      }
+      return ClientAddress.format(ipv4: address, port: UInt16(truncatingIfNeeded: port), withPort: withPort)
+    }
     // INET6_ADDRSTRLEN (46) + brackets + ":65535"
     return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer -> String in
       guard let base = buffer.baseAddress else { return "" }
-      let ipv6 = family == AF_INET6
-      let open = bracketed && ipv6 ? 1 : 0
+      let open = bracketed ? 1 : 0
       var end = open
-      if ipv6 {
-        let converted = withUnsafePointer(to: storage) { pointer -> Bool in
-          let destination = UnsafeMutableRawPointer(base + open).assumingMemoryBound(to: CChar.self)
-          return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
-            withUnsafePointer(to: address.pointee.sin6_addr) {
-              inet_ntop(AF_INET6, $0, destination, 48) != nil
-            }
-          }
-        }
-        guard converted else { return "" }
-        while end < 48 + open, base[end] != 0 { end += 1 }
-      } else {
-        // Dotted decimal by hand: glibc's inet_ntop formats IPv4 with sprintf.
-        let address = withUnsafePointer(to: storage) { pointer in
-          pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
-            UInt32(bigEndian: $0.pointee.sin_addr.s_addr)
-          }
-        }
-        for shift in stride(from: UInt32(24), through: 0, by: -8) {
-          end = writeDecimal(Int((address >> shift) & 0xFF), to: base, at: end)
-          if shift != 0 {
-            base[end] = UInt8(ascii: ".")
-            end += 1
+      let converted = withUnsafePointer(to: storage) { pointer -> Bool in
+        let destination = UnsafeMutableRawPointer(base + open).assumingMemoryBound(to: CChar.self)
+        return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
+          withUnsafePointer(to: address.pointee.sin6_addr) {
+            inet_ntop(AF_INET6, $0, destination, 48) != nil
           }
         }
       }
+      guard converted else { return "" }
+      while end < 48 + open, base[end] != 0 { end += 1 }
       if open == 1 {
         base[0] = UInt8(ascii: "[")
         base[end] = UInt8(ascii: "]")
@@ -188,25 +193,10 @@ final class Listener: Sendable {
       }
       if withPort {
         base[end] = UInt8(ascii: ":")
-        end = writeDecimal(port, to: base, at: end + 1)
+        end = ClientAddress.writeDecimal(port, to: base, at: end + 1)
       }
       return String(decoding: UnsafeBufferPointer(start: base, count: end), as: UTF8.self)
     }
-  }
-
-  /// Writes `value` (0...65535) in decimal at `base[at...]`; returns the index after its last digit.
-  private static func writeDecimal(_ value: Int, to base: UnsafeMutablePointer<UInt8>, at start: Int) -> Int {
-    var divisor = 1
-    while divisor * 10 <= value { divisor *= 10 }
-    var end = start
-    var rest = value
-    while divisor > 0 {
-      base[end] = UInt8(truncatingIfNeeded: 48 + rest / divisor)
-      rest %= divisor
-      divisor /= 10
-      end += 1
-    }
-    return end
   }
 
   private static func scopeID(of storage: sockaddr_storage) -> UInt32 {

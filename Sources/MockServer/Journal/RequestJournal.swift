@@ -14,7 +14,8 @@ public struct JournalEntry: Sendable {
     /// request and freed at eviction was most of recording an entry).
     var idWords: (UInt64, UInt64) = (0, 0)
     var request: HTTPRequest
-    var clientAddress: String
+    /// The peer as accepted, formatted when ``JournalEntry/clientAddress`` is read.
+    var client: ClientAddress
     var isTLS: Bool
     var clientCertificateSubject: String?
     var loggedAt: Double
@@ -67,8 +68,8 @@ public struct JournalEntry: Sendable {
   }
   /// Peer address `ip:port`.
   public var clientAddress: String {
-    get { fields.clientAddress }
-    set { fields.clientAddress = newValue }
+    get { fields.client.text }
+    set { fields.client = .text(newValue) }
   }
   /// True when the request arrived over HTTPS.
   public var isTLS: Bool {
@@ -154,7 +155,7 @@ public struct JournalEntry: Sendable {
   ) {
     box = FieldsBox(
       Fields(
-        idText: id, request: request, clientAddress: clientAddress, isTLS: isTLS,
+        idText: id, request: request, client: .text(clientAddress), isTLS: isTLS,
         clientCertificateSubject: clientCertificateSubject, loggedAt: loggedAt, stubID: stubID,
         nearMisses: nearMisses, responseStatus: responseStatus, fault: fault, served: served,
         durationMilliseconds: durationMilliseconds, addedDelayMilliseconds: nil, sequence: 0,
@@ -164,12 +165,12 @@ public struct JournalEntry: Sendable {
   /// Creates an entry whose id is the version-4 UUID of two random words
   /// (``SplitMix64/uuidString(_:_:)``), formatted when it is read.
   init(
-    idWords: (UInt64, UInt64), request: HTTPRequest, clientAddress: String, isTLS: Bool,
+    idWords: (UInt64, UInt64), request: HTTPRequest, client: ClientAddress, isTLS: Bool,
     clientCertificateSubject: String?, loggedAt: Double, stubID: String?, nearMisses: [NearMiss]
   ) {
     box = FieldsBox(
       Fields(
-        idText: nil, idWords: idWords, request: request, clientAddress: clientAddress, isTLS: isTLS,
+        idText: nil, idWords: idWords, request: request, client: client, isTLS: isTLS,
         clientCertificateSubject: clientCertificateSubject, loggedAt: loggedAt, stubID: stubID,
         nearMisses: nearMisses, responseStatus: nil, fault: nil, served: nil, durationMilliseconds: nil,
         addedDelayMilliseconds: nil, sequence: 0, truncatedBody: nil))

@@ -396,7 +396,7 @@ public final class MockResponder: Sendable {
   ) -> JournalEntry {
     let words = idWords ?? random.withLock { ($0.next(), $0.next()) }
     return JournalEntry(
-      idWords: words, request: request, clientAddress: context.clientAddress,
+      idWords: words, request: request, client: context.client,
       isTLS: context.isTLS, clientCertificateSubject: context.clientCertificateSubject,
       loggedAt: context.receivedAt, stubID: stubID, nearMisses: nearMisses)
   }

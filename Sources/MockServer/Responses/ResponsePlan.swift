@@ -86,8 +86,13 @@ public struct ResponsePlan: Sendable {
 
 /// Facts about the connection a request arrived on.
 public struct RequestContext: Sendable {
-  /// Peer address as `ip:port` (`[v6]:port` for IPv6).
-  public var clientAddress: String
+  /// The peer as accepted; ``clientAddress`` is its text.
+  package var client: ClientAddress
+  /// Peer address as `ip:port` (`[v6]:port` for IPv6), formatted when read.
+  public var clientAddress: String {
+    get { client.text }
+    set { client = .text(newValue) }
+  }
   /// Local port the request arrived on.
   public var localPort: Int
   /// True on the HTTPS listener.
@@ -101,9 +106,24 @@ public struct RequestContext: Sendable {
   /// Wall-clock time the request head completed, seconds since 1970.
   public var receivedAt: Double
 
+  /// A context for a request from `client` on `localPort` (1...65535).
+  package init(
+    client: ClientAddress, localPort: Int, isTLS: Bool, clientCertificateSubject: String?,
+    connectionID: UInt64,
+    requestNumber: Int, receivedAt: Double
+  ) {
+    self.client = client
+    self.localPort = localPort
+    self.isTLS = isTLS
+    self.clientCertificateSubject = clientCertificateSubject
+    self.connectionID = connectionID
+    self.requestNumber = requestNumber
+    self.receivedAt = receivedAt
+  }
+
   /// What request matching sees of the connection (`scheme`, `port`, `clientIp`).
   var connection: RequestView.Connection {
-    RequestView.Connection(isTLS: isTLS, localPort: localPort, clientAddress: clientAddress)
+    RequestView.Connection(isTLS: isTLS, localPort: localPort, client: client)
   }
 }
 
