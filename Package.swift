@@ -53,12 +53,19 @@ let package = Package(
     // libxml2 wrapped once: XXE-safe parsing of bounded input and XPath 1.0 (`equalToXml`, `matchesXPath`,
     // the `xPath` and `soapXPath` helpers).
     .target(name: "XMLSupport", dependencies: ["CLibXML2"]),
+    // Pact's request-matching model (specifications V2–V4), as Pact's reference implementation applies it:
+    // matching rules, path expressions, JSON, XML, form, multipart, text and binary bodies.
+    .target(
+      name: "PactMatching", dependencies: ["HTTPCore", "MockJSON", "RegularExpressions", "XMLSupport"]),
     // Response templates: WireMock's Handlebars dialect, its helpers and the request model.
     .target(name: "Templating", dependencies: ["HTTPCore", "MockJSON", "RegularExpressions", "XMLSupport"]),
     // The stub model, its parser and diagnostics, matching and the stub table.
     .target(
       name: "Mappings",
-      dependencies: ["HTTPCore", "MockJSON", "JSONSchema", "Templating", "RegularExpressions", "XMLSupport"]),
+      dependencies: [
+        "HTTPCore", "MockJSON", "JSONSchema", "Templating", "RegularExpressions", "XMLSupport",
+        "PactMatching",
+      ]),
     // The server: event loop, connections, responses and faults, the mock responder, journal, admin API.
     // Contracts: the admin API checks its own answers against its OpenAPI document when
     // MOCKSERVER_VALIDATE_ADMIN_RESPONSES=1 (docs/admin-api.md).
@@ -72,7 +79,9 @@ let package = Package(
     // and out, drift between fixtures and a running provider.
     .target(
       name: "Contracts",
-      dependencies: ["HTTPCore", "MockJSON", "JSONSchema", "Mappings", "CYAML", "RegularExpressions"]),
+      dependencies: [
+        "HTTPCore", "MockJSON", "JSONSchema", "Mappings", "CYAML", "RegularExpressions", "PactMatching",
+      ]),
     // The command line: options, main, TLS set-up.
     .target(
       name: "MockServerCLI",
@@ -125,7 +134,10 @@ let package = Package(
         "Contracts", "JSONSchema", "MockJSON", "Mappings", "HTTPCore", "MockServer", "MockServerCLI",
         "MockServerTesting",
       ],
-      exclude: ["Pact/consumer.py", "Pact/verify.py", "Documents/users.yaml"]),
+      exclude: [
+        "Pact/consumer.py", "Pact/verify.py", "Pact/reference_match.py", "Pact/compatibility-cases.json",
+        "Documents/users.yaml",
+      ]),
     .testTarget(
       name: "ContractTests",
       dependencies: ["ClientKit", "MockServerTesting", "MockServer", "Mappings", "MockJSON", "HTTPCore"]),

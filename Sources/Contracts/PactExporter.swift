@@ -1,6 +1,7 @@
 import HTTPCore
 import Mappings
 import MockJSON
+import PactMatching
 
 /// A concrete request: what `verify` sends and what a Pact interaction describes.
 public struct ExampleRequest: Sendable, Hashable {
@@ -256,6 +257,8 @@ public enum PactExporter {
 
   /// Request matching rules from the stub's non-literal matchers (regex headers and query parameters).
   static func requestRules(_ stub: StubMapping) -> JSONValue? {
+    // An imported interaction keeps the pact's own rules (V3/V4 form), unloosened.
+    if let pact = stub.request.pact { return pact.rules.isEmpty ? nil : pact.rules.v3JSON }
     var header: [(String, JSONValue)] = []
     var query: [(String, JSONValue)] = []
     let source = stub.source["request"] ?? .null

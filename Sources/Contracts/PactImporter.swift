@@ -1,6 +1,7 @@
 import Foundation
 import JSONSchema
 import MockJSON
+import PactMatching
 
 /// Why a Pact file could not be imported.
 public struct PactImportError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -14,13 +15,13 @@ public struct PactImportError: Error, Sendable, Hashable, CustomStringConvertibl
 
 /// Turns Pact files (specification v2, v3 and v4 HTTP interactions) into WireMock stub mappings.
 ///
-/// - Request: method, path (`urlPath`, or `urlPathPattern` with a `regex` rule), query and headers (each
-///   an `equalTo`, or the closest matcher for its matching rule), body (`equalToJson` without rules, else one
-///   `matchesJsonPath` per rule and per literal leaf).
-/// - Rules → matchers: `regex` → `matches`, `integer`/`decimal`/`number` → `matches` of that number form,
-///   `type` → present (any value), `date`/`time`/`timestamp` → `matches` of the format's shape,
-///   `include` → `contains`, `equality` → `equalTo`, `values` → present; `min`/`max` on arrays →
-///   `matchesJsonPath` with `size()`.
+/// - Request: the interaction's request and its matching rules, kept whole in a `customMatcher` named
+///   `pact` (``PactMatching``) that compares requests exactly as Pact's mock server does (every rule of
+///   specifications V1–V4; docs/contracts.md has the table); `method` and, without a path rule, `urlPath`
+///   beside it so the stub table finds the stub fast. Its method is the contract's: a `GET` interaction does
+///   not answer `HEAD`.
+/// - A rule, body encoding or response generator this server cannot honour fails the import with the file,
+///   the interaction and the rule's JSON path; `lenient` drops it and returns a warning for it instead.
 /// - Response: status, headers, body (`jsonBody`, `body` or `base64Body`).
 /// - Provider states: in `metadata.pact.providerStates`; each interaction with a state is also served by a
 ///   stub in the scenario `pact:<provider>` that matches only in that state (select it with
@@ -29,10 +30,16 @@ public struct PactImportError: Error, Sendable, Hashable, CustomStringConvertibl
 public enum PactImporter {
   /// Stub mappings for every HTTP interaction of `pact`; non-HTTP (message) interactions are skipped and
   /// counted in `skipped`.
-  /// - Throws: ``PactImportError`` when the file is not a pact or an interaction lacks method or path.
-  public static func mappings(from pact: JSONValue, file: String = "pact") throws(PactImportError) -> (
-    mappings: [JSONValue], skipped: Int
-  ) {
+  /// - Returns: the stub mappings, the count of skipped message interactions, and the warnings of a lenient
+  ///   import (one per dropped rule or generator).
+  /// - Throws: ``PactImportError`` when the file is not a pact, an interaction lacks method or path, or (not
+  ///   `lenient`) a rule or generator cannot be honoured.
+  public static func mappings(from pact: JSONValue, file: String = "pact", lenient: Bool = false)
+    throws(PactImportError) -> (
+      mappings: [JSONValue], skipped: Int, warnings: [String]
+    )
+  {
+    var warnings: [String] = []
     guard let interactions = pact["interactions"]?.arrayValue else {
       throw PactImportError(
         path: "$.interactions",
@@ -74,74 +81,91 @@ public enum PactImporter {
       states += interaction["providerStates"]?.arrayValue ?? []
       let requestRules = Rules(request["matchingRules"], version: version)
       let responseRules = Rules(response["matchingRules"], version: version)
-
-      var pattern: [(String, JSONValue)] = [("method", .string(method))]
-      if let regex = requestRules.rules(for: "path", "").first(where: { $0["match"]?.stringValue == "regex" }
-      )?["regex"]?.stringValue {
-        pattern.append(("urlPathPattern", .string(regex)))
-      } else {
-        pattern.append(("urlPath", .string(path)))
-      }
-      let query = queryValues(request["query"])
-      if !query.isEmpty {
-        pattern.append(
-          (
-            "queryParameters",
-            .object(
-              JSONObject(
-                pairs: query.map { name, values in
-                  (name, matcher(values.first ?? "", requestRules.rules(for: "query", name)))
-                }))
-          ))
-      }
-      let headers = headerValues(request["headers"])
-      if !headers.isEmpty {
-        pattern.append(
-          (
-            "headers",
-            .object(
-              JSONObject(
-                pairs: headers.map { name, value in
-                  (name, matcher(value, requestRules.rules(for: "header", name)))
-                }))
-          ))
-      }
-      let (requestBody, _) = body(request["body"])
-      if let requestBody {
-        let bodyRules = requestRules.bodyRules()
-        if case .string(let text) = requestBody, bodyRules.isEmpty {
-          pattern.append(("bodyPatterns", .array([.object(JSONObject(pairs: [("equalTo", .string(text))]))])))
-        } else if bodyRules.isEmpty {
-          pattern.append(
-            ("bodyPatterns", .array([.object(JSONObject(pairs: [("equalToJson", requestBody)]))])))
-        } else {
-          pattern.append(("bodyPatterns", .array(jsonPathPatterns(requestBody, bodyRules))))
+      let label = "interaction \(JSONValue.quoted(description))"
+      var requestJSON = JSONValue.object(request)
+      if lenient {
+        let (cleaned, dropped) = lenientRules(request["matchingRules"], base + ".request.matchingRules")
+        warnings += dropped.map { "\(file): \(label): \($0) (dropped: --lenient)" }
+        if var o = requestJSON.objectValue {
+          o.members = o.members.map {
+            $0.key == "matchingRules" ? .init(key: $0.key, value: cleaned ?? .null) : $0
+          }
+          requestJSON = .object(o)
         }
       }
+      let expectation: PactRequestExpectation
+      do {
+        expectation = try PactRequestExpectation(
+          request: requestJSON.objectValue ?? request, version: version, jsonPath: base + ".request")
+      } catch {
+        throw PactImportError(path: error.path, message: "\(label): \(error.message)")
+      }
+      do {
+        _ = try PactMatchingRules(json: response["matchingRules"], jsonPath: base + ".response.matchingRules")
+      } catch {
+        if !lenient { throw PactImportError(path: error.path, message: "\(label): \(error.message)") }
+        warnings.append("\(file): \(label): \(error) (response rule ignored by verify: --lenient)")
+      }
+      if let generators = response["generators"]?.objectValue, !generators.members.isEmpty {
+        let message =
+          "expected no response generators (MockServer serves the interaction's example values), found "
+          + generators.keys.joined(separator: ", ")
+        if !lenient {
+          throw PactImportError(path: base + ".response.generators", message: "\(label): \(message)")
+        }
+        warnings.append(
+          "\(file): \(label): \(base).response.generators: \(message) (example values served: --lenient)")
+      }
+
+      var pattern: [(String, JSONValue)] = [("method", .string(method))]
+      if requestRules.rules(for: "path", "").isEmpty, !path.contains("%") {
+        pattern.append(("urlPath", .string(path)))
+      }
+      pattern.append(
+        (
+          "customMatcher",
+          .object(
+            JSONObject(pairs: [
+              ("name", .string("pact")),
+              (
+                "parameters",
+                .object(
+                  JSONObject(pairs: [
+                    ("specification", .number(JSONNumber(min(max(version, 1), 4)))), ("request", requestJSON),
+                  ]))
+              ),
+            ]))
+        ))
+      let query = expectation.query ?? []
+      let headers = headerValues(request["headers"])
+      let requestBody = expectation.body
 
       var responseFields: [(String, JSONValue)] = [
         ("status", .number(response["status"]?.numberValue ?? JSONNumber(200)))
       ]
       let responseHeaders = headerValues(response["headers"])
-      let (responseBody, bodyType) = body(response["body"])
+      let parsedHeaders = responseHeaders.map { ($0.0, [$0.1]) }
+      let responseBody: PactBody
+      do {
+        responseBody = try PactBody(
+          part: response, headers: parsedHeaders, version: version, jsonPath: base + ".response")
+      } catch {
+        throw PactImportError(path: error.path, message: "\(label): \(error.message)")
+      }
       var headerPairs = responseHeaders.map { ($0.0, JSONValue.string($0.1)) }
-      if let bodyType, !responseHeaders.contains(where: { $0.0.lowercased() == "content-type" }) {
-        headerPairs.append(("Content-Type", .string(bodyType)))
+      if case .present(_, let type?) = responseBody,
+        !responseHeaders.contains(where: { $0.0.lowercased() == "content-type" })
+      {
+        headerPairs.append(("Content-Type", .string(type.description)))
       }
       if !headerPairs.isEmpty { responseFields.append(("headers", .object(JSONObject(pairs: headerPairs)))) }
-      if let responseBody {
-        if case .string(let s) = responseBody,
-          !MediaTypeName(bodyType ?? contentType(responseHeaders) ?? "").isJSON
-        {
-          if response["body"]?["encoded"]?.stringValue == "base64"
-            || response["body"]?["encoded"] == .bool(true)
-          {
-            responseFields.append(("base64Body", .string(s)))
-          } else {
-            responseFields.append(("body", .string(s)))
-          }
+      if case .present(let bytes, let type) = responseBody {
+        if type?.isJSON == true, let json = try? JSONValue.parse(bytes: bytes) {
+          responseFields.append(("jsonBody", json))
+        } else if type?.isText == true || type == nil, let text = String(validating: bytes, as: UTF8.self) {
+          responseFields.append(("body", .string(text)))
         } else {
-          responseFields.append(("jsonBody", responseBody))
+          responseFields.append(("base64Body", .string(Data(bytes).base64EncodedString())))
         }
       }
       var meta: [(String, JSONValue)] = [
@@ -170,8 +194,13 @@ public enum PactImporter {
       if !headers.isEmpty {
         example.append(("headers", .object(JSONObject(pairs: headers.map { ($0.0, .string($0.1)) }))))
       }
-      if let requestBody {
-        example.append(("body", .string(requestBody.stringValue ?? requestBody.serialized())))
+      _ = responseRules
+      if case .present(let bytes, _) = requestBody {
+        if let text = String(validating: bytes, as: UTF8.self) {
+          example.append(("body", .string(text)))
+        } else {
+          example.append(("base64Body", .string(Data(bytes).base64EncodedString())))
+        }
       }
       let stubBase: [(String, JSONValue)] = [
         ("request", .object(JSONObject(pairs: pattern))),
@@ -212,7 +241,51 @@ public enum PactImporter {
         out[k] = .object(o)
       }
     }
-    return (out, skipped)
+    return (out, skipped, warnings)
+  }
+
+  /// The rules with every rule this matcher cannot honour removed, and a line for each removed one.
+  static func lenientRules(_ rules: JSONValue?, _ jsonPath: String) -> (JSONValue?, [String]) {
+    guard let rules, case .object(let o) = rules else { return (rules, []) }
+    var dropped: [String] = []
+    func keep(_ rule: JSONValue, _ p: String) -> Bool {
+      do {
+        _ = try PactMatchingRule.parse(rule, jsonPath: p)
+        return true
+      } catch {
+        dropped.append(error.description)
+        return false
+      }
+    }
+    func cleanList(_ v: JSONValue, _ p: String) -> JSONValue {
+      guard case .object(var list) = v, let matchers = list["matchers"]?.arrayValue else {
+        return keep(v, p) ? v : .object(JSONObject(pairs: [("matchers", .array([]))]))
+      }
+      let kept = matchers.enumerated().filter { keep($0.element, p + ".matchers[\($0.offset)]") }.map(
+        \.element)
+      list.members = list.members.map {
+        $0.key == "matchers" ? .init(key: "matchers", value: .array(kept)) : $0
+      }
+      return .object(list)
+    }
+    var out = JSONObject()
+    for m in o {
+      if m.key.hasPrefix("$") {
+        if keep(m.value, jsonPath + "['\(m.key)']") { out.members.append(m) }
+      } else if m.key == "path" {
+        out.members.append(.init(key: m.key, value: cleanList(m.value, jsonPath + ".path")))
+      } else if case .object(let inner) = m.value, inner["matchers"] == nil {
+        var cleaned = JSONObject()
+        for e in inner {
+          cleaned.members.append(
+            .init(key: e.key, value: cleanList(e.value, jsonPath + ".\(m.key)['\(e.key)']")))
+        }
+        out.members.append(.init(key: m.key, value: .object(cleaned)))
+      } else {
+        out.members.append(.init(key: m.key, value: cleanList(m.value, jsonPath + ".\(m.key)")))
+      }
+    }
+    return (.object(out), dropped)
   }
 
   /// `2`, `3` or `4` from `metadata.pactSpecification.version` (or `pact-specification`); 2 when absent.
@@ -264,183 +337,6 @@ public enum PactImporter {
           ?? m.value.serialized()
       )
     }
-  }
-
-  static func contentType(_ headers: [(String, String)]) -> String? {
-    headers.first { $0.0.lowercased() == "content-type" }?.1
-  }
-
-  /// The body value and, for v4 bodies, their declared content type.
-  static func body(_ value: JSONValue?) -> (JSONValue?, String?) {
-    guard let value else { return (nil, nil) }
-    if case .object(let o) = value, o["content"] != nil, o["contentType"] != nil || o["encoded"] != nil {
-      let type = o["contentType"]?.stringValue
-      if let content = o["content"], case .string(let text) = content, MediaTypeName(type ?? "").isJSON,
-        o["encoded"] == .bool(false) || o["encoded"] == nil, let parsed = try? JSONValue.parse(text)
-      {
-        return (parsed, type)
-      }
-      return (o["content"], type)
-    }
-    return (value, nil)
-  }
-
-  /// The closest WireMock matcher for a value and its rules.
-  static func matcher(_ example: String, _ rules: [JSONValue]) -> JSONValue {
-    guard let rule = rules.first else { return .object(JSONObject(pairs: [("equalTo", .string(example))])) }
-    if let regex = matchesPattern(rule) { return .object(JSONObject(pairs: [("matches", .string(regex))])) }
-    switch rule["match"]?.stringValue {
-    case "include":
-      return .object(JSONObject(pairs: [("contains", .string(rule["value"]?.stringValue ?? example))]))
-    case "type", "values": return .object(JSONObject(pairs: [("matches", .string("(?s).*"))]))
-    default: return .object(JSONObject(pairs: [("equalTo", .string(example))]))
-    }
-  }
-
-  /// The regular expression a rule amounts to for a text value, or nil.
-  static func matchesPattern(_ rule: JSONValue) -> String? {
-    switch rule["match"]?.stringValue {
-    case "regex": return rule["regex"]?.stringValue
-    case "integer": return "-?[0-9]+"
-    case "decimal": return "-?[0-9]+\\.[0-9]+"
-    case "number": return "-?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?"
-    case "boolean": return "true|false"
-    case "date", "time", "timestamp", "datetime":
-      let format = (rule["format"] ?? rule[rule["match"]?.stringValue ?? ""])?.stringValue
-      return format.map(dateRegex) ?? ".+"
-    default: return nil
-    }
-  }
-
-  /// A regex of the shape of a Java date format (`yyyy-MM-dd'T'HH:mm:ss` → `[0-9]{4}-[0-9]{2}-…`).
-  static func dateRegex(_ format: String) -> String {
-    var out = ""
-    var chars = Array(format)[...]
-    while let c = chars.popFirst() {
-      if c == "'" {
-        while let q = chars.popFirst(), q != "'" { out += NSRegularExpression.escapedPattern(for: String(q)) }
-        continue
-      }
-      if c.isLetter {
-        var n = 1
-        while chars.first == c {
-          n += 1
-          chars.removeFirst()
-        }
-        switch c {
-        case "y", "u": out += n == 2 ? "[0-9]{2}" : "[0-9]{4}"
-        case "S": out += "[0-9]{\(n)}"
-        case "X", "Z", "x": out += "(Z|[-+][0-9]{2}:?[0-9]{2})"
-        case "a": out += "(AM|PM|am|pm)"
-        case "M" where n >= 3, "E": out += "[A-Za-z]+"
-        default: out += n == 1 ? "[0-9]{1,2}" : "[0-9]{\(n)}"
-        }
-      } else {
-        out += NSRegularExpression.escapedPattern(for: String(c))
-      }
-    }
-    return out
-  }
-
-  /// One `matchesJsonPath` per rule and per leaf not under a rule.
-  static func jsonPathPatterns(_ body: JSONValue, _ rules: [(String, [JSONValue])]) -> [JSONValue] {
-    var out: [JSONValue] = []
-    for (path, list) in rules {
-      let rule = list.first ?? .null
-      let expression = path
-      if let min = rule["min"]?.numberValue?.intValue {
-        out.append(
-          .object(JSONObject(pairs: [("matchesJsonPath", .string("\(expression)[\(max(min - 1, 0))]"))])))
-      } else if let regex = matchesPattern(rule) {
-        out.append(
-          .object(
-            JSONObject(pairs: [
-              (
-                "matchesJsonPath",
-                .object(
-                  JSONObject(pairs: [("expression", .string(expression)), ("matches", .string(regex))]))
-              )
-            ])))
-      } else if rule["match"]?.stringValue == "include", let v = rule["value"]?.stringValue {
-        out.append(
-          .object(
-            JSONObject(pairs: [
-              (
-                "matchesJsonPath",
-                .object(JSONObject(pairs: [("expression", .string(expression)), ("contains", .string(v))]))
-              )
-            ])))
-      } else {
-        out.append(.object(JSONObject(pairs: [("matchesJsonPath", .string(expression))])))
-      }
-    }
-    for (path, value) in leaves(body, "$") where !rules.contains(where: { covers($0.0, path) }) {
-      let sub: JSONValue =
-        value == .null
-        ? .object(JSONObject(pairs: [("absent", .bool(true))]))
-        : .object(JSONObject(pairs: [("equalTo", .string(value.stringValue ?? value.serialized()))]))
-      out.append(
-        .object(
-          JSONObject(pairs: [
-            (
-              "matchesJsonPath",
-              .object(
-                JSONObject(
-                  pairs: [("expression", .string(path))]
-                    + (sub.objectValue?.members.map { ($0.key, $0.value) } ?? [])))
-            )
-          ])))
-    }
-    return out
-  }
-
-  static func leaves(_ v: JSONValue, _ path: String) -> [(String, JSONValue)] {
-    switch v {
-    case .object(let o):
-      return o.members.flatMap { leaves($0.value, InstancePath.child(path, $0.key)) }
-    case .array(let a):
-      return a.enumerated().flatMap { leaves($0.element, path + "[\($0.offset)]") }
-    default: return [(path, v)]
-    }
-  }
-
-  /// True when a rule path (`$.result[*].id`, `$.a`) covers a leaf path (`$['result'][0]['id']`).
-  static func covers(_ rule: String, _ leaf: String) -> Bool {
-    let r = normalize(rule)
-    let l = normalize(leaf)
-    guard r.count <= l.count else { return false }
-    for (a, b) in zip(r, l) where a != "*" && a != b { return false }
-    return true
-  }
-
-  /// Path tokens: `$.a[0]['b c'].*` → `["a", "0", "b c", "*"]`.
-  static func normalize(_ path: String) -> [String] {
-    var tokens: [String] = []
-    var current = ""
-    var i = path.startIndex
-    while i < path.endIndex {
-      let c = path[i]
-      if c == "$" {
-      } else if c == "." {
-        if !current.isEmpty { tokens.append(current) }
-        current = ""
-      } else if c == "[" {
-        if !current.isEmpty { tokens.append(current) }
-        current = ""
-        guard let close = path[i...].firstIndex(of: "]") else { break }
-        var inner = String(path[path.index(after: i)..<close])
-        if inner.hasPrefix("'") && inner.hasSuffix("'") && inner.count >= 2 {
-          inner = String(inner.dropFirst().dropLast())
-        }
-        tokens.append(inner)
-        i = close
-      } else {
-        current.append(c)
-      }
-      i = path.index(after: i)
-    }
-    if !current.isEmpty { tokens.append(current) }
-    return tokens
   }
 }
 

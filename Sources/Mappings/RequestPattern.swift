@@ -1,5 +1,6 @@
 import HTTPCore
 import MockJSON
+import PactMatching
 
 /// A WireMock request pattern: every field present must match for the stub to match.
 public struct RequestPattern: Sendable, Hashable {
@@ -72,6 +73,15 @@ public struct RequestPattern: Sendable, Hashable {
     get { rare?.fields.port }
     set { changeRare { $0.port = newValue } }
   }
+  /// `customMatcher` `pact`: a Pact interaction's expected request with its matching rules, compared as
+  /// Pact's mock server compares (its method is the contract's: a `GET` interaction does not answer `HEAD`).
+  package var pact: PactRequestExpectation? {
+    get { rare?.fields.pact }
+    set { changeRare { $0.pact = newValue } }
+  }
+  /// True when a HEAD request must not be answered by this pattern's GET (a Pact interaction's method is
+  /// the contract's).
+  package var keepsContractMethod: Bool { pact != nil }
   /// `clientIp`: a matcher for the client's IP address.
   public var clientIp: StringValuePattern? {
     get { rare?.fields.clientIp }
@@ -95,6 +105,7 @@ public struct RequestPattern: Sendable, Hashable {
     var host: StringValuePattern?
     var port: Int?
     var clientIp: StringValuePattern?
+    var pact: PactRequestExpectation?
   }
 
   /// Immutable: copies share it; a change makes a new one.
@@ -185,6 +196,17 @@ public struct RequestPattern: Sendable, Hashable {
           expected: b.description, actual: NearMiss.excerpt(request.bodyText),
           distance: b.bodyDistance(request))
       else { return (r, params) }
+    }
+    if let pact {
+      let received = PactReceivedRequest(
+        method: request.method.rawValue, target: request.target,
+        fields: request.headers.fields.map { ($0.name, $0.value) }, body: request.body)
+      let problems = pact.mismatches(received)
+      _ = r.record(
+        "pact interaction", weight: MatchResult.partWeight, matched: problems.isEmpty,
+        expected: "\(pact.method) \(pact.path) as the interaction's matching rules describe",
+        actual: problems.isEmpty ? "matches" : problems.prefix(5).map(\.description).joined(separator: "; "),
+        distance: problems.isEmpty ? 0 : min(1, 0.2 + 0.1 * Double(problems.count)))
     }
     return (r, params)
   }
@@ -301,7 +323,7 @@ public struct RequestPattern: Sendable, Hashable {
       && a.basicAuth == b.basicAuth && a.bodyPatterns == b.bodyPatterns
       && a.formParameters == b.formParameters
       && a.multipartPatterns == b.multipartPatterns && a.scheme == b.scheme
-      && a.host == b.host && a.port == b.port && a.clientIp == b.clientIp
+      && a.host == b.host && a.port == b.port && a.clientIp == b.clientIp && a.pact == b.pact
   }
 
   /// Hash of method and URL.

@@ -1,5 +1,6 @@
 import HTTPCore
 import MockJSON
+import PactMatching
 import RegularExpressions
 
 /// The `request` part of a stub mapping: method, URL, named matchers, credentials and body patterns.
@@ -34,6 +35,9 @@ extension StubParser {
     parseConnectionParts(o, path, &r, &d)
     if let v = o["bodyPatterns"] {
       r.bodyPatterns = parseBodyPatterns(v, JSONPathText.child(path, "bodyPatterns"), &d)
+    }
+    if let v = o["customMatcher"] {
+      r.pact = parseCustomMatcher(v, JSONPathText.child(path, "customMatcher"), &d)
     }
     if let v = o["formParameters"] {
       r.formParameters = parseMultiMatchers(v, JSONPathText.child(path, "formParameters"), &d)
@@ -80,12 +84,7 @@ extension StubParser {
   static func checkRequestFields(_ o: JSONObject, _ path: String, _ d: inout Diagnostics) {
     for m in o where !requestFields.contains(m.key) {
       let p = JSONPathText.child(path, m.key)
-      if m.key == "customMatcher" {
-        d.error(
-          p, expected: "request matching MockServer can do from the mapping alone",
-          found: "customMatcher, which names Java code (a RequestMatcherExtension) that only exists inside "
-            + "a WireMock server with that extension loaded")
-      } else if unsupportedRequestFields.contains(m.key) {
+      if unsupportedRequestFields.contains(m.key) {
         d.error(
           p, expected: "a request field this server supports",
           found: "\(m.key), which WireMock supports but MockServer does not yet")
@@ -94,7 +93,7 @@ extension StubParser {
           p,
           expected: "a request field (method, url, urlPath, urlPattern, urlPathPattern, urlPathTemplate, "
             + "pathParameters, queryParameters, headers, cookies, basicAuthCredentials, bodyPatterns, "
-            + "formParameters, multipartPatterns, scheme, host, port, clientIp)",
+            + "formParameters, multipartPatterns, scheme, host, port, clientIp, customMatcher)",
           found: "unknown field \(JSONValue.quoted(m.key))")
       }
     }
@@ -326,5 +325,55 @@ extension StubParser {
       out.append(m)
     }
     return out
+  }
+}
+
+extension StubParser {
+  /// `customMatcher`: WireMock's extension point. MockServer's built-in `pact` matcher compares a request
+  /// with a Pact interaction's expected request and its matching rules exactly as Pact's mock server does
+  /// (`{"name": "pact", "parameters": {"specification": 4, "request": {…}}}`, as `import pact` writes it);
+  /// any other name is Java code that only exists inside a WireMock server, and is refused.
+  static func parseCustomMatcher(_ json: JSONValue, _ path: String, _ d: inout Diagnostics)
+    -> PactRequestExpectation?
+  {
+    guard let o = object(json, path, "a custom matcher object", &d) else { return nil }
+    guard let name = o["name"]?.stringValue else {
+      d.error(JSONPathText.child(path, "name"), expected: "a matcher name", found: o["name"] ?? .null)
+      return nil
+    }
+    guard name == "pact" else {
+      d.error(
+        JSONPathText.child(path, "name"), expected: "\"pact\" (the custom matcher MockServer has built in)",
+        found:
+          "\(JSONValue.quoted(name)), which names Java code (a RequestMatcherExtension) that only exists "
+          + "inside a WireMock server with that extension loaded")
+      return nil
+    }
+    let parametersPath = JSONPathText.child(path, "parameters")
+    guard let parameters = o["parameters"]?.objectValue, let request = parameters["request"]?.objectValue
+    else {
+      d.error(
+        JSONPathText.child(parametersPath, "request"), expected: "the interaction's request object",
+        found: o["parameters"]?["request"] ?? .null)
+      return nil
+    }
+    var version = 4
+    if let v = parameters["specification"] {
+      guard let n = v.numberValue?.intValue, (1...4).contains(n) else {
+        d.error(
+          JSONPathText.child(parametersPath, "specification"),
+          expected: "a Pact specification version from 1 to 4",
+          found: v)
+        return nil
+      }
+      version = n
+    }
+    do {
+      return try PactRequestExpectation(
+        request: request, version: version, jsonPath: JSONPathText.child(parametersPath, "request"))
+    } catch {
+      d.error(error.path, expected: "a request Pact's matching rules describe", found: error.message)
+      return nil
+    }
   }
 }

@@ -41,11 +41,9 @@ public enum StubParser {
   package static let requestFields: Set<String> = [
     "method", "url", "urlPath", "urlPattern", "urlPathPattern", "urlPathTemplate", "pathParameters",
     "queryParameters", "headers", "cookies", "basicAuthCredentials", "basicAuth", "bodyPatterns",
-    "formParameters", "multipartPatterns", "scheme", "host", "port", "clientIp",
+    "formParameters", "multipartPatterns", "scheme", "host", "port", "clientIp", "customMatcher",
   ]
-  package static let unsupportedRequestFields: Set<String> = [
-    "customMatcher"
-  ]
+  package static let unsupportedRequestFields: Set<String> = []
   package static let responseFields: Set<String> = [
     "status", "statusMessage", "headers", "body", "jsonBody", "base64Body", "bodyFileName",
     "fixedDelayMilliseconds", "delayDistribution", "chunkedDribbleDelay", "fault", "x-envelope",

@@ -73,6 +73,7 @@ public final class StubTable: Sendable {
       return r.pathParameters.isEmpty && r.queryParameters.isEmpty && r.headers.isEmpty && r.cookies.isEmpty
         && r.basicAuthCredentials == nil && r.bodyPatterns.isEmpty && stub.requiredScenarioState == nil
         && r.formParameters.isEmpty && r.multipartPatterns.isEmpty && !r.hasConnectionParts
+        && r.pact == nil
     }
     let rank: (Int, Int) -> Bool = { a, b in
       stubs.withUnsafeBufferPointer { StubTable.outranks(a, b, in: $0) }

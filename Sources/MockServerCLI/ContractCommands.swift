@@ -172,9 +172,11 @@ package enum ContractCommands {
 
   // MARK: - Pact
 
-  /// `mockserver import pact FILE... [--out DIR]`: writes `DIR/mappings/pact-<consumer>-<provider>.json`.
+  /// `mockserver import pact FILE... [--out DIR] [--lenient]`: writes
+  /// `DIR/mappings/pact-<consumer>-<provider>.json`. A rule or generator MockServer cannot honour fails the
+  /// file, unless `--lenient` drops it with a warning naming it.
   static func importPact(_ arguments: [String]) throws(CommandLineOptions.UsageError) -> Int32 {
-    let a = try Arguments(arguments, valued: ["--out"], flags: [])
+    let a = try Arguments(arguments, valued: ["--out"], flags: ["--lenient"])
     guard !a.positional.isEmpty else {
       throw CommandLineOptions.UsageError(description: "import pact expects one or more pact FILEs")
     }
@@ -188,8 +190,9 @@ package enum ContractCommands {
       }
       do {
         let pact = try JSONValue.parse(bytes: Array(data))
-        let (mappings, skipped) = try PactImporter.mappings(
-          from: pact, file: (path as NSString).lastPathComponent)
+        let (mappings, skipped, warnings) = try PactImporter.mappings(
+          from: pact, file: (path as NSString).lastPathComponent, lenient: a.flags.contains("--lenient"))
+        for warning in warnings { MockServerMain.printError("mockserver: warning: \(warning)") }
         let consumer = pact["consumer"]?["name"]?.stringValue ?? "consumer"
         let provider = pact["provider"]?["name"]?.stringValue ?? "provider"
         let name = "pact-\(consumer)-\(provider)".map {

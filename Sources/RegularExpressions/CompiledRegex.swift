@@ -46,6 +46,15 @@ public struct CompiledRegex: Sendable, Hashable, CustomStringConvertible {
       pattern, caseInsensitive: caseInsensitive, dotMatchesLineSeparators: dotMatchesLineSeparators)
   }
 
+  /// Compiles a pattern written in the source, known to compile: a failure is a programming error.
+  package init(constant pattern: String) {
+    do {
+      try self.init(pattern)
+    } catch {
+      preconditionFailure("the constant pattern \(pattern) does not compile: \(error.message)")
+    }
+  }
+
   /// True when the whole of `value` matches (Java's `Matcher.matches()`).
   public func matches(_ value: String) -> Bool { engine.matches(value) }
 

@@ -171,7 +171,8 @@ public final class MockResponder: Sendable {
     let asGetMatch = table.matchIndexed(
       asGet, scenarioState: scenarioState, nearMissLimit: 0, connection: connection,
       deferringPathParameters: true)
-    if case .matched = asGetMatch.0 { return asGetMatch }
+    // A Pact interaction keeps the contract's method: its GET does not answer HEAD.
+    if case .matched(let stub, _) = asGetMatch.0, !stub.request.keepsContractMethod { return asGetMatch }
     return first
   }
 

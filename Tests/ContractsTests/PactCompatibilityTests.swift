@@ -1,0 +1,134 @@
+import Contracts
+import Foundation
+import MockJSON
+import MockServerTesting
+import Testing
+
+/// Consumer-side request matching as Pact specifies it. The cases in `Pact/compatibility-cases.json`
+/// restate, in this project's words, every request-matching scenario of the Pact project's compatibility
+/// suite (pact-foundation/pact-compatibility-suite: the V1–V4 `http_consumer`, `http_matching` and
+/// `matching_rules` features; each case names its scenario). Each pact is imported with `import pact`'s
+/// importer, served, and sent the scenario's request over a socket: the interaction must answer exactly
+/// when Pact says the request matches.
+@Suite(.serialized) struct PactCompatibilityTests {
+  struct Case: Sendable {
+    var id: String
+    var source: String
+    var pact: JSONValue
+    var request: JSONValue
+    var expectsMatch: Bool
+  }
+
+  static let casesFile = pactScripts + "/compatibility-cases.json"
+
+  static func cases() throws -> [Case] {
+    let document = try JSONValue.parse(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: casesFile))))
+    return (document["cases"]?.arrayValue ?? []).compactMap { c in
+      guard let id = c["id"]?.stringValue, let pact = c["pact"], let request = c["request"] else {
+        return nil
+      }
+      return Case(
+        id: id, source: c["source"]?.stringValue ?? "", pact: pact, request: request,
+        expectsMatch: c["expect"]?.stringValue == "match")
+    }
+  }
+
+  /// The case's request as bytes on the wire: raw query, repeated headers in order, exact body.
+  static func wire(_ request: JSONValue) -> [UInt8] {
+    var target = request["path"]?.stringValue ?? "/"
+    if let query = request["query"]?.stringValue { target += "?" + query }
+    var body: [UInt8] = []
+    if let text = request["body"]?["text"]?.stringValue {
+      body = Array(text.utf8)
+    } else if let b64 = request["body"]?["base64"]?.stringValue, let data = Data(base64Encoded: b64) {
+      body = [UInt8](data)
+    }
+    var head = "\(request["method"]?.stringValue ?? "GET") \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    for pair in request["headers"]?.arrayValue ?? [] {
+      guard let name = pair.arrayValue?.first?.stringValue, let value = pair.arrayValue?.last?.stringValue
+      else {
+        continue
+      }
+      head += "\(name): \(value)\r\n"
+    }
+    head += "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+    return Array(head.utf8) + body
+  }
+
+  @Test func everyScenarioGivesPactsAnswer() throws {
+    let all = try Self.cases()
+    #expect(all.count >= 90, "the restated suite has 91 request-matching cases")
+    let server = try TestMockServer.start()
+    defer { server.stop() }
+    var disagreements: [String] = []
+    for c in all {
+      let (mappings, _, _) = try PactImporter.mappings(from: c.pact, file: "\(c.id).json")
+      let ids = try mappings.map { try server.stub(json: $0.serialized()) }
+      defer { for id in ids { server.removeStub(id: id) } }
+      let reply = try LoopbackSocket.exchange(port: server.port, Self.wire(c.request), timeout: 30)
+      let statusLine = String(decoding: reply.prefix(while: { $0 != 13 }), as: UTF8.self)
+      let expected =
+        c.pact["interactions"]?.arrayValue?.first?["response"]?["status"]?.numberValue?.intValue ?? 200
+      let matched = statusLine.hasPrefix("HTTP/1.1 \(expected) ")
+      if matched != c.expectsMatch {
+        disagreements.append(
+          "\(c.id) (\(c.source)): Pact says \(c.expectsMatch ? "match" : "mismatch"), we answered \(statusLine)"
+        )
+      }
+    }
+    #expect(disagreements == [], "\(disagreements.count) of \(all.count) cases differ")
+  }
+
+  /// The restated cases are checked against Pact's own mock server (pact-python's Pact FFI): a case whose
+  /// `expect` is not what Pact answers would make the test above prove nothing.
+  @Test func restatedCasesAreWhatPactsMockServerAnswers() async throws {
+    let (status, output) = try await run("python3", [pactScripts + "/reference_match.py", Self.casesFile])
+    try #require(status == 0, "reference_match.py failed (run Tests/setup.sh): \(output)")
+    let jsonStart = try #require(output.firstIndex(of: "{"))
+    let results = try JSONValue.parse(String(output[jsonStart...]))["results"]
+    for c in try Self.cases() {
+      #expect(
+        results?[c.id]?["outcome"]?.stringValue == (c.expectsMatch ? "match" : "mismatch"),
+        "\(c.id): \(results?[c.id]?["detail"]?.stringValue ?? "no result")")
+    }
+  }
+
+  /// A GET interaction answers GET only: RFC 9110's HEAD-as-GET applies to hand-written stubs, not to a
+  /// contract's method.
+  @Test func aGetInteractionDoesNotAnswerHead() throws {
+    let pact = try JSONValue.parse(
+      #"{"consumer": {"name": "c"}, "provider": {"name": "p"}, "metadata": {"pactSpecification": {"version": "3.0.0"}}, "interactions": [{"description": "get", "request": {"method": "GET", "path": "/thing"}, "response": {"status": 200, "body": "x"}}]}"#
+    )
+    let server = try TestMockServer.start()
+    defer { server.stop() }
+    for m in try PactImporter.mappings(from: pact).mappings { try server.stub(json: m.serialized()) }
+    let get = try LoopbackSocket.exchange(
+      port: server.port, Array("GET /thing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8),
+      timeout: 30)
+    #expect(String(decoding: get, as: UTF8.self).hasPrefix("HTTP/1.1 200 "))
+    let head = try LoopbackSocket.exchange(
+      port: server.port, Array("HEAD /thing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8),
+      timeout: 30)
+    #expect(String(decoding: head, as: UTF8.self).hasPrefix("HTTP/1.1 404 "))
+  }
+
+  /// A rule MockServer cannot honour fails the import with the file, the interaction and the rule's path;
+  /// `--lenient` drops it with a warning that says the same.
+  @Test func anUnsupportedRuleFailsTheImport() throws {
+    let pact = try JSONValue.parse(
+      #"{"consumer": {"name": "c"}, "provider": {"name": "p"}, "metadata": {"pactSpecification": {"version": "4.0"}}, "interactions": [{"type": "Synchronous/HTTP", "description": "uses a plugin rule", "request": {"method": "POST", "path": "/x", "body": {"content": {"a": 1}, "contentType": "application/json"}, "matchingRules": {"body": {"$.a": {"combine": "AND", "matchers": [{"match": "protobuf-field"}]}}}}, "response": {"status": 200}}]}"#
+    )
+    do {
+      _ = try PactImporter.mappings(from: pact, file: "team.json")
+      Issue.record("expected the import to fail")
+    } catch {
+      #expect(error.path == "$.interactions[0].request.matchingRules.body['$.a'].matchers[0]")
+      #expect(error.message.contains("interaction \"uses a plugin rule\""))
+      #expect(error.message.contains("\"protobuf-field\""))
+    }
+    let (mappings, _, warnings) = try PactImporter.mappings(from: pact, file: "team.json", lenient: true)
+    #expect(mappings.count == 1)
+    #expect(warnings.count == 1)
+    #expect(warnings.first?.contains("team.json: interaction \"uses a plugin rule\"") == true)
+  }
+}
