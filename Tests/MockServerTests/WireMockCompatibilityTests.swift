@@ -169,7 +169,10 @@ struct LenientLoadingTests {
   @Test(
     "refused with a located error",
     arguments: [
-      (#"{"request":{"url":"/a","customMatcher":{"name":"x"}},"response":{}}"#, "$.request.customMatcher"),
+      (
+        #"{"request":{"url":"/a","customMatcher":{"name":"x"}},"response":{}}"#,
+        "$.request.customMatcher.name"
+      ),
       (#"{"request":{"url":"/a"},"response":{"status":"OK"}}"#, "$.response.status"),
       (#"{"request":{"url":"/a","scheme":"ftp"},"response":{}}"#, "$.request.scheme"),
       (#"{"request":{"url":"/a","port":70000},"response":{}}"#, "$.request.port"),
