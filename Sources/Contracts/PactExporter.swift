@@ -1,3 +1,4 @@
+import Foundation
 import HTTPCore
 import Mappings
 import MockJSON
@@ -143,12 +144,41 @@ public struct ExampleRequestError: Error, Sendable, Hashable, CustomStringConver
   public var description: String { reason }
 }
 
-/// Writes Pact specification v3 files from stubs or from a request journal.
+/// How `export pact` writes: the specification, and the header and query names whose values are secrets.
+public struct PactExportOptions: Sendable, Hashable {
+  /// 3 or 4 (the default: V4, `--spec v3` for older brokers).
+  public var specification: Int
+  /// Header and query parameter names (any case) whose values are never written, beside `Authorization`,
+  /// `Proxy-Authorization` and `Cookie`.
+  public var redactedNames: Set<String>
+  /// The tool and version named in the pact's metadata.
+  public var generator: String
+
+  /// Creates options.
+  public init(specification: Int = 4, redactedNames: Set<String> = [], generator: String = "mockserver") {
+    self.specification = specification
+    self.redactedNames = Set(redactedNames.map { $0.lowercased() })
+    self.generator = generator
+  }
+
+  /// Headers whose values are always secrets.
+  static let secretHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie"]
+
+  func isSecret(_ name: String) -> Bool {
+    PactExportOptions.secretHeaders.contains(name.lowercased()) || redactedNames.contains(name.lowercased())
+  }
+}
+
+/// Writes Pact specification V4 (or V3) files from stubs or from a request journal: no secret value (an
+/// `Authorization`, `Cookie` or `--redact` value becomes a `regex` rule with an example value), no
+/// volatile response header as an exact value, binary bodies byte-exact.
 public enum PactExporter {
   /// A pact for `stubs`: one interaction per stub with a concrete request (see ``ExampleRequest/from(_:)``),
   /// skipping faults and the per-state copies made by ``PactImporter``.
   /// - Returns: the pact and the skipped stubs with reasons.
-  public static func pact(consumer: String, provider: String, stubs: [StubMapping]) -> (
+  public static func pact(
+    consumer: String, provider: String, stubs: [StubMapping], options: PactExportOptions = PactExportOptions()
+  ) -> (
     pact: JSONValue, skipped: [(String, String)]
   ) {
     var interactions: [JSONValue] = []
@@ -184,14 +214,16 @@ public enum PactExporter {
       interactions.append(
         interaction(
           description: description, states: states, request: request, requestRules: requestRules(stub),
-          status: stub.response.status, headers: responseHeaders, body: stub.response.body))
+          status: stub.response.status, headers: responseHeaders, body: stub.response.body, options: options))
     }
-    return (document(consumer: consumer, provider: provider, interactions), skipped)
+    return (document(consumer: consumer, provider: provider, interactions, options), skipped)
   }
 
   /// A pact from journal serve events (`GET /__admin/requests`): each matched request once (same method,
   /// URL and body), with the headers its stub required and the stub's response.
-  public static func pact(consumer: String, provider: String, journal: JSONValue) -> JSONValue {
+  public static func pact(
+    consumer: String, provider: String, journal: JSONValue, options: PactExportOptions = PactExportOptions()
+  ) -> JSONValue {
     var interactions: [JSONValue] = []
     var seen: Set<String> = []
     let events = (journal["requests"]?.arrayValue ?? []).reversed()
@@ -202,8 +234,12 @@ public enum PactExporter {
       else { continue }
       let body = request["body"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
       guard seen.insert("\(method) \(url) \(body ?? "")").inserted else { continue }
+      // The headers its stub required: its own matchers', or an imported interaction's.
+      let pactHeaders = stub["request"]?["customMatcher"]?["parameters"]?["request"]?["headers"]?.objectValue?
+        .keys
       let wanted = Set(
-        (stub["request"]?["headers"]?.objectValue?.keys ?? []).map { $0.lowercased() } + ["content-type"])
+        ((stub["request"]?["headers"]?.objectValue?.keys ?? []) + (pactHeaders ?? [])).map { $0.lowercased() }
+          + ["content-type"])
       let requestHeaders = (request["headers"]?.objectValue ?? JSONObject()).members.compactMap {
         m -> (String, String)? in
         guard wanted.contains(m.key.lowercased()) else { return nil }
@@ -223,6 +259,8 @@ public enum PactExporter {
         bodyBytes = Array(json.serialized().utf8)
       } else if let text = response["body"]?.stringValue {
         bodyBytes = Array(text.utf8)
+      } else if let b64 = response["base64Body"]?.stringValue, let data = Data(base64Encoded: b64) {
+        bodyBytes = [UInt8](data)
       }
       let name = stub["name"]?.stringValue ?? "\(method) \(url)"
       let states = stub["metadata"]?["pact"]?["providerStates"]?.arrayValue ?? []
@@ -232,13 +270,16 @@ public enum PactExporter {
             + (interactions.contains { $0["description"]?.stringValue == name } ? " (\(url))" : ""),
           states: states,
           request: ExampleRequest(method: method, url: url, headers: requestHeaders, body: body),
-          requestRules: nil, status: response["status"]?.numberValue?.intValue ?? 200, headers: headers,
-          body: bodyBytes))
+          requestRules: pactRules(stub), status: response["status"]?.numberValue?.intValue ?? 200,
+          headers: headers,
+          body: bodyBytes, options: options))
     }
-    return document(consumer: consumer, provider: provider, interactions)
+    return document(consumer: consumer, provider: provider, interactions, options)
   }
 
-  static func document(consumer: String, provider: String, _ interactions: [JSONValue]) -> JSONValue {
+  static func document(
+    consumer: String, provider: String, _ interactions: [JSONValue], _ options: PactExportOptions
+  ) -> JSONValue {
     .object(
       JSONObject(pairs: [
         ("consumer", .object(JSONObject(pairs: [("name", .string(consumer))]))),
@@ -248,8 +289,19 @@ public enum PactExporter {
           "metadata",
           .object(
             JSONObject(pairs: [
-              ("pactSpecification", .object(JSONObject(pairs: [("version", .string("3.0.0"))]))),
-              ("mockserver", .object(JSONObject(pairs: [("exportedBy", .string("mockserver export pact"))]))),
+              (
+                "pactSpecification",
+                .object(
+                  JSONObject(pairs: [("version", .string(options.specification >= 4 ? "4.0" : "3.0.0"))]))
+              ),
+              (
+                "mockserver",
+                .object(
+                  JSONObject(pairs: [
+                    ("exportedBy", .string("mockserver export pact")),
+                    ("version", .string(options.generator)),
+                  ]))
+              ),
             ]))
         ),
       ]))
@@ -284,42 +336,188 @@ public enum PactExporter {
     return pairs.isEmpty ? nil : .object(JSONObject(pairs: pairs))
   }
 
+  /// Response headers a provider cannot repeat: left out of the pact.
+  static let volatileResponseHeaders: Set<String> = [
+    "content-length", "transfer-encoding", "date", "connection", "keep-alive", "etag", "last-modified",
+    "set-cookie", "age", "expires", "server", "x-request-id", "x-correlation-id", "x-trace-id", "request-id",
+    "traceparent", "tracestate", "x-amzn-requestid", "x-amzn-trace-id", "cf-ray", "x-runtime",
+    "matched-stub-id",
+    "matched-stub-name", "x-response-time",
+  ]
+
+  /// A secret's example value and the `regex` rule that stands for it.
+  static func secretExample(_ name: String, _ value: String) -> (example: String, regex: String) {
+    switch name.lowercased() {
+    case "authorization", "proxy-authorization":
+      if let space = value.firstIndex(of: " "), !value[..<space].isEmpty {
+        let scheme = String(value[..<space])
+        let example = scheme.lowercased() == "basic" ? "RVhBTVBMRQ==" : "EXAMPLE"
+        return ("\(scheme) \(example)", "\(NSRegularExpression.escapedPattern(for: scheme)) .+")
+      }
+      return ("EXAMPLE", ".+")
+    case "cookie":
+      let names = value.split(separator: ";").compactMap {
+        $0.split(separator: "=", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) }
+      }.filter { !$0.isEmpty }
+      if names.isEmpty { return ("session=EXAMPLE", ".+") }
+      return (names.map { "\($0)=EXAMPLE" }.joined(separator: "; "), ".+")
+    default:
+      return ("EXAMPLE", ".+")
+    }
+  }
+
+  /// A regex for a `Location` whose last segment is an id (digits or a UUID), nil for other values.
+  static func locationPattern(_ value: String) -> String? {
+    let idPattern = try? NSRegularExpression(
+      pattern: "[0-9]+|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+    guard let idPattern else { return nil }
+    let range = NSRange(value.startIndex..., in: value)
+    let matches = idPattern.matches(in: value, range: range)
+    guard !matches.isEmpty else { return nil }
+    var out = ""
+    var last = value.startIndex
+    for m in matches {
+      guard let r = Range(m.range, in: value) else { continue }
+      out += NSRegularExpression.escapedPattern(for: String(value[last..<r.lowerBound]))
+      out += value[r].contains("-") ? "[0-9a-fA-F-]{36}" : "[0-9]+"
+      last = r.upperBound
+    }
+    return out + NSRegularExpression.escapedPattern(for: String(value[last...]))
+  }
+
+  /// An imported interaction's own request rules (V3/V4 form), from its stub's JSON.
+  static func pactRules(_ stub: JSONValue) -> JSONValue? {
+    guard let matcher = stub["request"]?["customMatcher"], matcher["name"] == .string("pact"),
+      let rules = try? PactMatchingRules(
+        json: matcher["parameters"]?["request"]?["matchingRules"], jsonPath: "$"),
+      !rules.isEmpty
+    else { return nil }
+    return rules.v3JSON
+  }
+
+  static func existingRule(_ rules: JSONValue?, _ category: String, _ name: String) -> JSONValue? {
+    rules?[category]?.objectValue?.members.first { $0.key.lowercased() == name.lowercased() }?.value
+  }
+
+  static func regexRule(_ regex: String) -> JSONValue {
+    .object(
+      JSONObject(pairs: [
+        (
+          "matchers",
+          .array([.object(JSONObject(pairs: [("match", .string("regex")), ("regex", .string(regex))]))])
+        )
+      ]))
+  }
+
+  /// `rules` with `extra` added to its `category` (by name).
+  static func adding(_ extra: [(String, JSONValue)], to category: String, in rules: JSONValue?) -> JSONValue?
+  {
+    guard !extra.isEmpty else { return rules }
+    var top = rules?.objectValue ?? JSONObject()
+    var inner = top[category]?.objectValue ?? JSONObject()
+    for (name, rule) in extra {
+      inner.members.removeAll { $0.key.lowercased() == name.lowercased() }
+      inner.members.append(.init(key: name, value: rule))
+    }
+    top.members.removeAll { $0.key == category }
+    top.members.append(.init(key: category, value: .object(inner)))
+    return .object(top)
+  }
+
+  /// A body as the specification writes it: JSON as JSON, text as text, anything else base64 (V4:
+  /// `{"content", "contentType", "encoded"}`; V3: the base64 text, as pact-reference writes binary bodies).
+  static func bodyJSON(_ bytes: [UInt8], contentType: String?, _ options: PactExportOptions) -> JSONValue {
+    let type = contentType.flatMap(PactContentType.init)
+    let text = String(validating: bytes, as: UTF8.self)
+    if type?.isJSON ?? false, let json = try? JSONValue.parse(bytes: bytes) {
+      guard options.specification >= 4 else { return json }
+      return .object(
+        JSONObject(pairs: [
+          ("content", json), ("contentType", .string(contentType ?? "application/json")),
+          ("encoded", .bool(false)),
+        ]))
+    }
+    let isText = (type.map { !$0.isBinary } ?? true) && text != nil
+    if options.specification >= 4 {
+      return .object(
+        JSONObject(pairs: [
+          ("content", .string(isText ? (text ?? "") : Data(bytes).base64EncodedString())),
+          ("contentType", .string(contentType ?? (isText ? "text/plain" : "application/octet-stream"))),
+          ("encoded", isText ? .bool(false) : .string("base64")),
+        ]))
+    }
+    return .string(isText ? (text ?? "") : Data(bytes).base64EncodedString())
+  }
+
+  static func headersJSON(_ headers: [(String, String)], _ options: PactExportOptions) -> JSONValue {
+    .object(
+      JSONObject(
+        pairs: headers.map {
+          ($0.0, options.specification >= 4 ? .array([.string($0.1)]) : .string($0.1))
+        }))
+  }
+
   static func interaction(
     description: String, states: [JSONValue], request: ExampleRequest, requestRules: JSONValue?, status: Int,
-    headers: [(String, String)], body: [UInt8]
+    headers: [(String, String)], body: [UInt8], options: PactExportOptions
   ) -> JSONValue {
     var req: [(String, JSONValue)] = [("method", .string(request.method)), ("path", .string(request.path))]
+    var requestRules = requestRules
     if !request.query.isEmpty {
-      let query = PactImporter.queryValues(.string(request.query))
+      var secretQuery: [(String, JSONValue)] = []
+      let query = PactImporter.queryValues(.string(request.query)).map { name, values in
+        guard options.isSecret(name) || values.contains("REDACTED") else { return (name, values) }
+        secretQuery.append((name, regexRule(".+")))
+        return (name, values.map { _ in "EXAMPLE" })
+      }
       req.append(
         ("query", .object(JSONObject(pairs: query.map { ($0.0, .array($0.1.map(JSONValue.string))) }))))
+      requestRules = adding(secretQuery, to: "query", in: requestRules)
     }
     if !request.headers.isEmpty {
-      req.append(("headers", .object(JSONObject(pairs: request.headers.map { ($0.0, .string($0.1)) }))))
+      var secretHeaders: [(String, JSONValue)] = []
+      let written = request.headers.map { name, value -> (String, String) in
+        guard options.isSecret(name) || value == "REDACTED" || value.hasSuffix(" REDACTED") else {
+          return (name, value)
+        }
+        // A rule the stub already has for it (an imported pact's) is kept, with an example it accepts.
+        if let rule = existingRule(requestRules, "header", name),
+          let regex = rule["matchers"]?.arrayValue?.first?["regex"]?.stringValue,
+          let example = RegexExample.generate(regex)
+        {
+          return (name, example)
+        }
+        let (example, regex) = secretExample(name, value)
+        secretHeaders.append((name, regexRule(regex)))
+        return (name, example)
+      }
+      req.append(("headers", headersJSON(written, options)))
+      requestRules = adding(secretHeaders, to: "header", in: requestRules)
     }
     if let body = request.body {
-      let isJSON = request.headers.contains {
-        $0.0.lowercased() == "content-type" && MediaTypeName($0.1).isJSON
-      }
-      req.append(("body", isJSON ? ((try? JSONValue.parse(body)) ?? .string(body)) : .string(body)))
+      let contentType = request.headers.first { $0.0.lowercased() == "content-type" }?.1
+      req.append(("body", bodyJSON(Array(body.utf8), contentType: contentType, options)))
     }
     if let requestRules { req.append(("matchingRules", requestRules)) }
     var res: [(String, JSONValue)] = [("status", .number(JSONNumber(status)))]
-    let kept = headers.filter {
-      !["content-length", "transfer-encoding", "date", "connection"].contains($0.0.lowercased())
-    }
-    if !kept.isEmpty {
-      res.append(("headers", .object(JSONObject(pairs: kept.map { ($0.0, .string($0.1)) }))))
-    }
-    if !body.isEmpty {
-      let contentType = kept.first { $0.0.lowercased() == "content-type" }?.1 ?? ""
-      if MediaTypeName(contentType).isJSON, let json = try? JSONValue.parse(bytes: body) {
-        res.append(("body", json))
-      } else {
-        res.append(("body", .string(String(decoding: body, as: UTF8.self))))
+    var responseRules: [(String, JSONValue)] = []
+    var kept: [(String, String)] = []
+    for (name, value) in headers where !volatileResponseHeaders.contains(name.lowercased()) {
+      if options.isSecret(name) || value == "REDACTED" { continue }
+      if name.lowercased() == "location", let pattern = locationPattern(value) {
+        responseRules.append((name, regexRule(pattern)))
       }
+      kept.append((name, value))
     }
-    var pairs: [(String, JSONValue)] = [("description", .string(description))]
+    if !kept.isEmpty { res.append(("headers", headersJSON(kept, options))) }
+    if !body.isEmpty {
+      let contentType = kept.first { $0.0.lowercased() == "content-type" }?.1
+      res.append(("body", bodyJSON(body, contentType: contentType, options)))
+    }
+    if let rules = adding(responseRules, to: "header", in: nil) { res.append(("matchingRules", rules)) }
+    var pairs: [(String, JSONValue)] = []
+    if options.specification >= 4 { pairs.append(("type", .string("Synchronous/HTTP"))) }
+    pairs.append(("description", .string(description)))
     if !states.isEmpty { pairs.append(("providerStates", .array(states))) }
     pairs.append(("request", .object(JSONObject(pairs: req))))
     pairs.append(("response", .object(JSONObject(pairs: res))))

@@ -224,7 +224,10 @@ package enum ContractCommands {
   static func exportPact(_ arguments: [String]) throws(CommandLineOptions.UsageError) -> Int32 {
     let a = try Arguments(
       arguments,
-      valued: ["--consumer", "--provider", "--fixtures", "--from-journal", "--out", "--admin-token"],
+      valued: [
+        "--consumer", "--provider", "--fixtures", "--from-journal", "--out", "--admin-token", "--spec",
+        "--redact",
+      ],
       flags: [])
     guard let consumer = a.value("--consumer"), let provider = a.value("--provider") else {
       throw CommandLineOptions.UsageError(
@@ -234,6 +237,18 @@ package enum ContractCommands {
       throw CommandLineOptions.UsageError(
         description: "unexpected argument '\(a.positional[0])' (see --help)")
     }
+    var specification = 4
+    if let spec = a.value("--spec") {
+      switch spec.lowercased() {
+      case "v3", "3": specification = 3
+      case "v4", "4": specification = 4
+      default:
+        throw CommandLineOptions.UsageError(description: "--spec expects v3 or v4, got '\(spec)'")
+      }
+    }
+    let options = PactExportOptions(
+      specification: specification, redactedNames: Set(a.values["--redact"] ?? []),
+      generator: "mockserver \(MockServerInfo.version)")
     let pact: JSONValue
     if let server = a.value("--from-journal") {
       var headers: [(String, String)] = []
@@ -247,7 +262,7 @@ package enum ContractCommands {
         MockServerMain.printError("mockserver: cannot read the journal at \(base)/__admin/requests")
         return 3
       }
-      pact = PactExporter.pact(consumer: consumer, provider: provider, journal: journal)
+      pact = PactExporter.pact(consumer: consumer, provider: provider, journal: journal, options: options)
     } else {
       let directory = a.value("--fixtures") ?? "Fixtures"
       let fixtures = FixtureLoader.load(directory: directory)
@@ -256,7 +271,7 @@ package enum ContractCommands {
         return 1
       }
       let (document, skipped) = PactExporter.pact(
-        consumer: consumer, provider: provider, stubs: fixtures.stubs)
+        consumer: consumer, provider: provider, stubs: fixtures.stubs, options: options)
       for (name, reason) in skipped { MockServerMain.printError("mockserver: skipped \(name): \(reason)") }
       pact = document
     }
@@ -271,7 +286,8 @@ package enum ContractCommands {
       MockServerMain.printError("mockserver: cannot write \(out): \(error.localizedDescription)")
       return 3
     }
-    print("wrote \(out) (\(pact["interactions"]?.arrayValue?.count ?? 0) interactions, Pact v3)")
+    print(
+      "wrote \(out) (\(pact["interactions"]?.arrayValue?.count ?? 0) interactions, Pact v\(specification))")
     return 0
   }
 

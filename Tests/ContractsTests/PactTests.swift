@@ -114,7 +114,7 @@ func referenceVerify(_ base: URL, _ files: [String]) async throws -> (Int32, Str
         "--out", exported)
         == 0)
     let pact = try JSONValue.parse(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: exported))))
-    #expect(pact["metadata"]?["pactSpecification"]?["version"] == .string("3.0.0"))
+    #expect(pact["metadata"]?["pactSpecification"]?["version"] == .string("4.0"))
     #expect(pact["interactions"]?.arrayValue?.count == 4)
 
     let server = try TestMockServer.start(fixtures: fixtures)
@@ -127,6 +127,10 @@ func referenceVerify(_ base: URL, _ files: [String]) async throws -> (Int32, Str
     _ = try await exchange(
       server.baseURL, "GET", "/api/v1/me?lang=en", headers: ["Accept": "application/json"])
     _ = try await exchange(server.baseURL, "GET", "/api/v1/friends/999")
+    let friends = try await exchange(
+      server.baseURL, "GET", "/api/v1/friends?page=1",
+      headers: ["Authorization": "Bearer live-secret-4711", "Cookie": "session=live-cookie-4711"])
+    #expect(friends.status == 200)
     let fromJournal = fixtures + "/out/journal.json"
     let base = server.baseURL.absoluteString
     let code = await offPool {
@@ -140,9 +144,71 @@ func referenceVerify(_ base: URL, _ files: [String]) async throws -> (Int32, Str
       bytes: Array(try Data(contentsOf: URL(fileURLWithPath: fromJournal))))
     #expect(
       journalPact["interactions"]?.arrayValue?.compactMap { $0["request"]?["path"]?.stringValue }.sorted()
-        == ["/api/v1/friends/999", "/api/v1/me"])
+        == ["/api/v1/friends", "/api/v1/friends/999", "/api/v1/me"])
+    // The token the client sent is never written; the pact's own rule stands for it.
+    let journalText = try String(contentsOfFile: fromJournal, encoding: .utf8)
+    #expect(!journalText.contains("live-secret-4711") && !journalText.contains("live-cookie-4711"))
     let (journalStatus, journalOutput) = try await referenceVerify(server.baseURL, [fromJournal])
     #expect(journalStatus == 0, "\(journalOutput)")
+  }
+
+  /// Stubs with a binary body, a bearer-protected endpoint, volatile headers and an id in `Location`:
+  /// the exported pact (V4 and V3) holds no secret, no volatile value and the exact bytes, Pact's verifier
+  /// accepts it against a provider serving the same answers, and refuses it once a field is renamed.
+  @Test(arguments: ["v4", "v3"]) func exportedPactHasNoSecretsAndVerifiesByteExact(spec: String) async throws
+  {
+    let fixtures = try temporaryFolder("export-secrets")
+    defer { try? FileManager.default.removeItem(atPath: fixtures) }
+    try FileManager.default.createDirectory(atPath: fixtures + "/mappings", withIntermediateDirectories: true)
+    let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0xFF, 0xFE, 0x80, 0x01, 0x02]
+    let stubs = #"""
+      {"mappings": [
+        {"name": "logo", "request": {"method": "GET", "urlPath": "/logo.png"},
+         "response": {"status": 200, "headers": {"Content-Type": "image/png", "ETag": "\"abc123\"",
+           "Date": "Sun, 06 Dec 2026 05:00:00 GMT", "X-Request-Id": "7f3a"},
+           "base64Body": "\#(Data(png).base64EncodedString())"}},
+        {"name": "account", "request": {"method": "GET", "urlPath": "/account",
+           "headers": {"Authorization": {"matches": "Bearer .+"}}},
+         "metadata": {"x-example-request": {"method": "GET", "url": "/account",
+           "headers": {"Authorization": "Bearer s3cr3t-token-XYZ", "Cookie": "session=c00kie-value"}}},
+         "response": {"status": 200, "headers": {"Content-Type": "application/json",
+           "Set-Cookie": "session=c00kie-value"}, "jsonBody": {"id": 7, "owner": "aiko"}}},
+        {"name": "create", "request": {"method": "POST", "urlPath": "/items"},
+         "metadata": {"x-example-request": {"method": "POST", "url": "/items",
+           "headers": {"Content-Type": "application/json"}, "body": "{\"name\":\"pen\"}"}},
+         "response": {"status": 201, "headers": {"Location": "/items/4711", "Content-Type": "application/json"},
+           "jsonBody": {"id": 4711, "name": "pen"}}}
+      ]}
+      """#
+    try Data(stubs.utf8).write(to: URL(fileURLWithPath: fixtures + "/mappings/api.json"))
+    let exported = fixtures + "/out/pact.json"
+    #expect(
+      mockserver(
+        "export", "pact", "--consumer", "App", "--provider", "API", "--fixtures", fixtures, "--out", exported,
+        "--spec", spec) == 0)
+    let text = try String(contentsOfFile: exported, encoding: .utf8)
+    for secret in ["s3cr3t-token-XYZ", "c00kie-value", "abc123", "7f3a", "06 Dec 2026"] {
+      #expect(!text.contains(secret), "\(secret) was written")
+    }
+    let pact = try JSONValue.parse(text)
+    let interactions = pact["interactions"]?.arrayValue ?? []
+    let logo = try #require(interactions.first { $0["description"] == .string("logo") })
+    let body = try #require(logo["response"]?["body"])
+    let base64 = spec == "v4" ? body["content"]?.stringValue : body.stringValue
+    #expect(base64.flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) } == png)
+    if spec == "v4" { #expect(body["encoded"] == .string("base64")) }
+
+    let server = try TestMockServer.start(fixtures: fixtures)
+    defer { server.stop() }
+    let (status, output) = try await referenceVerify(server.baseURL, [exported])
+    #expect(status == 0, "\(output)")
+    // A provider that renamed one field fails Pact's verifier.
+    try server.stub(
+      json:
+        #"{"priority": 1, "request": {"method": "GET", "urlPath": "/account"}, "response": {"status": 200, "headers": {"Content-Type": "application/json"}, "jsonBody": {"id": 7, "ownerName": "aiko"}}}"#
+    )
+    let (renamed, _) = try await referenceVerify(server.baseURL, [exported])
+    #expect(renamed != 0)
   }
 
   @Test func importerRejectsFilesThatAreNotPacts() throws {
