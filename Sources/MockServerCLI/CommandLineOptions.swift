@@ -303,10 +303,13 @@ public struct CommandLineOptions: Sendable, Equatable {
       mockserver --openapi SPEC        serve stubs generated from an OpenAPI document (Prefer: code=404)
                  [--validate-requests] [--validate-responses]   check traffic against the document
       mockserver import openapi SPEC [--out DIR] [--seed N]   write DIR/mappings/ from an OpenAPI document
-      mockserver import pact FILE... [--out DIR]   write DIR/mappings/ from Pact files (v2, v3, v4)
+      mockserver import pact FILE... [--out DIR] [--lenient]   write DIR/mappings/ from Pact files (v1-v4)
       mockserver export pact --consumer C --provider P [--fixtures DIR] [--from-journal URL] [--out FILE]
+                 [--spec v3|v4] [--redact NAME]...   a pact without secrets (default V4)
       mockserver verify --upstream URL [--fixtures DIR] [--only NAME]... [--junit FILE] [--header 'K: V']
                                        compare the fixtures with the running provider (docs/contracts.md)
+      mockserver verify --pact FILE... --upstream URL [--provider-states-setup-url URL] [--junit FILE]
+                                       replay a pact's interactions against the provider, as Pact's verifier
       mockserver record --upstream URL [--out DIR] [--port N] [--match-headers H,...] [--redact NAME,...]
                                        a recording proxy until Ctrl-C, then DIR/mappings/ and DIR/__files/
                                        (default DIR: Fixtures; docs/recording.md)

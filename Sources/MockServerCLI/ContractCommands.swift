@@ -293,13 +293,109 @@ package enum ContractCommands {
 
   // MARK: - Drift
 
+  /// `verify --pact FILE… --upstream URL [--provider-states-setup-url URL]`: each interaction replayed
+  /// against the provider and its answer compared as Pact's verifier does; the same report, JUnit file and
+  /// exit codes as the fixture drift check (3 when a pact cannot be read).
+  static func verifyPacts(
+    _ files: [String], upstream: String, setup: String?, extraHeaders: [(String, String)], timeout: Int,
+    junit: String?
+  ) -> Int32 {
+    let base = upstream.hasSuffix("/") ? String(upstream.dropLast()) : upstream
+    var results: [DriftResult] = []
+    for file in files {
+      let cases: [PactVerification.Case]
+      do {
+        guard let data = FileManager.default.contents(atPath: file) else {
+          MockServerMain.printError("mockserver: \(file): cannot read the file")
+          return 3
+        }
+        cases = try PactVerification.cases(from: try JSONValue.parse(bytes: Array(data)))
+      } catch {
+        MockServerMain.printError("mockserver: \(file): \(error)")
+        return 3
+      }
+      let name = (file as NSString).lastPathComponent
+      for c in cases {
+        guard var request = c.request, c.skipped == nil else {
+          results.append(
+            DriftResult(file: name, name: c.description, request: c.request, skipped: c.skipped, findings: [])
+          )
+          continue
+        }
+        if !c.providerStates.isEmpty {
+          guard let setup else {
+            results.append(
+              DriftResult(
+                file: name, name: c.description, request: request,
+                skipped: "it needs provider states (--provider-states-setup-url URL sets them up)",
+                findings: []))
+            continue
+          }
+          var failed: String?
+          for state in c.providerStates {
+            guard let url = URL(string: setup), let host = url.host else {
+              failed = "not a URL: \(setup)"
+              break
+            }
+            let origin = "\(url.scheme ?? "http")://\(host)" + (url.port.map { ":\($0)" } ?? "")
+            let call = ExampleRequest(
+              method: "POST", url: url.path.isEmpty ? "/" : url.path,
+              headers: [("Content-Type", "application/json")], body: PactVerification.stateSetupBody(state))
+            switch UpstreamClient.send(base: origin, call, timeoutMilliseconds: timeout) {
+            case .success(let (status, _, _)) where status < 300: continue
+            case .success(let (status, _, _)): failed = "the state set-up answered \(status)"
+            case .failure(let message): failed = "the state set-up failed: \(message.description)"
+            }
+          }
+          if let failed {
+            results.append(
+              DriftResult(
+                file: name, name: c.description, request: request, skipped: nil,
+                findings: [DriftFinding(kind: .unreachable, path: "provider state", message: failed)]))
+            continue
+          }
+        }
+        for (k, v) in extraHeaders {
+          request.headers.removeAll { $0.0.lowercased() == k.lowercased() }
+          request.headers.append((k, v))
+        }
+        switch UpstreamClient.send(base: base, request, timeoutMilliseconds: timeout) {
+        case .success(let (status, headers, body)):
+          results.append(
+            DriftResult(
+              file: name, name: c.description, request: c.request, skipped: nil,
+              findings: PactVerification.compare(c, status: status, headers: headers, body: body)))
+        case .failure(let message):
+          results.append(
+            DriftResult(
+              file: name, name: c.description, request: c.request, skipped: nil,
+              findings: [DriftFinding(kind: .unreachable, path: "upstream", message: message.description)]))
+        }
+      }
+    }
+    print(DriftReport.text(results, upstream: base))
+    if let junit {
+      do {
+        try Data(DriftReport.junit(results).utf8).write(to: URL(fileURLWithPath: junit))
+      } catch {
+        MockServerMain.printError("mockserver: cannot write \(junit): \(error.localizedDescription)")
+        return 3
+      }
+    }
+    return results.contains(where: \.drifted) ? 1 : 0
+  }
+
   /// `mockserver verify --upstream URL [--fixtures DIR] [--only NAME]... [--junit FILE] [--header 'K: V']...
   /// [--timeout-ms N]`.
   /// Exit 0 when nothing drifted, 1 on drift or an unreachable provider, 3 when the fixtures cannot be
   /// loaded or the report cannot be written.
   static func verify(_ arguments: [String]) throws(CommandLineOptions.UsageError) -> Int32 {
     let a = try Arguments(
-      arguments, valued: ["--upstream", "--fixtures", "--only", "--junit", "--header", "--timeout-ms"],
+      arguments,
+      valued: [
+        "--upstream", "--fixtures", "--only", "--junit", "--header", "--timeout-ms", "--pact",
+        "--provider-states-setup-url",
+      ],
       flags: [])
     guard let upstream = a.value("--upstream") else {
       throw CommandLineOptions.UsageError(description: "verify needs --upstream URL (the real provider)")
@@ -331,6 +427,12 @@ package enum ContractCommands {
       !extraHeaders.contains(where: { $0.0.lowercased() == "authorization" })
     {
       extraHeaders.append(("Authorization", auth))
+    }
+    if let pactFiles = a.values["--pact"] {
+      return verifyPacts(
+        pactFiles, upstream: upstream, setup: a.value("--provider-states-setup-url"),
+        extraHeaders: extraHeaders,
+        timeout: timeout, junit: a.value("--junit"))
     }
     let directory = a.value("--fixtures") ?? "Fixtures"
     let fixtures = FixtureLoader.load(directory: directory)

@@ -11,6 +11,9 @@ package enum PactHeaderComparison {
     "cache-control", "if-match", "if-none-match", "vary",
   ]
 
+  /// True for the fields whose value is a comma-separated list.
+  package static func isList(_ name: String) -> Bool { listFields.contains(name.lowercased()) }
+
   /// One field value as Pact reads it: split at commas for list fields, trimmed.
   package static func parse(name: String, value: String) -> [String] {
     if listFields.contains(name.lowercased()) {

@@ -199,11 +199,13 @@ package struct PactRequestExpectation: Sendable, Hashable {
     }
     let headerContext = PactMatchingContext(rules: rules.header, allowUnexpectedKeys: false)
     out += PactHeaderComparison.compare(headers, received.headers, headerContext)
-    out += compareBody(received, headerContext)
+    out += PactRequestExpectation.compareBody(
+      expected: body, expectedHeaders: headers, actual: received.body, actualHeaders: received.headers,
+      rules: rules, allowUnexpectedKeys: false)
     return out
   }
 
-  private func contentType(of body: PactBody, headers: [(String, [String])]) -> PactContentType {
+  private static func contentType(of body: PactBody, headers: [(String, [String])]) -> PactContentType {
     if case .present(_, let declared?) = body { return declared }
     if let h = headers.first(where: { $0.0.lowercased() == "content-type" })?.1.joined(separator: ", "),
       let parsed = PactContentType(h)
@@ -216,11 +218,16 @@ package struct PactRequestExpectation: Sendable, Hashable {
     return .unknown
   }
 
-  private func compareBody(_ received: PactReceivedRequest, _ headerContext: PactMatchingContext)
-    -> [PactMismatch]
-  {
+  /// pact_matching's `match_body`: the media types must agree (or a `Content-Type` rule accept the actual
+  /// one), then the bodies are compared by the expected type. Requests allow no unexpected keys,
+  /// responses do.
+  package static func compareBody(
+    expected body: PactBody, expectedHeaders headers: [(String, [String])], actual: PactBody,
+    actualHeaders: [(String, [String])], rules: PactMatchingRules, allowUnexpectedKeys: Bool
+  ) -> [PactMismatch] {
+    let headerContext = PactMatchingContext(rules: rules.header, allowUnexpectedKeys: allowUnexpectedKeys)
     let expectedType = contentType(of: body, headers: headers)
-    let actualType = contentType(of: received.body, headers: received.headers)
+    let actualType = contentType(of: actual, headers: actualHeaders)
     let typeRule = !rules.header.best(["$", "content-type"]).isEmpty
     let comparable =
       expectedType.isUnknown || actualType.isUnknown || expectedType.isEquivalent(to: actualType)
@@ -237,8 +244,8 @@ package struct PactRequestExpectation: Sendable, Hashable {
           message: "Expected a body of '\(expectedType)' but the actual content type was '\(actualType)'")
       ]
     }
-    let context = PactMatchingContext(rules: rules.body, allowUnexpectedKeys: false)
-    switch (body, received.body) {
+    let context = PactMatchingContext(rules: rules.body, allowUnexpectedKeys: allowUnexpectedKeys)
+    switch (body, actual) {
     case (.missing, _): return []
     case (.null, .present(let b, _)), (.empty, .present(let b, _)):
       return [
@@ -253,12 +260,12 @@ package struct PactRequestExpectation: Sendable, Hashable {
     case (.present(let e, _), .present(let a, _)):
       return PactRequestExpectation.compareBodies(
         e, a, expectedType: expectedType, expectedHeader: headerText(headers),
-        actualHeader: headerText(received.headers),
+        actualHeader: headerText(actualHeaders),
         context)
     }
   }
 
-  private func headerText(_ headers: [(String, [String])]) -> String? {
+  private static func headerText(_ headers: [(String, [String])]) -> String? {
     headers.first { $0.0.lowercased() == "content-type" }?.1.joined(separator: ", ")
   }
 
@@ -442,5 +449,65 @@ package enum PactQuery {
     case 97...102: return c - 87
     default: return nil
     }
+  }
+}
+
+/// The expected response of one HTTP interaction with its matching rules: what Pact's verifier compares a
+/// provider's answer with (extra headers and extra body fields allowed).
+package struct PactResponseExpectation: Sendable {
+  package var status: Int
+  package var headers: [(String, [String])]
+  package var body: PactBody
+  package var rules: PactMatchingRules
+
+  /// Reads an interaction's `response` for specification `version` (1–4).
+  /// - Throws: ``PactRuleError`` naming the JSON path of anything this matcher cannot honour.
+  package init(response: JSONObject, version: Int, jsonPath: String) throws(PactRuleError) {
+    status = response["status"]?.numberValue?.intValue ?? 200
+    var headers: [(String, [String])] = []
+    for member in response["headers"]?.objectValue ?? JSONObject() {
+      switch member.value {
+      case .string(let s):
+        headers.append((member.key, PactHeaderComparison.parse(name: member.key, value: s)))
+      case .array(let values): headers.append((member.key, values.map(PactRuleChecks.text)))
+      default: headers.append((member.key, [member.value.serialized()]))
+      }
+    }
+    self.headers = headers
+    body = try PactBody(part: response, headers: headers, version: version, jsonPath: jsonPath)
+    rules = try PactMatchingRules(json: response["matchingRules"], jsonPath: jsonPath + ".matchingRules")
+  }
+
+  /// Every difference between the provider's answer and this expectation, as Pact's verifier finds them.
+  package func mismatches(status actualStatus: Int, fields: [(String, String)], body actualBody: [UInt8])
+    -> [PactMismatch]
+  {
+    var out: [PactMismatch] = []
+    if let list = rules.others["status"].flatMap({ try? PactMatchingRules.statusRules($0) }), !list.isEmpty {
+      out += PactRuleChecks.apply(list, path: []) {
+        PactRuleChecks.string($0, String(status), String(actualStatus), cascaded: $1)
+      }.map { PactMismatch(part: "status", location: "", message: $0) }
+    } else if status != actualStatus {
+      out.append(
+        PactMismatch(part: "status", location: "", message: "expected \(status) but was \(actualStatus)"))
+    }
+    let received = PactReceivedRequest(method: "GET", target: "/", fields: fields, body: actualBody)
+    let headerContext = PactMatchingContext(rules: rules.header, allowUnexpectedKeys: true)
+    out += PactHeaderComparison.compare(headers, received.headers, headerContext)
+    out += PactRequestExpectation.compareBody(
+      expected: body, expectedHeaders: headers, actual: received.body, actualHeaders: received.headers,
+      rules: rules, allowUnexpectedKeys: true)
+    return out
+  }
+}
+
+extension PactMatchingRules {
+  /// The rules of a response's `status` category (`{"matchers": [...]}`).
+  static func statusRules(_ value: JSONValue) throws(PactRuleError) -> PactRuleList {
+    var list = PactRuleList(rules: [], isOr: value["combine"]?.stringValue?.uppercased() == "OR")
+    for (k, rule) in (value["matchers"]?.arrayValue ?? []).enumerated() {
+      list.rules.append(try PactMatchingRule.parse(rule, jsonPath: "$.status.matchers[\(k)]"))
+    }
+    return list
   }
 }

@@ -223,3 +223,85 @@ func referenceVerify(_ base: URL, _ files: [String]) async throws -> (Int32, Str
     }
   }
 }
+
+/// `verify --pact` against Pact's own verifier on the same pact and providers: a provider that honours the
+/// interaction (adding a field), one that renamed a field, one that changed a type, one without the
+/// endpoint.
+@Suite(.serialized) struct PactProviderVerificationTests {
+  static let pact = #"""
+    {"consumer": {"name": "App"}, "provider": {"name": "Users"},
+     "metadata": {"pactSpecification": {"version": "3.0.0"}},
+     "interactions": [{"description": "a user", "request": {"method": "GET", "path": "/users/1"},
+       "response": {"status": 200, "headers": {"Content-Type": "application/json"},
+         "body": {"id": 1, "name": "Aiko", "tags": ["a"]},
+         "matchingRules": {"body": {"$.id": {"matchers": [{"match": "integer"}]},
+           "$.name": {"matchers": [{"match": "type"}]}, "$.tags": {"matchers": [{"match": "type", "min": 1}]}}}}}]}
+    """#
+
+  @Test(arguments: [
+    (#"{"id": 5, "name": "Bo", "tags": ["x", "y"], "extra": true}"#, true),
+    (#"{"id": 5, "fullName": "Bo", "tags": ["x"]}"#, false),
+    (#"{"id": "5", "name": "Bo", "tags": ["x"]}"#, false),
+    ("", false),
+  ])
+  func agreesWithPactsVerifier(providerBody: String, honours: Bool) async throws {
+    let folder = try temporaryFolder("verify-pact")
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let pactFile = folder + "/pact.json"
+    try Data(Self.pact.utf8).write(to: URL(fileURLWithPath: pactFile))
+    let server = try TestMockServer.start()
+    defer { server.stop() }
+    if !providerBody.isEmpty {
+      try server.stub(
+        json:
+          #"{"request": {"method": "GET", "urlPath": "/users/1"}, "response": {"status": 200, "headers": {"Content-Type": "application/json"}, "body": "#
+          + JSONValue.quoted(providerBody) + "}}")
+    }
+    let (reference, output) = try await referenceVerify(server.baseURL, [pactFile])
+    #expect((reference == 0) == honours, "Pact's verifier: \(output)")
+    let junit = folder + "/report.xml"
+    let ours = await offPool {
+      MockServerMain.run(arguments: [
+        "verify", "--pact", pactFile, "--upstream", server.baseURL.absoluteString, "--junit", junit,
+      ])
+    }
+    #expect(ours == (honours ? 0 : 1))
+    let report = try String(contentsOfFile: junit, encoding: .utf8)
+    #expect(report.contains("failures=\"\(honours ? 0 : 1)\""))
+  }
+
+  @Test func providerStatesAreSetUpFirst() async throws {
+    let folder = try temporaryFolder("verify-states")
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let pactFile = folder + "/pact.json"
+    try Data(
+      Self.pact.replacingOccurrences(
+        of: #""description": "a user","#,
+        with: #""description": "a user", "providerStates": [{"name": "user 1 exists", "params": {"id": 1}}],"#
+      ).utf8
+    ).write(to: URL(fileURLWithPath: pactFile))
+    let server = try TestMockServer.start()
+    defer { server.stop() }
+    // The user exists only once the state set-up call arrived (a scenario step).
+    try server.stub(
+      json:
+        #"{"scenarioName": "users", "newScenarioState": "ready", "request": {"method": "POST", "urlPath": "/_states", "bodyPatterns": [{"equalToJson": {"state": "user 1 exists", "params": {"id": 1}, "action": "setup"}}]}, "response": {"status": 200}}"#
+    )
+    try server.stub(
+      json:
+        #"{"scenarioName": "users", "requiredScenarioState": "ready", "request": {"method": "GET", "urlPath": "/users/1"}, "response": {"status": 200, "headers": {"Content-Type": "application/json"}, "jsonBody": {"id": 1, "name": "Aiko", "tags": ["a"]}}}"#
+    )
+    let base = server.baseURL.absoluteString
+    let withoutSetup = await offPool {
+      MockServerMain.run(arguments: ["verify", "--pact", pactFile, "--upstream", base])
+    }
+    #expect(withoutSetup == 0, "no set-up URL: the interaction is skipped, not failed")
+    let code = await offPool {
+      MockServerMain.run(arguments: [
+        "verify", "--pact", pactFile, "--upstream", base, "--provider-states-setup-url", base + "/_states",
+      ])
+    }
+    #expect(code == 0)
+    #expect(server.requests.contains { $0.request.head.rawPath == "/_states" })
+  }
+}
