@@ -136,6 +136,7 @@ let package = Package(
       ],
       exclude: [
         "Pact/consumer.py", "Pact/verify.py", "Pact/reference_match.py", "Pact/compatibility-cases.json",
+        "Pact/rule-cases.json",
         "Documents/users.yaml",
       ]),
     .testTarget(
