@@ -72,8 +72,9 @@ public struct ExampleRequest: Sendable, Hashable {
         }
         url = url.split(separator: "{\(p.name)}", omittingEmptySubsequences: false).joined(separator: v)
       }
-      if url.contains("{") {
-        return .failure(.init(reason: "the path template \(t.template) has no example values"))
+      // A variable without a matcher takes any segment: the example is 1 (the pact's path rule says so).
+      while let open = url.firstIndex(of: "{"), let close = url[open...].firstIndex(of: "}") {
+        url.replaceSubrange(open...close, with: "1")
       }
     case .urlPattern(let r), .urlPathPattern(let r):
       guard let example = RegexExample.generate(r.pattern), example.hasPrefix("/") else {
@@ -211,10 +212,17 @@ public enum PactExporter {
         ]
       }
       let responseHeaders = stub.response.headers.map { ($0.name, $0.value) }
-      interactions.append(
-        interaction(
-          description: description, states: states, request: request, requestRules: requestRules(stub),
-          status: stub.response.status, headers: responseHeaders, body: stub.response.body, options: options))
+      var made = interaction(
+        description: description, states: states, request: request, requestRules: requestRules(stub),
+        status: stub.response.status, headers: responseHeaders, body: stub.response.body, options: options)
+      // An imported V4 interaction's pending flag, comments and key are written back.
+      if options.specification >= 4, case .object(var o) = made {
+        for key in ["pending", "comments", "key"] {
+          if let v = stub.metadata?["pact"]?[key] { o.members.append(.init(key: key, value: v)) }
+        }
+        made = .object(o)
+      }
+      interactions.append(made)
     }
     return (document(consumer: consumer, provider: provider, interactions, options), skipped)
   }
@@ -311,6 +319,35 @@ public enum PactExporter {
   static func requestRules(_ stub: StubMapping) -> JSONValue? {
     // An imported interaction keeps the pact's own rules (V3/V4 form), unloosened.
     if let pact = stub.request.pact { return pact.rules.isEmpty ? nil : pact.rules.v3JSON }
+    var pathRule: JSONValue?
+    switch stub.request.url {
+    case .urlPathTemplate(let t):
+      // Each variable one segment (or what its path parameter matcher accepts, when that is a regex).
+      var regex = ""
+      var rest = Substring(t.template)
+      while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+        regex += regexLiteral(String(rest[..<open]))
+        let name = String(rest[rest.index(after: open)..<close])
+        regex +=
+          stub.source["request"]?["pathParameters"]?[name]?["matches"]?.stringValue.map { "(\($0))" }
+          ?? "[^/]+"
+        rest = rest[rest.index(after: close)...]
+      }
+      pathRule = regexRule(regex + regexLiteral(String(rest)))
+    case .urlPathPattern(let r):
+      pathRule = regexRule(r.pattern)
+    default:
+      break
+    }
+    let base = headerAndQueryRules(stub)
+    guard let pathRule else { return base }
+    var top = base?.objectValue ?? JSONObject()
+    top.members.insert(.init(key: "path", value: pathRule), at: 0)
+    return .object(top)
+  }
+
+  /// `matches` headers and query parameters as `regex` rules.
+  static func headerAndQueryRules(_ stub: StubMapping) -> JSONValue? {
     var header: [(String, JSONValue)] = []
     var query: [(String, JSONValue)] = []
     let source = stub.source["request"] ?? .null
@@ -352,7 +389,7 @@ public enum PactExporter {
       if let space = value.firstIndex(of: " "), !value[..<space].isEmpty {
         let scheme = String(value[..<space])
         let example = scheme.lowercased() == "basic" ? "RVhBTVBMRQ==" : "EXAMPLE"
-        return ("\(scheme) \(example)", "\(NSRegularExpression.escapedPattern(for: scheme)) .+")
+        return ("\(scheme) \(example)", "\(regexLiteral(scheme)) .+")
       }
       return ("EXAMPLE", ".+")
     case "cookie":
@@ -378,11 +415,11 @@ public enum PactExporter {
     var last = value.startIndex
     for m in matches {
       guard let r = Range(m.range, in: value) else { continue }
-      out += NSRegularExpression.escapedPattern(for: String(value[last..<r.lowerBound]))
+      out += regexLiteral(String(value[last..<r.lowerBound]))
       out += value[r].contains("-") ? "[0-9a-fA-F-]{36}" : "[0-9]+"
       last = r.upperBound
     }
-    return out + NSRegularExpression.escapedPattern(for: String(value[last...]))
+    return out + regexLiteral(String(value[last...]))
   }
 
   /// An imported interaction's own request rules (V3/V4 form), from its stub's JSON.
@@ -397,6 +434,16 @@ public enum PactExporter {
 
   static func existingRule(_ rules: JSONValue?, _ category: String, _ name: String) -> JSONValue? {
     rules?[category]?.objectValue?.members.first { $0.key.lowercased() == name.lowercased() }?.value
+  }
+
+  /// `text` as a regular expression that matches only it (metacharacters escaped, `/` left alone).
+  static func regexLiteral(_ text: String) -> String {
+    var out = ""
+    for c in text {
+      if "\\^$.|?*+()[]{}".contains(c) { out.append("\\") }
+      out.append(c)
+    }
+    return out
   }
 
   static func regexRule(_ regex: String) -> JSONValue {

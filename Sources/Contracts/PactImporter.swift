@@ -174,6 +174,10 @@ public enum PactImporter {
         ("file", .string(file)), ("interaction", .number(JSONNumber(k))),
       ]
       if !states.isEmpty { meta.append(("providerStates", .array(states))) }
+      // V4's own fields, kept so that an export writes them back.
+      for key in ["pending", "comments", "key"] {
+        if let v = interaction[key] { meta.append((key, v)) }
+      }
       if !responseRules.bodyRules().isEmpty {
         meta.append(
           (

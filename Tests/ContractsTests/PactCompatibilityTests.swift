@@ -135,4 +135,25 @@ import Testing
     #expect(warnings.count == 1)
     #expect(warnings.first?.contains("team.json: interaction \"uses a plugin rule\"") == true)
   }
+
+  /// V4's `pending`, `comments` and `key` survive an import and an export.
+  @Test func v4InteractionFieldsAreWrittenBack() throws {
+    let folder = try temporaryFolder("v4-fields")
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let pactFile = folder + "/pact.json"
+    try Data(
+      #"{"consumer": {"name": "c"}, "provider": {"name": "p"}, "metadata": {"pactSpecification": {"version": "4.0"}}, "interactions": [{"type": "Synchronous/HTTP", "key": "k-1", "pending": true, "comments": {"text": ["draft"]}, "description": "d", "request": {"method": "GET", "path": "/d"}, "response": {"status": 204}}]}"#
+        .utf8
+    ).write(to: URL(fileURLWithPath: pactFile))
+    #expect(mockserver("import", "pact", pactFile, "--out", folder) == 0)
+    let out = folder + "/out.json"
+    #expect(
+      mockserver("export", "pact", "--consumer", "c", "--provider", "p", "--fixtures", folder, "--out", out)
+        == 0)
+    let exported = try JSONValue.parse(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: out))))
+    let interaction = try #require(exported["interactions"]?.arrayValue?.first)
+    #expect(interaction["pending"] == .bool(true))
+    #expect(interaction["key"] == .string("k-1"))
+    #expect(interaction["comments"]?["text"]?.arrayValue?.first == .string("draft"))
+  }
 }

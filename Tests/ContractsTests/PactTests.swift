@@ -173,6 +173,8 @@ func referenceVerify(_ base: URL, _ files: [String]) async throws -> (Int32, Str
            "headers": {"Authorization": "Bearer s3cr3t-token-XYZ", "Cookie": "session=c00kie-value"}}},
          "response": {"status": 200, "headers": {"Content-Type": "application/json",
            "Set-Cookie": "session=c00kie-value"}, "jsonBody": {"id": 7, "owner": "aiko"}}},
+        {"name": "item", "request": {"method": "GET", "urlPathTemplate": "/items/{id}"},
+         "response": {"status": 200, "headers": {"Content-Type": "application/json"}, "jsonBody": {"name": "pen"}}},
         {"name": "create", "request": {"method": "POST", "urlPath": "/items"},
          "metadata": {"x-example-request": {"method": "POST", "url": "/items",
            "headers": {"Content-Type": "application/json"}, "body": "{\"name\":\"pen\"}"}},
@@ -197,6 +199,12 @@ func referenceVerify(_ base: URL, _ files: [String]) async throws -> (Int32, Str
     let base64 = spec == "v4" ? body["content"]?.stringValue : body.stringValue
     #expect(base64.flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) } == png)
     if spec == "v4" { #expect(body["encoded"] == .string("base64")) }
+    // A templated path: an example id and a path rule that takes any.
+    let item = try #require(interactions.first { $0["description"] == .string("item") })
+    #expect(item["request"]?["path"] == .string("/items/1"))
+    #expect(
+      item["request"]?["matchingRules"]?["path"]?["matchers"]?.arrayValue?.first?["regex"]
+        == .string("/items/[^/]+"))
 
     let server = try TestMockServer.start(fixtures: fixtures)
     defer { server.stop() }
