@@ -110,7 +110,8 @@ public struct ExampleRequest: Sendable, Hashable {
     var body: String?
     for pattern in source["bodyPatterns"]?.arrayValue ?? [] {
       if let json = pattern["equalToJson"] {
-        body = json.stringValue.flatMap { (try? JSONValue.parse($0))?.serialized() } ?? json.serialized()
+        let document = json.stringValue.flatMap { try? JSONValue.parse($0) } ?? json
+        body = (PactExporter.placeholders(document, ["$"]).example ?? document).serialized()
         if !headers.contains(where: { $0.0.lowercased() == "content-type" }) {
           headers.append(("Content-Type", "application/json"))
         }
@@ -339,11 +340,64 @@ public enum PactExporter {
     default:
       break
     }
-    let base = headerAndQueryRules(stub)
-    guard let pathRule else { return base }
-    var top = base?.objectValue ?? JSONObject()
-    top.members.insert(.init(key: "path", value: pathRule), at: 0)
-    return .object(top)
+    var top = headerAndQueryRules(stub)?.objectValue ?? JSONObject()
+    if let pathRule { top.members.insert(.init(key: "path", value: pathRule), at: 0) }
+    // JsonUnit placeholders of an equalToJson body become the Pact rules that stand for them.
+    for pattern in stub.source["request"]?["bodyPatterns"]?.arrayValue ?? [] {
+      guard let json = pattern["equalToJson"] else { continue }
+      let document = json.stringValue.flatMap { try? JSONValue.parse($0) } ?? json
+      let rules = placeholders(document, ["$"]).rules
+      if !rules.isEmpty { top.members.append(.init(key: "body", value: .object(JSONObject(pairs: rules)))) }
+    }
+    return top.members.isEmpty ? nil : .object(top)
+  }
+
+  /// An `equalToJson` document's JsonUnit placeholders (`${json-unit.any-string}`, `…any-number}`,
+  /// `…any-boolean}`, `…regex}PATTERN`, `…ignore}`): the document with example values in their place, and a
+  /// Pact rule for each (`type`, `number`, `boolean`, `regex`; `ignore` as `type`, the closest Pact has).
+  /// `ignore-element` members are left out of the example.
+  static func placeholders(_ value: JSONValue, _ path: [String]) -> (
+    example: JSONValue?, rules: [(String, JSONValue)]
+  ) {
+    func rule(_ r: JSONValue) -> (String, JSONValue) {
+      (PactDocPath(fragments: path).description, .object(JSONObject(pairs: [("matchers", .array([r]))])))
+    }
+    func match(_ name: String) -> JSONValue { .object(JSONObject(pairs: [("match", .string(name))])) }
+    switch value {
+    case .string(let s):
+      guard let placeholder = JSONComparison.Placeholder(s) else { return (value, []) }
+      switch placeholder {
+      case .anyString, .ignore, .custom: return (.string("example"), [rule(match("type"))])
+      case .anyNumber: return (.number(JSONNumber(1)), [rule(match("number"))])
+      case .anyBoolean: return (.bool(true), [rule(match("boolean"))])
+      case .ignoreElement: return (nil, [])
+      case .regex(let pattern):
+        return (
+          .string(RegexExample.generate(pattern) ?? ""),
+          [rule(.object(JSONObject(pairs: [("match", .string("regex")), ("regex", .string(pattern))])))]
+        )
+      }
+    case .object(let o):
+      var members: [JSONObject.Member] = []
+      var rules: [(String, JSONValue)] = []
+      for m in o {
+        let (example, inner) = placeholders(m.value, path + [m.key])
+        if let example { members.append(.init(key: m.key, value: example)) }
+        rules += inner
+      }
+      return (.object(JSONObject(members)), rules)
+    case .array(let items):
+      var out: [JSONValue] = []
+      var rules: [(String, JSONValue)] = []
+      for (i, item) in items.enumerated() {
+        let (example, inner) = placeholders(item, path + [String(i)])
+        if let example { out.append(example) }
+        rules += inner
+      }
+      return (.array(out), rules)
+    default:
+      return (value, [])
+    }
   }
 
   /// `matches` headers and query parameters as `regex` rules.

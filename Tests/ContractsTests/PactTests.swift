@@ -173,6 +173,9 @@ func referenceVerify(_ base: URL, _ files: [String]) async throws -> (Int32, Str
            "headers": {"Authorization": "Bearer s3cr3t-token-XYZ", "Cookie": "session=c00kie-value"}}},
          "response": {"status": 200, "headers": {"Content-Type": "application/json",
            "Set-Cookie": "session=c00kie-value"}, "jsonBody": {"id": 7, "owner": "aiko"}}},
+        {"name": "order", "request": {"method": "POST", "urlPath": "/orders", "bodyPatterns": [{"equalToJson":
+           {"name": "${json-unit.any-string}", "qty": "${json-unit.any-number}", "code": "${json-unit.regex}[A-Z]{3}"}}]},
+         "response": {"status": 201}},
         {"name": "item", "request": {"method": "GET", "urlPathTemplate": "/items/{id}"},
          "response": {"status": 200, "headers": {"Content-Type": "application/json"}, "jsonBody": {"name": "pen"}}},
         {"name": "create", "request": {"method": "POST", "urlPath": "/items"},
@@ -199,6 +202,13 @@ func referenceVerify(_ base: URL, _ files: [String]) async throws -> (Int32, Str
     let base64 = spec == "v4" ? body["content"]?.stringValue : body.stringValue
     #expect(base64.flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) } == png)
     if spec == "v4" { #expect(body["encoded"] == .string("base64")) }
+    // JsonUnit placeholders: example values and the rules that stand for them.
+    let order = try #require(interactions.first { $0["description"] == .string("order") })
+    let orderRules = order["request"]?["matchingRules"]?["body"]
+    #expect(orderRules?["$.name"]?["matchers"]?.arrayValue?.first?["match"] == .string("type"))
+    #expect(orderRules?["$.qty"]?["matchers"]?.arrayValue?.first?["match"] == .string("number"))
+    #expect(orderRules?["$.code"]?["matchers"]?.arrayValue?.first?["regex"] == .string("[A-Z]{3}"))
+    #expect(!text.contains("json-unit"))
     // A templated path: an example id and a path rule that takes any.
     let item = try #require(interactions.first { $0["description"] == .string("item") })
     #expect(item["request"]?["path"] == .string("/items/1"))
