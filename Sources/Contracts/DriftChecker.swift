@@ -47,8 +47,16 @@ public struct DriftFinding: Sendable, Hashable, CustomStringConvertible {
 /// content type, and the JSON shape (keys present, value types, array element shape). Values are ignored
 /// unless the stub's `metadata.x-verify.values` is true.
 public enum DriftChecker {
-  /// The findings for one stub (empty: no drift).
-  public static func compare(stub: StubMapping, status: Int, headers: HTTPHeaders, body: [UInt8])
+  /// The findings for one stub (empty: no drift). As Pact's verifier judges a provider: a field the
+  /// provider adds is no drift unless `strict`.
+  public static func compare(
+    stub: StubMapping, status: Int, headers: HTTPHeaders, body: [UInt8], strict: Bool = false
+  ) -> [DriftFinding] {
+    let all = findings(stub: stub, status: status, headers: headers, body: body)
+    return strict ? all : all.filter { $0.kind != .newKey }
+  }
+
+  static func findings(stub: StubMapping, status: Int, headers: HTTPHeaders, body: [UInt8])
     -> [DriftFinding]
   {
     var out: [DriftFinding] = []

@@ -36,7 +36,7 @@ public enum StubParser {
   package static let stubFields: Set<String> = [
     "id", "uuid", "name", "priority", "request", "response", "scenarioName", "requiredScenarioState",
     "newScenarioState", "metadata", "persistent", "insertionIndex", "x-responseSequence",
-    "postServeActions", "serveEventListeners", "x-cors",
+    "postServeActions", "serveEventListeners", "x-cors", "x-verify",
   ]
   package static let requestFields: Set<String> = [
     "method", "url", "urlPath", "urlPattern", "urlPathPattern", "urlPathTemplate", "pathParameters",

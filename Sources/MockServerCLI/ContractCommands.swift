@@ -396,7 +396,7 @@ package enum ContractCommands {
         "--upstream", "--fixtures", "--only", "--junit", "--header", "--timeout-ms", "--pact",
         "--provider-states-setup-url",
       ],
-      flags: [])
+      flags: ["--strict", "--allow-unsafe"])
     guard let upstream = a.value("--upstream") else {
       throw CommandLineOptions.UsageError(description: "verify needs --upstream URL (the real provider)")
     }
@@ -441,15 +441,25 @@ package enum ContractCommands {
       return 3
     }
     let only = a.values["--only"] ?? []
+    let named = { (stub: StubMapping, wanted: String) -> Bool in
+      wanted == (stub.name ?? stub.id) || wanted == stub.id || stub.file?.hasSuffix(wanted) == true
+    }
+    // An --only that names no stub checks nothing: refuse it, naming what exists.
+    let unknown = only.filter { wanted in !fixtures.stubs.contains { named($0, wanted) } }
+    if !unknown.isEmpty {
+      let names = fixtures.stubs.map { $0.name ?? $0.id }
+      MockServerMain.printError(
+        "mockserver: --only \(unknown.joined(separator: ", ")) names no stub in \(directory); the stubs are: "
+          + (names.isEmpty ? "(none)" : names.joined(separator: ", ")))
+      return 2
+    }
+    let strict = a.flags.contains("--strict")
+    let allowUnsafe = a.flags.contains("--allow-unsafe")
     let base = upstream.hasSuffix("/") ? String(upstream.dropLast()) : upstream
     var results: [DriftResult] = []
     for stub in fixtures.stubs {
       let name = stub.name ?? stub.id
-      if !only.isEmpty,
-        !only.contains(where: { $0 == name || $0 == stub.id || stub.file?.hasSuffix($0) == true })
-      {
-        continue
-      }
+      if !only.isEmpty, !only.contains(where: { named(stub, $0) }) { continue }
       // Per-state copies made by `import pact` are checked through their stateless twin.
       if stub.scenarioName?.hasPrefix("pact:") == true { continue }
       let file = stub.file ?? "(admin)"
@@ -465,6 +475,18 @@ package enum ContractCommands {
         results.append(
           DriftResult(
             file: file, name: name, request: nil, skipped: e.reason + " (add metadata.x-example-request)",
+            findings: []))
+        continue
+      }
+      // Only safe methods reach the real provider unless the user or the stub says otherwise.
+      let safe = ["GET", "HEAD", "OPTIONS"].contains(request.method.uppercased())
+      let optedIn = stub.source["x-verify"] == .bool(true) || stub.metadata?["x-verify"] == .bool(true)
+      if !safe, !allowUnsafe, !optedIn {
+        results.append(
+          DriftResult(
+            file: file, name: name, request: request,
+            skipped:
+              "\(request.method) changes the provider's data (--allow-unsafe or \"x-verify\": true sends it)",
             findings: []))
         continue
       }
@@ -484,7 +506,8 @@ package enum ContractCommands {
         results.append(
           DriftResult(
             file: file, name: name, request: request, skipped: nil,
-            findings: DriftChecker.compare(stub: stub, status: status, headers: headers, body: body)))
+            findings: DriftChecker.compare(
+              stub: stub, status: status, headers: headers, body: body, strict: strict)))
       case .failure(let message):
         results.append(
           DriftResult(

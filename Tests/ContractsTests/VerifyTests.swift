@@ -96,7 +96,7 @@ import Testing
     defer { server.stop() }
     let junit = ours + "/junit.xml"
     let code = await verify([
-      "--upstream", server.baseURL.absoluteString, "--fixtures", ours, "--junit", junit,
+      "--upstream", server.baseURL.absoluteString, "--fixtures", ours, "--junit", junit, "--strict",
     ])
     #expect(code == 1)
     let xml = try String(contentsOfFile: junit, encoding: .utf8)
@@ -110,10 +110,48 @@ import Testing
       #expect(xml.contains(line.replacingOccurrences(of: "&apos;", with: "'")), "\(line)")
     }
     #expect(xml.contains(#"tests="6" failures="4""#))
+    // By default a field the provider adds is no drift (Pact's verifier's judgement); --strict reports it.
+    let lenientJUnit = ours + "/lenient.xml"
+    #expect(
+      await verify([
+        "--upstream", server.baseURL.absoluteString, "--fixtures", ours, "--junit", lenientJUnit,
+      ]) == 1)
+    let lenient = try String(contentsOfFile: lenientJUnit, encoding: .utf8)
+    #expect(lenient.contains("$.name: in the fixture, missing from the provider"))
+    #expect(!lenient.contains("$.fullName"))
     // --only narrows the run to the stubs named.
     #expect(
       await verify(["--upstream", server.baseURL.absoluteString, "--fixtures", ours, "--only", "search"]) == 0
     )
+  }
+
+  @Test func unsafeMethodsAreSkippedAndAnUnknownOnlyIsRefused() async throws {
+    let ours = try folder([
+      "create.json":
+        #"{"name": "create", "request": {"method": "POST", "urlPath": "/items"}, "response": {"status": 201}}"#,
+      "remove.json":
+        #"{"name": "remove", "x-verify": true, "request": {"method": "DELETE", "urlPath": "/items/1"}, "response": {"status": 204}}"#,
+      "list.json":
+        #"{"name": "list", "request": {"method": "GET", "urlPath": "/items"}, "response": {"status": 200}}"#,
+    ])
+    defer { try? FileManager.default.removeItem(atPath: ours) }
+    let server = try TestMockServer.start(fixtures: ours)
+    defer { server.stop() }
+    let junit = ours + "/junit.xml"
+    #expect(
+      await verify(["--upstream", server.baseURL.absoluteString, "--fixtures", ours, "--junit", junit]) == 0)
+    // POST is skipped (listed as such); the DELETE the stub opted in with x-verify is sent.
+    #expect(!server.requests.contains { $0.request.head.method.rawValue == "POST" })
+    #expect(server.requests.contains { $0.request.head.method.rawValue == "DELETE" })
+    let xml = try String(contentsOfFile: junit, encoding: .utf8)
+    #expect(xml.contains("POST changes the provider"))
+    server.reset()
+    #expect(
+      await verify(["--upstream", server.baseURL.absoluteString, "--fixtures", ours, "--allow-unsafe"]) == 0)
+    #expect(server.requests.contains { $0.request.head.method.rawValue == "POST" })
+    // An --only that names nothing checks nothing: exit 2.
+    #expect(
+      await verify(["--upstream", server.baseURL.absoluteString, "--fixtures", ours, "--only", "typo"]) == 2)
   }
 
   @Test func anUnreachableProviderFails() async throws {
