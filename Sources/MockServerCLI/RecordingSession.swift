@@ -1,5 +1,6 @@
 import Foundation
 import MockServer
+import Synchronization
 
 /// The command line's side of proxying and recording: `mockserver record`, `--proxy-all`,
 /// `--record-mappings` and the `--proxy-*` settings (docs/recording.md).
@@ -41,10 +42,34 @@ enum RecordingSession {
         "recording \(options.proxy.upstream ?? "") into \(outputDirectory(options)) (Ctrl-C to stop and write the fixtures)"
       )
     }
-    service.responder.forwarder.recorder.onCapture { count, exchange in
+    let recorder = service.responder.forwarder.recorder
+    let folder = RecordingSession.folder(options)
+    let spec = spec(options)
+    recorder.onCapture { count, exchange in
+      // Written before the progress line: a line seen means the exchange is on disk.
+      let (stubs, _) = RecordedStubBuilder.stubs(
+        from: recorder.captured, spec: spec, makeID: { UUID().uuidString.lowercased() })
+      do {
+        try folder.update(stubs)
+      } catch {
+        MockServerMain.printError(
+          "mockserver: cannot write the recording to \(outputDirectory(options)): \(error)")
+      }
       MockServerMain.printError(
         "recorded \(count) request(s): \(exchange.request.method.rawValue) \(exchange.request.head.originForm) → \(exchange.response.status.code)"
       )
+    }
+  }
+
+  /// The session's output folder (one per process: its files are rewritten, never duplicated).
+  private static let sessionFolder = Mutex<RecordingFolder?>(nil)
+
+  static func folder(_ options: CommandLineOptions) -> RecordingFolder {
+    sessionFolder.withLock { folder in
+      if let folder { return folder }
+      let made = RecordingFolder(directory: outputDirectory(options))
+      folder = made
+      return made
     }
   }
 
@@ -74,7 +99,7 @@ enum RecordingSession {
     let (stubs, redactions) = RecordedStubBuilder.stubs(
       from: exchanges, spec: spec(options), makeID: { UUID().uuidString.lowercased() })
     do {
-      let written = try RecordingWriter.write(stubs, to: directory)
+      let written = try folder(options).update(stubs)
       print("recorded \(exchanges.count) request(s) as \(stubs.count) stub(s) in \(directory):")
       for path in written { print("  wrote \(directory)/\(path)") }
       if redactions.isEmpty {

@@ -157,6 +157,27 @@ final class RecordingRun: @unchecked Sendable {
     return (process.terminationStatus, String(decoding: output.bytes.withLock { $0 }, as: UTF8.self))
   }
 
+  /// Waits until the output contains `text` or the process ended (the wait is for an event; its 60 s are a
+  /// hang guard, not a bound the test asserts).
+  func waitFor(_ text: String) -> Bool {
+    let deadline = Date().addingTimeInterval(60)
+    while Date() < deadline, process.isRunning {
+      if outputText.contains(text) { return true }
+      Thread.sleep(forTimeInterval: 0.02)
+    }
+    return outputText.contains(text)
+  }
+
+  /// Sends `signal` and waits for the exit: its status (or the signal number when killed) and the output.
+  func stop(with signal: Int32) -> (Int32, String) {
+    kill(process.processIdentifier, signal)
+    process.waitUntilExit()
+    pipe.fileHandleForReading.readabilityHandler = nil
+    let rest = pipe.fileHandleForReading.readDataToEndOfFile()
+    output.bytes.withLock { $0.append(contentsOf: rest) }
+    return (process.terminationStatus, outputText)
+  }
+
   deinit { if process.isRunning { process.terminate() } }
 }
 

@@ -92,6 +92,37 @@ struct RecordingTests {
     }
   }
 
+  /// Each answered exchange is on disk as soon as it was recorded: a recording ended by SIGKILL or SIGTERM
+  /// right after the traffic leaves every exchange written, in files that lint clean and replay the same
+  /// answers.
+  @Test(arguments: [SIGKILL, SIGTERM]) func recordingSurvivesTheWayItEnds(signal: Int32) throws {
+    let upstream = try PythonUpstream.launch()
+    defer { upstream.stop() }
+    let out = try TemporaryFolder()
+    defer { out.remove() }
+    try FileManager.default.removeItem(atPath: out.path + "/mappings")
+    let recorder = try RecordingRun([
+      "record", "--upstream", "http://127.0.0.1:\(upstream.port)", "--out", out.path,
+    ])
+    var recorded: [HTTPResponse] = []
+    for (method, target, headers, body) in Self.requests {
+      recorded.append(try exchange(recorder.port, method, target, headers: headers, body: body))
+    }
+    // The progress line is printed after the exchange's files were written.
+    #expect(recorder.waitFor("recorded \(Self.requests.count) request(s)"), "\(recorder.outputText)")
+    _ = recorder.stop(with: signal)
+    let (lintStatus, lintOutput) = try runMockserver(["lint", out.path])
+    #expect(lintStatus == 0, "\(lintOutput)")
+    #expect(lintOutput.contains("0 errors"), "\(lintOutput)")
+    let replay = try MockServerProcess.launch(arguments: ["--fixtures", out.path, "--no-watch", "--quiet"])
+    defer { replay.stop() }
+    for (i, (method, target, headers, body)) in Self.requests.enumerated() where i < 9 {
+      let again = try exchange(replay.port, method, target, headers: headers, body: body)
+      #expect(Self.comparable(recorded[i]).0 == Self.comparable(again).0, "\(method) \(target)")
+      #expect(Self.comparable(recorded[i]).2 == Self.comparable(again).2, "\(method) \(target)")
+    }
+  }
+
   @Test func redactionLeavesNoSecretInAnyWrittenFile() throws {
     let upstream = try PythonUpstream.launch()
     defer { upstream.stop() }
