@@ -66,6 +66,7 @@ public enum MockServerMain {
     configuration.eventLoops = options.eventLoops
     configuration.limits.maxHeaderSectionBytes = options.maxHeaderSectionBytes
     configuration.limits.maxBodyBytes = options.maxBodyBytes
+    configuration.maxBufferedRequestBytes = options.maxBufferedRequestBytes
     // `record` starts with no stubs: everything goes to the upstream.
     var fixtures =
       options.command == .record

@@ -1,0 +1,109 @@
+import Foundation
+import MockServerTesting
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Issue 41, "a request alone": what one ordinary client can do to the binary with ordinary stubs, over
+/// sockets. Each test measures what a client sees (answers, their order, another client served), never a
+/// wall-clock upper bound.
+@Suite("Hardening: no request stalls the server", .serialized)
+struct RequestStallTests {
+  /// 300 pipelined requests, then the client shuts its sending side: every one of them is answered, in
+  /// order, before the server closes (the connection was closed after 128 answers, two turns of 64).
+  @Test func pipelinedRequestsBeforeAHalfCloseAreAllAnswered() throws {
+    let fixtures = try TemporaryFixtures([("ping.json", stubJSON("/ping", body: "pong"))])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
+    ])
+    defer { server.stop() }
+    let total = 300
+    let socket = try Socket(port: server.port)
+    socket.send(String(repeating: "GET /ping HTTP/1.1\r\nHost: localhost\r\n\r\n", count: total))
+    shutdown(socket.fd, Int32(SHUT_WR))
+    let read = socket.read(timeout: 60)
+    #expect(read.closed, "the server did not close after the last answer")
+    #expect(responseCount(read.bytes) == total, "\(responseCount(read.bytes)) of \(total) answered")
+    #expect(server.isRunning)
+  }
+
+  /// A stray CRLF before a request (RFC 9112 §2.2: ignored) does not start the head timeout: a client that
+  /// sent one, stayed idle past the timeout, then sent its head in two pieces gets its answer, not 408.
+  /// Time is read from events: a second client's unfinished head timing out says the timeout has passed
+  /// since the CRLF, and a delayed stub's answer says the sweep (every 250 ms) has looked at the
+  /// half-sent head.
+  @Test func strayCRLFDoesNotStartTheHeadTimeout() throws {
+    let fixtures = try TemporaryFixtures([
+      ("ping.json", stubJSON("/ping", body: "pong")),
+      ("tick.json", stubJSON("/tick", extra: #","fixedDelayMilliseconds":600"#)),
+    ])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet", "--header-timeout-ms", "3000",
+    ])
+    defer { server.stop() }
+    let client = try Socket(port: server.port)
+    let clock = try Socket(port: server.port)
+    client.send("\r\n")
+    clock.send("GET /ping HTTP/1.1\r\n")
+    // The clock's head is cut off by the timeout: at least 3 s have passed since the client's CRLF.
+    #expect(status(clock.readResponse(timeout: 60)) == 408)
+    client.send("GET /ping HTTP/1.1\r\n")
+    // At least 600 ms, so the sweep has seen the half-sent head at least twice.
+    #expect(status(get(server.port, "/tick", timeout: 60)) == 200)
+    client.send("Host: localhost\r\n\r\n")
+    let answer = client.readResponse(timeout: 60)
+    #expect(status(answer) == 200, "\(answer.prefix(200))")
+  }
+
+  /// 24 uploads each sending 9 MiB of a 10 MiB body, with a 20 MiB budget for the content buffered by all
+  /// connections: at most two are kept, the others get 503 naming the flag (or are closed), another client
+  /// is answered meanwhile, RSS stays under 112 MiB (measured about 70 MiB: the debug binary, the budget
+  /// twice for array growth; all 216 MiB were kept before), the kept ones complete, and once the uploads
+  /// are closed the budget is free again.
+  @Test func bufferedRequestContentHasATotalBudget() throws {
+    let upload =
+      #"{"request":{"method":"POST","urlPath":"/upload"},"response":{"status":200,"body":"stored"}}"#
+    let fixtures = try TemporaryFixtures([("upload.json", upload), ("ping.json", stubJSON("/ping"))])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet", "--max-buffered-request-bytes", "20971520",
+    ])
+    defer { server.stop() }
+    func head(_ length: Int) -> String {
+      "POST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(length)\r\n\r\n"
+    }
+    var uploads: [Socket] = []
+    for _ in 0..<24 {
+      let socket = try Socket(port: server.port)
+      socket.send(head(10 << 20))
+      socket.send([UInt8](repeating: UInt8(ascii: "u"), count: 9 << 20))
+      uploads.append(socket)
+    }
+    #expect(status(get(server.port, "/ping")) == 200)
+    let resident = ProcStat.residentBytes(server.processIdentifier)
+    #expect(resident < 112 << 20, "RSS \(resident >> 20) MiB")
+    var kept = 0
+    var refusals: [String] = []
+    for socket in uploads {
+      socket.send([UInt8](repeating: UInt8(ascii: "u"), count: 1 << 20))
+      let answer = socket.readResponse(timeout: 30)
+      if status(answer) == 200 { kept += 1 } else { refusals.append(answer) }
+    }
+    #expect((1...2).contains(kept), "\(kept) of 24 uploads kept")
+    #expect(refusals.allSatisfy { $0.isEmpty || status($0) == 503 }, "\(refusals.map { $0.prefix(100) })")
+    #expect(refusals.contains { $0.contains("over --max-buffered-request-bytes (20971520)") })
+    uploads.removeAll()
+    // The closed uploads gave their bytes back: a whole 19 MiB upload fits again.
+    #expect(
+      eventually {
+        guard let socket = try? Socket(port: server.port) else { return false }
+        socket.send(head(19 << 20))
+        socket.send([UInt8](repeating: UInt8(ascii: "u"), count: 19 << 20))
+        return status(socket.readResponse(timeout: 30)) == 200
+      })
+  }
+}
