@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import HTTPCore
 import MockServer
+import XMLSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -67,6 +68,7 @@ public enum MockServerMain {
     configuration.limits.maxHeaderSectionBytes = options.maxHeaderSectionBytes
     configuration.limits.maxBodyBytes = options.maxBodyBytes
     configuration.maxBufferedRequestBytes = options.maxBufferedRequestBytes
+    XMLSupport.maximumExpansionBytes.store(options.maxXMLExpansionBytes, ordering: .relaxed)
     // `record` starts with no stubs: everything goes to the upstream.
     var fixtures =
       options.command == .record

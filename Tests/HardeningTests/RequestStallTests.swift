@@ -106,4 +106,39 @@ struct RequestStallTests {
         return status(socket.readResponse(timeout: 30)) == 200
       })
   }
+
+  /// A 50 KB XML body of nested internal entities (1 GB once expanded) sent to a path no stub has, while a
+  /// stub elsewhere takes the string value of the document in XPath (`contains(., 'x')`, which libxml2
+  /// expands without a bound): the near-miss evaluation refuses the document before any XPath runs, the
+  /// process's peak RSS stays under 256 MiB (979 MiB with the budget raised to 1 GiB, as before it
+  /// existed), and a document whose entities expand to little still matches.
+  @Test func xmlEntityExpansionHasATotalBudget() throws {
+    let stub =
+      #"{"request":{"method":"POST","urlPath":"/xml","bodyPatterns":[{"matchesXPath":"/a[contains(., 'x')]"}]},"response":{"status":200,"body":"matched"}}"#
+    let fixtures = try TemporaryFixtures([("xml.json", stub), ("ping.json", stubJSON("/ping"))])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
+    ])
+    defer { server.stop() }
+    func post(_ path: String, _ xml: String) -> String {
+      guard let socket = try? Socket(port: server.port) else { return "" }
+      socket.send(
+        "POST \(path) HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/xml\r\n"
+          + "Content-Length: \(xml.utf8.count)\r\n\r\n\(xml)")
+      return socket.readResponse(timeout: 120)
+    }
+    let bomb =
+      "<?xml version=\"1.0\"?><!DOCTYPE a [<!ENTITY e1 \"\(String(repeating: "y", count: 50_000))\">"
+      + "<!ENTITY e2 \"\(String(repeating: "&e1;", count: 100))\">]><a>"
+      + String(repeating: "&e2;", count: 200) + "</a>"
+    #expect(status(post("/elsewhere", bomb)) == 404)
+    #expect(status(post("/xml", bomb)) == 404)
+    #expect(server.isRunning)
+    let peak = ProcStat.residentBytes(server.processIdentifier, peak: true)
+    #expect(peak < 256 << 20, "peak RSS \(peak >> 20) MiB")
+    #expect(status(get(server.port, "/ping")) == 200)
+    let small = "<?xml version=\"1.0\"?><!DOCTYPE a [<!ENTITY e \"x\">]><a>&e;&e;</a>"
+    #expect(status(post("/xml", small)) == 200)
+  }
 }
