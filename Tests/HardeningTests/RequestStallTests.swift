@@ -227,4 +227,60 @@ struct RequestStallTests {
     #expect(status(deep) == 400 && deep.contains("validation depth limit"), "\(deep.prefix(400))")
     #expect(status(get(server.port, "/ping")) == 200)
   }
+
+  /// Serves the OpenAPI `document` (JSON) with no fixtures, from the binary.
+  private func serveOpenAPI(_ document: String) throws -> (MockServerProcess, TemporaryFixtures) {
+    let fixtures = try TemporaryFixtures([])
+    let spec = fixtures.root + "/api.json"
+    try document.write(toFile: spec, atomically: true, encoding: .utf8)
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--allow-empty", "--no-watch", "--quiet", "--openapi", spec,
+    ])
+    return (server, fixtures)
+  }
+
+  /// `--openapi` with int64 and uint64 bounds, `1e19` and ±1e308: the server starts (it trapped, SIGILL,
+  /// converting the bounds to `Int`) and answers with a value in range.
+  @Test func openAPINumbersAreRangeChecked() throws {
+    let (server, fixtures) = try serveOpenAPI(
+      #"""
+      {"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{
+       "/big":{"get":{"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{
+        "type":"object","required":["a","b","c","d","e"],"properties":{
+         "a":{"type":"integer","format":"int64","maximum":9223372036854775807},
+         "b":{"type":"integer","format":"uint64","maximum":18446744073709551615},
+         "c":{"type":"integer","minimum":1e19},
+         "d":{"type":"number","minimum":-1e308,"maximum":1e308},
+         "e":{"type":"integer","minimum":-9223372036854775808,"exclusiveMaximum":9223372036854775807,"multipleOf":9223372036854775807}}}}}}}}}}}
+      """#)
+    defer {
+      server.stop()
+      fixtures.remove()
+    }
+    let big = get(server.port, "/big")
+    #expect(status(big) == 200, "\(big.prefix(400))")
+    #expect(server.isRunning)
+  }
+
+  /// `minItems` and `minLength` of 100,000,000 (nested, too): the generated answer is cut at the
+  /// generation budget (100,000 items and characters), and the process's peak RSS stays under 256 MiB
+  /// (it ran out of memory at start).
+  @Test func openAPIGenerationHasABudget() throws {
+    let (server, fixtures) = try serveOpenAPI(
+      #"""
+      {"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{
+       "/many":{"get":{"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{
+        "type":"object","required":["list","text"],"properties":{
+         "list":{"type":"array","minItems":100000000,"items":{"type":"string","minLength":100000000}},
+         "text":{"type":"string","minLength":100000000}}}}}}}}}}}
+      """#)
+    defer {
+      server.stop()
+      fixtures.remove()
+    }
+    #expect(status(get(server.port, "/many", timeout: 60)) == 200)
+    #expect(server.isRunning)
+    let peak = ProcStat.residentBytes(server.processIdentifier, peak: true)
+    #expect(peak < 256 << 20, "peak RSS \(peak >> 20) MiB")
+  }
 }
