@@ -283,4 +283,34 @@ struct RequestStallTests {
     let peak = ProcStat.residentBytes(server.processIdentifier, peak: true)
     #expect(peak < 256 << 20, "peak RSS \(peak >> 20) MiB")
   }
+
+  /// Stub ids are ASCII and compare as bytes: a stub with id `é` (precomposed) is refused with 422 naming
+  /// the rule, so it cannot replace one with `e` + U+0301 or the reverse; and a request for the Kelvin sign
+  /// (U+212A, canonically equivalent to `K`) names no stub, so deleting it leaves stub `K` in place.
+  @Test func stubIDsCompareAsExactBytes() throws {
+    let fixtures = try TemporaryFixtures([])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--allow-empty", "--no-watch", "--quiet",
+    ])
+    defer { server.stop() }
+    func send(_ method: String, _ path: String, _ json: String = "") -> String {
+      guard let socket = try? Socket(port: server.port) else { return "" }
+      socket.send(
+        "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+          + "Content-Length: \(json.utf8.count)\r\n\r\n\(json)")
+      return socket.readResponse(timeout: 30)
+    }
+    func stub(_ id: String, _ body: String) -> String {
+      #"{"id":"\#(id)","request":{"method":"GET","url":"/\#(body)"},"response":{"status":200,"body":"\#(body)"}}"#
+    }
+    let accented = send("POST", "/__admin/mappings", stub("\u{E9}", "one"))
+    #expect(status(accented) == 422 && accented.contains("an ASCII id"), "\(accented.prefix(400))")
+    #expect(status(send("POST", "/__admin/mappings", stub("e\u{301}", "two"))) == 422)
+    #expect(status(send("POST", "/__admin/mappings", stub("K", "kelvin"))) == 201)
+    #expect(status(send("DELETE", "/__admin/mappings/%E2%84%AA")) == 404)
+    #expect(status(send("GET", "/__admin/mappings/%E2%84%AA")) == 404)
+    #expect(status(send("GET", "/__admin/mappings/K")) == 200)
+    #expect(status(get(server.port, "/kelvin")) == 200)
+  }
 }
