@@ -313,4 +313,30 @@ struct RequestStallTests {
     #expect(status(send("GET", "/__admin/mappings/K")) == 200)
     #expect(status(get(server.port, "/kelvin")) == 200)
   }
+
+  /// A proxy stub's upstream connection goes back to the pool after the answer and is closed once its
+  /// documented 4 s of idleness are up, with no further exchange (it stayed open until the upstream closed
+  /// it, 60 s later here): the proxy's open sockets come back to the listener alone.
+  @Test func idleUpstreamConnectionsAreClosed() throws {
+    let upstreamFixtures = try TemporaryFixtures([("ping.json", stubJSON("/ping", body: "upstream"))])
+    defer { upstreamFixtures.remove() }
+    let upstream = try MockServerProcess.launch(arguments: [
+      "--fixtures", upstreamFixtures.fixtures, "--no-watch", "--quiet",
+    ])
+    defer { upstream.stop() }
+    let proxy =
+      #"{"request":{"method":"GET","urlPath":"/ping"},"response":{"proxyBaseUrl":"http://127.0.0.1:\#(upstream.port)"}}"#
+    let fixtures = try TemporaryFixtures([("proxy.json", proxy)])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
+    ])
+    defer { server.stop() }
+    let idle = ProcStat.openSockets(server.processIdentifier)
+    let answer = get(server.port, "/ping")
+    #expect(status(answer) == 200 && answer.hasSuffix("upstream"), "\(answer.prefix(300))")
+    #expect(
+      eventually(timeout: 30) { ProcStat.openSockets(server.processIdentifier) == idle },
+      "\(ProcStat.openSockets(server.processIdentifier)) sockets open, \(idle) when idle")
+  }
 }
