@@ -208,7 +208,11 @@ public enum MockServerMain {
         "mockserver: \(unsaved) runtime stub(s) and \(edits) runtime edit(s) of file stubs were not saved "
           + "and are lost (POST /__admin/mappings/save writes them to \(options.fixturesDirectory)/mappings)")
     }
-    if let tls, tls.isGenerated { try? FileManager.default.removeItem(atPath: tls.trustPath) }
+    if let tls, tls.isGenerated {
+      // The certificate and the private folder made for it.
+      try? FileManager.default.removeItem(atPath: tls.trustPath)
+      try? FileManager.default.removeItem(atPath: (tls.trustPath as NSString).deletingLastPathComponent)
+    }
     return RecordingSession.finish(service, options)
   }
 
