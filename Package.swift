@@ -86,7 +86,7 @@ let package = Package(
     .target(
       name: "MockServerCLI",
       dependencies: [
-        "MockServer", "Mappings", "MockJSON", "HTTPCore", "Templating", "Contracts",
+        "MockServer", "Mappings", "MockJSON", "HTTPCore", "Templating", "Contracts", "XMLSupport",
       ]),
     .executableTarget(name: "mockserver", dependencies: ["MockServerCLI"]),
     // ClientKit: a portable core (requests, client, decoding, cache, interceptors, URLSession transport;

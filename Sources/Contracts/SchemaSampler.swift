@@ -11,6 +11,13 @@ public struct SchemaSampler {
   /// The document whose `$ref`s the schemas use.
   public let document: OpenAPIDocument
   var random: SplitMix64
+  /// What is left of ``generationBudget`` for the value being made.
+  var remaining = SchemaSampler.generationBudget
+
+  /// The most array items, object properties and string characters one generated value has in all:
+  /// `minItems: 100000000` (or `minLength`, `minProperties`) exhausted memory at start or import. Past it
+  /// the value is cut short (it then breaks that bound; `mockserver lint` says so).
+  public static let generationBudget = 100_000
 
   /// Creates a sampler; the same seed and document give the same values.
   public init(document: OpenAPIDocument, seed: UInt64) {
@@ -21,6 +28,7 @@ public struct SchemaSampler {
   /// A value for the schema at `location` (nil when there is no schema there).
   public mutating func sample(at location: SchemaLocation) -> JSONValue? {
     guard let schema = document.schema(at: location) else { return nil }
+    remaining = SchemaSampler.generationBudget
     return sample(schema, location, depth: 0)
   }
 
@@ -110,10 +118,12 @@ public struct SchemaSampler {
         ?? .string(string(JSONObject()))
       members.append(JSONObject.Member(key: name, value: value))
     }
-    if let min = s["minProperties"]?.numberValue?.intValue, members.count < min,
+    if let wanted = s["minProperties"]?.numberValue?.intValue, members.count < wanted,
       let extra = s["additionalProperties"], extra != .bool(false)
     {
-      for k in members.count..<min {
+      let end = min(wanted, members.count + remaining)
+      remaining -= max(0, end - members.count)
+      for k in members.count..<max(members.count, end) {
         members.append(
           JSONObject.Member(
             key: "property\(k + 1)",
@@ -124,10 +134,11 @@ public struct SchemaSampler {
   }
 
   mutating func array(_ s: JSONObject, _ location: SchemaLocation, depth: Int) -> JSONValue {
-    let minItems = s["minItems"]?.numberValue?.intValue ?? (depth > 4 ? 0 : 1)
-    let maxItems = s["maxItems"]?.numberValue?.intValue ?? (minItems + 2)
+    let minItems = SchemaSampler.count(s["minItems"]) ?? (depth > 4 ? 0 : 1)
+    let maxItems = SchemaSampler.count(s["maxItems"]) ?? (minItems + 2)
     let upper = max(minItems, min(maxItems, minItems + 2))
-    let count = minItems + Int(random.next() % UInt64(upper - minItems + 1))
+    let count = min(minItems + Int(random.next() % UInt64(upper - minItems + 1)), remaining)
+    remaining -= count
     var items: [JSONValue] = []
     let prefix = s["prefixItems"]?.arrayValue ?? []
     let unique = s["uniqueItems"]?.boolValue == true
@@ -150,12 +161,15 @@ public struct SchemaSampler {
   }
 
   mutating func integer(_ s: JSONObject) -> JSONNumber {
-    var low = s["minimum"]?.numberValue.map { Int(ceil($0.doubleValue)) } ?? 1
-    var high = s["maximum"]?.numberValue.map { Int(floor($0.doubleValue)) } ?? max(low, 1) + 999
+    // Bounds clamped to ±2^61 where they are read (9223372036854775807, a uint64 maximum or 1e19 trapped
+    // in `Int(_:)`), so every sum and difference below stays in range.
+    let bounded = SchemaSampler.boundedInteger
+    var low = s["minimum"]?.numberValue.map { bounded(ceil($0.doubleValue)) } ?? 1
+    var high = s["maximum"]?.numberValue.map { bounded(floor($0.doubleValue)) } ?? max(low, 1) + 999
     if s["exclusiveMinimum"]?.boolValue == true { low += 1 }
-    if let e = s["exclusiveMinimum"]?.numberValue { low = Int(floor(e.doubleValue)) + 1 }
+    if let e = s["exclusiveMinimum"]?.numberValue { low = bounded(floor(e.doubleValue)) + 1 }
     if s["exclusiveMaximum"]?.boolValue == true { high -= 1 }
-    if let e = s["exclusiveMaximum"]?.numberValue { high = Int(ceil(e.doubleValue)) - 1 }
+    if let e = s["exclusiveMaximum"]?.numberValue { high = bounded(ceil(e.doubleValue)) - 1 }
     if s["maximum"] == nil, s["exclusiveMaximum"]?.numberValue == nil { high = max(high, low + 999) }
     if s["minimum"] == nil, s["exclusiveMinimum"]?.numberValue == nil, high < low { low = high - 999 }
     guard high >= low else { return JSONNumber(low) }
@@ -164,11 +178,27 @@ public struct SchemaSampler {
       high = min(high, Int(Int32.max))
     }
     var value = low + Int(random.next() % UInt64(min(high - low, 1_000_000) + 1))
-    if let m = s["multipleOf"]?.numberValue?.intValue, m > 0 {
+    if let m = s["multipleOf"]?.numberValue?.intValue, m > 0, m <= SchemaSampler.integerBound {
       let up = ((value + m - 1) / m) * m
       value = up <= high ? up : (value / m) * m
     }
     return JSONNumber(value)
+  }
+
+  /// The largest integer bound used (2^61): sums and differences of two stay inside `Int`.
+  static let integerBound = 1 << 61
+
+  /// `d` as an `Int` within ±``integerBound`` (a non-finite value as the nearer end).
+  static func boundedInteger(_ d: Double) -> Int {
+    guard !d.isNaN else { return 0 }
+    let limit = Double(integerBound)
+    return Int(Swift.min(Swift.max(d, -limit), limit))
+  }
+
+  /// A count keyword (`minItems`, `maxLength`) as an `Int` in 0...2^31, nil when absent or not a number.
+  static func count(_ value: JSONValue?) -> Int? {
+    guard let d = value?.numberValue?.doubleValue, !d.isNaN else { return nil }
+    return Int(Swift.min(Swift.max(d, 0), Double(1 << 31)))
   }
 
   mutating func number(_ s: JSONObject) -> JSONNumber {
@@ -176,13 +206,13 @@ public struct SchemaSampler {
     let low = s["minimum"]?.numberValue?.doubleValue ?? s["exclusiveMinimum"]?.numberValue?.doubleValue ?? 0
     let high =
       s["maximum"]?.numberValue?.doubleValue ?? s["exclusiveMaximum"]?.numberValue?.doubleValue ?? low + 1000
-    guard high > low else { return JSONNumber(text: String(low)) ?? JSONNumber(0) }
+    guard high > low, (high - low).isFinite else { return JSONNumber(text: String(low)) ?? JSONNumber(0) }
     // Two decimals strictly inside the range (so exclusive bounds hold too).
     let span = high - low
     var v = low + span * (0.05 + 0.9 * Double(random.next() % 10_000) / 10_000)
     v = (v * 100).rounded() / 100
     if v <= low || v >= high { v = (low + high) / 2 }
-    return JSONNumber(text: String(v)) ?? JSONNumber(Int(v))
+    return JSONNumber(text: String(v)) ?? JSONNumber(0)
   }
 
   mutating func string(_ s: JSONObject) -> String {
@@ -206,9 +236,10 @@ public struct SchemaSampler {
     case "byte": return "aGVsbG8="
     default: break
     }
-    let minLength = s["minLength"]?.numberValue?.intValue ?? 0
-    let maxLength = s["maxLength"]?.numberValue?.intValue ?? max(minLength, 12)
-    let target = min(max(minLength, min(8, maxLength)), maxLength)
+    let minLength = SchemaSampler.count(s["minLength"]) ?? 0
+    let maxLength = SchemaSampler.count(s["maxLength"]) ?? max(minLength, 12)
+    let target = min(min(max(minLength, min(8, maxLength)), maxLength), remaining)
+    remaining -= target
     let letters = Array("abcdefghijklmnopqrstuvwxyz")
     var out = ""
     var x = r

@@ -61,14 +61,15 @@ public struct JSONSchemaValidator: Sendable {
       ]
     }
     var out: [SchemaViolation] = []
-    check(instance, "$", schema, location, depth: 0, &out)
+    check(instance, "$", schema, location, depth: Depth(), ValidationWork(), &out)
     return out
   }
 
   /// Validates `instance` against `schema` given inline (its `$ref`s resolve against the main document).
   public func validate(_ instance: JSONValue, schema: JSONValue) -> [SchemaViolation] {
     var out: [SchemaViolation] = []
-    check(instance, "$", schema, SchemaLocation(document: "\u{0}inline"), depth: 0, &out)
+    check(
+      instance, "$", schema, SchemaLocation(document: "\u{0}inline"), depth: Depth(), ValidationWork(), &out)
     return out
   }
 
@@ -90,8 +91,8 @@ public struct JSONSchemaValidator: Sendable {
   // MARK: - Checking
 
   func check(
-    _ v: JSONValue, _ path: String, _ schema: JSONValue, _ loc: SchemaLocation, depth: Int,
-    _ out: inout [SchemaViolation]
+    _ v: JSONValue, _ path: String, _ schema: JSONValue, _ loc: SchemaLocation, depth: Depth,
+    _ work: ValidationWork, _ out: inout [SchemaViolation]
   ) {
     var own: [SchemaViolation] = []
     defer { out += own }
@@ -101,8 +102,24 @@ public struct JSONSchemaValidator: Sendable {
           instancePath: p ?? path, schemaPath: loc.description, expected: expected,
           found: found ?? SchemaViolation.show(v)))
     }
-    guard depth < 64 else {
+    guard depth.steps < 64 else {
       fail("a schema whose $ref chain ends", "a $ref cycle deeper than 64")
+      return
+    }
+    guard depth.level <= JSONSchemaValidator.maximumDepth else {
+      fail(
+        "a value nested at most \(JSONSchemaValidator.maximumDepth) levels deep (the validation depth limit)",
+        "a deeper value")
+      return
+    }
+    work.steps += 1
+    guard work.steps <= JSONSchemaValidator.maximumSteps else {
+      if !work.exhausted {
+        work.exhausted = true
+        fail(
+          "a value validated within \(JSONSchemaValidator.maximumSteps) schema checks (the validation work "
+            + "limit)", "more work")
+      }
       return
     }
     let s: JSONObject
@@ -119,7 +136,7 @@ public struct JSONSchemaValidator: Sendable {
         fail("a resolvable $ref \(JSONValue.quoted(ref))", "no such schema")
         return
       }
-      check(v, path, target, targetLoc, depth: depth + 1, &out)
+      checkReference(v, path, target, targetLoc, depth: depth.next, work, &out)
       if dialect == .openAPI30 { return }
     }
     if v == .null, s["nullable"]?.boolValue == true { return }
@@ -147,25 +164,25 @@ public struct JSONSchemaValidator: Sendable {
     switch v {
     case .number(let n): checkNumber(n, s, fail)
     case .string(let text): checkString(text, s, fail)
-    case .array(let items): checkArray(items, path, s, loc, depth, &out, fail)
-    case .object(let o): checkObject(o, path, s, loc, depth, &out, fail)
+    case .array(let items): checkArray(items, path, s, loc, depth, work, &out, fail)
+    case .object(let o): checkObject(o, path, s, loc, depth, work, &out, fail)
     default: break
     }
 
     if let all = s["allOf"]?.arrayValue {
       for (k, sub) in all.enumerated() {
-        check(v, path, sub, loc.appending("allOf", String(k)), depth: depth + 1, &out)
+        check(v, path, sub, loc.appending("allOf", String(k)), depth: depth.next, work, &out)
       }
     }
     if let discriminated = discriminatedBranch(v, path, s, loc, fail) {
       if let (branch, branchLoc) = discriminated {
-        check(v, path, branch, branchLoc, depth: depth + 1, &out)
+        check(v, path, branch, branchLoc, depth: depth.next, work, &out)
       }
     } else {
       if let any = s["anyOf"]?.arrayValue {
         let results = any.enumerated().map { k, sub in
           var r: [SchemaViolation] = []
-          check(v, path, sub, loc.appending("anyOf", String(k)), depth: depth + 1, &r)
+          check(v, path, sub, loc.appending("anyOf", String(k)), depth: depth.next, work, &r)
           return r
         }
         if !results.contains(where: \.isEmpty) {
@@ -175,7 +192,7 @@ public struct JSONSchemaValidator: Sendable {
       if let one = s["oneOf"]?.arrayValue {
         let results = one.enumerated().map { k, sub in
           var r: [SchemaViolation] = []
-          check(v, path, sub, loc.appending("oneOf", String(k)), depth: depth + 1, &r)
+          check(v, path, sub, loc.appending("oneOf", String(k)), depth: depth.next, work, &r)
           return r
         }
         let matched = results.filter(\.isEmpty).count
@@ -188,9 +205,35 @@ public struct JSONSchemaValidator: Sendable {
     }
     if let not = s["not"] {
       var r: [SchemaViolation] = []
-      check(v, path, not, loc.appending("not"), depth: depth + 1, &r)
+      check(v, path, not, loc.appending("not"), depth: depth.next, work, &r)
       if r.isEmpty { fail("a value not matching the schema under not") }
     }
+  }
+
+  /// Checks `v` at `path` against the schema a `$ref` reached, once per instance path and schema location:
+  /// a recursive `oneOf` tried every branch again at every level (tripling per level), and a `$ref` that
+  /// comes back to itself at the same path (consuming no input) is a violation instead of a loop.
+  func checkReference(
+    _ v: JSONValue, _ path: String, _ target: JSONValue, _ loc: SchemaLocation, depth: Depth,
+    _ work: ValidationWork, _ out: inout [SchemaViolation]
+  ) {
+    let key = path + "\u{0}" + loc.description
+    if let known = work.results[key] {
+      out += known
+      return
+    }
+    guard work.inProgress.insert(key).inserted else {
+      out.append(
+        SchemaViolation(
+          instancePath: path, schemaPath: loc.description, expected: "a $ref that consumes input",
+          found: "a $ref cycle at the same value"))
+      return
+    }
+    var r: [SchemaViolation] = []
+    check(v, path, target, loc, depth: depth, work, &r)
+    work.inProgress.remove(key)
+    work.results[key] = r
+    out += r
   }
 
   /// The violations of the branch that came closest (fewest violations, deepest first violation).
@@ -300,8 +343,8 @@ public struct JSONSchemaValidator: Sendable {
   }
 
   func checkArray(
-    _ items: [JSONValue], _ path: String, _ s: JSONObject, _ loc: SchemaLocation, _ depth: Int,
-    _ out: inout [SchemaViolation], _ fail: (String, String?, String?) -> Void
+    _ items: [JSONValue], _ path: String, _ s: JSONObject, _ loc: SchemaLocation, _ depth: Depth,
+    _ work: ValidationWork, _ out: inout [SchemaViolation], _ fail: (String, String?, String?) -> Void
   ) {
     let found = "\(items.count) item\(items.count == 1 ? "" : "s")"
     if let min = s["minItems"]?.numberValue?.intValue, items.count < min {
@@ -321,7 +364,7 @@ public struct JSONSchemaValidator: Sendable {
       for (k, sub) in prefix.enumerated() where k < items.count {
         check(
           items[k], InstancePath.index(path, k), sub, loc.appending("prefixItems", String(k)),
-          depth: depth + 1,
+          depth: depth.child, work,
           &out)
       }
       start = prefix.count
@@ -329,13 +372,14 @@ public struct JSONSchemaValidator: Sendable {
     if let itemSchema = s["items"], itemSchema.arrayValue == nil {
       for k in start..<max(start, items.count) {
         check(
-          items[k], InstancePath.index(path, k), itemSchema, loc.appending("items"), depth: depth + 1, &out)
+          items[k], InstancePath.index(path, k), itemSchema, loc.appending("items"), depth: depth.child, work,
+          &out)
       }
     }
     if let contains = s["contains"] {
       let any = items.contains { item in
         var r: [SchemaViolation] = []
-        check(item, path, contains, loc.appending("contains"), depth: depth + 1, &r)
+        check(item, path, contains, loc.appending("contains"), depth: depth.child, work, &r)
         return r.isEmpty
       }
       if !any { fail("an array containing an item that matches contains", nil, nil) }
@@ -343,8 +387,8 @@ public struct JSONSchemaValidator: Sendable {
   }
 
   func checkObject(
-    _ o: JSONObject, _ path: String, _ s: JSONObject, _ loc: SchemaLocation, _ depth: Int,
-    _ out: inout [SchemaViolation], _ fail: (String, String?, String?) -> Void
+    _ o: JSONObject, _ path: String, _ s: JSONObject, _ loc: SchemaLocation, _ depth: Depth,
+    _ work: ValidationWork, _ out: inout [SchemaViolation], _ fail: (String, String?, String?) -> Void
   ) {
     let values = o.effective
     if let required = s["required"]?.arrayValue {
@@ -367,12 +411,13 @@ public struct JSONSchemaValidator: Sendable {
       var described = false
       if let sub = properties?[key] {
         described = true
-        check(member.value, childPath, sub, loc.appending("properties", key), depth: depth + 1, &out)
+        check(member.value, childPath, sub, loc.appending("properties", key), depth: depth.child, work, &out)
       }
       for p in patterns where PatternCache.shared.search(p.key, in: key) == true {
         described = true
         check(
-          member.value, childPath, p.value, loc.appending("patternProperties", p.key), depth: depth + 1, &out)
+          member.value, childPath, p.value, loc.appending("patternProperties", p.key), depth: depth.child,
+          work, &out)
       }
       if !described, let additional = s["additionalProperties"] {
         if additional == .bool(false) {
@@ -381,7 +426,8 @@ public struct JSONSchemaValidator: Sendable {
             childPath)
         } else {
           check(
-            member.value, childPath, additional, loc.appending("additionalProperties"), depth: depth + 1, &out
+            member.value, childPath, additional, loc.appending("additionalProperties"), depth: depth.child,
+            work, &out
           )
         }
       }
@@ -435,4 +481,34 @@ final class PatternCache: Sendable {
     }
     return regex?.containsMatch(in: text)
   }
+}
+
+extension JSONSchemaValidator {
+  /// The deepest value validated: an array or object nested deeper gets a violation saying so (stated in
+  /// docs/contracts.md; a request is then refused with 400).
+  public static let maximumDepth = 64
+  /// The most schema checks one validation makes (each keyword group at one value counts one); past it
+  /// a violation says so. With each `$ref` checked once per value (``checkReference``), ordinary
+  /// documents stay far below it.
+  public static let maximumSteps = 1_000_000
+
+  /// How deep a check is: `level` values into the instance, `steps` schema steps (`$ref`, `allOf`, …)
+  /// since the last value entered.
+  struct Depth {
+    var level = 0
+    var steps = 0
+    /// One more schema step at the same value.
+    var next: Depth { Depth(level: level, steps: steps + 1) }
+    /// Into a child value.
+    var child: Depth { Depth(level: level + 1, steps: 0) }
+  }
+}
+
+/// The work of one validation: schema checks made, and the violations of each `$ref` already checked at
+/// an instance path. Made and used by one call, on its thread.
+final class ValidationWork {
+  var steps = 0
+  var exhausted = false
+  var results: [String: [SchemaViolation]] = [:]
+  var inProgress: Set<String> = []
 }

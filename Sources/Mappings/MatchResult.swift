@@ -96,6 +96,22 @@ package enum StringDistance {
   /// wholly different.
   package static let tableCellLimit = 4_000_000
 
+  /// The most table cells all the distances of one near-miss report compute together (the same few
+  /// milliseconds): a 7 KB path and a 4 KB header next to 5,000 stubs cost 4 million cells per stub,
+  /// 10 s per unmatched request while every other client waited. Past it, a distance is the cheap
+  /// estimate (common prefix and suffix set aside, the middles counted as wholly different), so the
+  /// work per unmatched request is linear in stubs and small per stub.
+  package static let requestCellLimit = 4_000_000
+
+  /// What is left of ``requestCellLimit`` for the near-miss report being made on this thread, or nil
+  /// outside one (a single distance then has ``tableCellLimit`` alone).
+  @TaskLocal package static var budget: CellBudget?
+
+  /// Runs `body` with a fresh ``requestCellLimit`` budget for every distance it computes.
+  package static func withRequestBudget<T>(_ body: () throws -> T) rethrows -> T {
+    try $budget.withValue(CellBudget(remaining: requestCellLimit), operation: body)
+  }
+
   static func normalized(
     _ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>, cells computed: inout Int
   ) -> Double {
@@ -116,6 +132,10 @@ package enum StringDistance {
     if overflow || cells > tableCellLimit {
       return Double(max(xs.count, ys.count)) / Double(longest)
     }
+    if let budget {
+      guard cells <= budget.remaining else { return Double(max(xs.count, ys.count)) / Double(longest) }
+      budget.remaining -= cells
+    }
     computed &+= cells
     var previous = ContiguousArray(0...ys.count)
     var current = ContiguousArray(repeating: 0, count: ys.count + 1)
@@ -130,4 +150,13 @@ package enum StringDistance {
     }
     return Double(previous[ys.count]) / Double(longest)
   }
+}
+
+/// Table cells left for the distances of one near-miss report. Only the thread making that report reads
+/// and changes it (it is bound to a task-local value inside ``StringDistance/withRequestBudget(_:)``,
+/// which runs synchronously), hence `@unchecked Sendable`.
+package final class CellBudget: @unchecked Sendable {
+  /// Cells still allowed.
+  package var remaining: Int
+  init(remaining: Int) { self.remaining = remaining }
 }

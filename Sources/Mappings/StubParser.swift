@@ -216,6 +216,14 @@ public enum StubParser {
         d.warning(JSONPathText.child(location, key), "an empty \(key) is no id: the stub gets a new one")
         return nil
       }
+      // Swift compares strings by canonical equivalence (`é` and `e` + U+0301, `K` and the Kelvin sign
+      // are equal), so two different ids replaced each other: ids are ASCII, where that is byte equality.
+      guard StubParser.isASCII(value) else {
+        d.error(
+          JSONPathText.child(location, key), expected: "an ASCII \(key) (printable, no accents)",
+          found: JSONValue.quoted(value))
+        return nil
+      }
       return value
     }
     let id = nonEmpty("id")
@@ -225,6 +233,12 @@ public enum StubParser {
         JSONPathText.child(location, "uuid"), expected: "the same value as id", found: JSONValue.quoted(uuid))
     }
     return id ?? uuid
+  }
+
+  /// True when every byte of `id` is ASCII: stub ids are refused otherwise, and an id asked for that is not
+  /// ASCII names no stub (with ASCII, Swift's canonical string equality is byte equality).
+  package static func isASCII(_ id: String) -> Bool {
+    id.utf8.allSatisfy { $0 < 0x80 }
   }
 
   /// `priority`: 1 (highest) or more; 5 when absent.

@@ -257,6 +257,19 @@ public final class StubTable: Sendable {
   ) -> NearMissReport {
     var scored: [(Int, NearMiss)] = []
     scored.reserveCapacity(stubs.count)
+    // One budget of string-distance work for the whole report, not one per stub.
+    StringDistance.withRequestBudget {
+      score(request, scenarioState: scenarioState, into: &scored)
+    }
+    scored.sort { a, b in a.1.distance != b.1.distance ? a.1.distance < b.1.distance : outranks(a.0, b.0) }
+    return NearMissReport(
+      method: request.method.rawValue, url: request.target, nearMisses: scored.prefix(max(limit, 0)).map(\.1))
+  }
+
+  /// Every stub's near miss for `request`, with its index.
+  private func score(
+    _ request: RequestView, scenarioState: (String) -> String, into scored: inout [(Int, NearMiss)]
+  ) {
     for (k, stub) in stubs.enumerated() {
       var (result, _) = stub.request.evaluate(request, detailed: true)
       if let name = stub.scenarioName, let required = stub.requiredScenarioState {
@@ -273,9 +286,6 @@ public final class StubTable: Sendable {
             distance: result.distance, mismatches: result.failures)
         ))
     }
-    scored.sort { a, b in a.1.distance != b.1.distance ? a.1.distance < b.1.distance : outranks(a.0, b.0) }
-    return NearMissReport(
-      method: request.method.rawValue, url: request.target, nearMisses: scored.prefix(max(limit, 0)).map(\.1))
   }
 }
 

@@ -41,6 +41,10 @@ public struct CommandLineOptions: Sendable, Equatable {
   public var maxHeaderSectionBytes = 65_536
   /// `--max-body-bytes` (default 64 MiB).
   public var maxBodyBytes = 64 << 20
+  /// `--max-buffered-request-bytes` (default 256 MiB): request content buffered by all connections together.
+  public var maxBufferedRequestBytes = 256 << 20
+  /// `--max-xml-expansion-bytes` (default 1 MiB): text the entities of one XML document may expand to.
+  public var maxXMLExpansionBytes = 1 << 20
   /// `--skip-invalid`: start with the valid fixtures and warn about the rest.
   public var skipInvalid = false
   /// `--allow-empty`: a fixtures folder without `mappings/` is not an error.
@@ -184,6 +188,9 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "--threads": options.eventLoops = try integer(name, 1...64)
       case "--max-header-bytes": options.maxHeaderSectionBytes = try integer(name, 1024...(64 << 20))
       case "--max-body-bytes": options.maxBodyBytes = try integer(name, 0...(4 << 30))
+      case "--max-buffered-request-bytes":
+        options.maxBufferedRequestBytes = try integer(name, 0...(1 << 40))
+      case "--max-xml-expansion-bytes": options.maxXMLExpansionBytes = try integer(name, 0...(1 << 30))
       case "--skip-invalid": options.skipInvalid = true
       case "--allow-empty": options.allowEmpty = true
       case "--seed":
@@ -358,6 +365,12 @@ public struct CommandLineOptions: Sendable, Equatable {
       --max-connections N      connections beyond N get 503 and are closed (default 10000)
       --max-header-bytes N     header section limit, 431 above (default 65536)
       --max-body-bytes N       content limit, 413 above (default 67108864)
+      --max-buffered-request-bytes N
+                               request content buffered by all connections at once; a request beyond
+                               it gets 503 (default 268435456)
+      --max-xml-expansion-bytes N
+                               text the entity references of one XML document may expand to; a
+                               document beyond it is not XML to any matcher or helper (default 1048576)
       -v, --verbose            log request and response headers and bodies
       -q, --quiet              no per-request log lines
       --log-format text|json   log line format (default text)

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import HTTPCore
 import MockServer
+import XMLSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -66,6 +67,8 @@ public enum MockServerMain {
     configuration.eventLoops = options.eventLoops
     configuration.limits.maxHeaderSectionBytes = options.maxHeaderSectionBytes
     configuration.limits.maxBodyBytes = options.maxBodyBytes
+    configuration.maxBufferedRequestBytes = options.maxBufferedRequestBytes
+    XMLSupport.maximumExpansionBytes.store(options.maxXMLExpansionBytes, ordering: .relaxed)
     // `record` starts with no stubs: everything goes to the upstream.
     var fixtures =
       options.command == .record
@@ -205,7 +208,11 @@ public enum MockServerMain {
         "mockserver: \(unsaved) runtime stub(s) and \(edits) runtime edit(s) of file stubs were not saved "
           + "and are lost (POST /__admin/mappings/save writes them to \(options.fixturesDirectory)/mappings)")
     }
-    if let tls, tls.isGenerated { try? FileManager.default.removeItem(atPath: tls.trustPath) }
+    if let tls, tls.isGenerated {
+      // The certificate and the private folder made for it.
+      try? FileManager.default.removeItem(atPath: tls.trustPath)
+      try? FileManager.default.removeItem(atPath: (tls.trustPath as NSString).deletingLastPathComponent)
+    }
     return RecordingSession.finish(service, options)
   }
 

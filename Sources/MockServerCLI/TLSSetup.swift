@@ -53,9 +53,12 @@ enum TLSSetup {
       }
     } else {
       let root = try CertificateFactory.makeSelfSigned()
-      let path = (generatedDirectory as NSString).appendingPathComponent(
-        "mockserver-\(getpid())-localhost.pem")
-      try write(root.certificatePEM, to: path, mode: 0o644)
+      // A private folder of its own (mkdtemp: a random name, mode 0700) and a file that must not exist
+      // yet and is no symbolic link: `mockserver-PID-localhost.pem` in the shared temporary folder could
+      // be planted by another local user as a link to a file of ours, which was then overwritten.
+      let folder = try privateDirectory(in: generatedDirectory)
+      let path = (folder as NSString).appendingPathComponent("localhost.pem")
+      try write(root.certificatePEM, to: path, mode: 0o644, exclusive: true)
       trustPath = path
       if let fault {
         served = try CertificateFactory.makeFaultCertificate(fault, trusted: root)
@@ -117,8 +120,23 @@ enum TLSSetup {
   }
 
   /// Writes `text` to `path` with permissions `mode` (set before any byte is written).
-  static func write(_ text: String, to path: String, mode: mode_t) throws(TLSError) {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+  /// A new folder with a random name and mode 0700 in `parent` (`mkdtemp`).
+  /// - Throws: ``TLSError`` naming the folder when it cannot be made.
+  static func privateDirectory(in parent: String) throws(TLSError) -> String {
+    var template = Array((parent as NSString).appendingPathComponent("mockserver-XXXXXX").utf8CString)
+    let made = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.flatMap { mkdtemp($0) }
+    }
+    guard made != nil else {
+      throw TLSError("create a folder in \(parent)", detail: String(cString: strerror(errno)))
+    }
+    return String(cString: template)
+  }
+
+  /// Writes `text` to `path` with `mode`; with `exclusive`, the file must not exist yet and a symbolic
+  /// link there is refused (`O_EXCL | O_NOFOLLOW`) instead of followed.
+  static func write(_ text: String, to path: String, mode: mode_t, exclusive: Bool = false) throws(TLSError) {
+    let flags = exclusive ? O_EXCL | O_NOFOLLOW : O_TRUNC
+    let fd = open(path, O_WRONLY | O_CREAT | flags | O_CLOEXEC, mode)
     guard fd >= 0 else { throw TLSError("write \(path)", detail: String(cString: strerror(errno))) }
     defer { close(fd) }
     _ = fchmod(fd, mode)

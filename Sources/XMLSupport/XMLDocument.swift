@@ -1,4 +1,5 @@
 import CLibXML2
+import Synchronization
 
 /// Why a text could not be used as XML or an expression as XPath.
 package struct XMLError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -85,6 +86,15 @@ package enum XMLSupport {
   /// Largest document parsed, in bytes.
   package static let maximumInputBytes = 8 << 20
 
+  /// Most text the internal entity references of one document may expand to, in bytes
+  /// (`--max-xml-expansion-bytes`, default 1 MiB). A document beyond it is refused before any XPath
+  /// runs: libxml2 keeps references unexpanded while parsing (no `XML_PARSE_NOENT`) and expands them
+  /// without a bound when XPath takes a node's string value (`contains(., 'x')`), so a 107 KB body of
+  /// nested entities made 1 GB of text and blocked the loop for seconds.
+  package static let maximumExpansionBytes = Atomic<Int>(defaultMaximumExpansionBytes)
+  /// ``maximumExpansionBytes``'s default: 1 MiB.
+  package static let defaultMaximumExpansionBytes = 1 << 20
+
   /// libxml2 loaded (on first use: see CLibXML2) and set up, or why it could not be loaded.
   private static let setUp: Result<Void, XMLError> = {
     if let problem = clibxml2_load() { return .failure(XMLError(message: String(cString: problem))) }
@@ -125,6 +135,15 @@ package enum XMLSupport {
     }
     guard let doc else { throw XMLError(message: lastErrorMessage() ?? "not well-formed XML") }
     defer { xmlFreeDoc(doc) }
+    // Entities are declared in a DOCTYPE only (external ones are never loaded): a document without the
+    // declaration keyword needs no count.
+    if declaresEntities(bytes) {
+      let limit = maximumExpansionBytes.load(ordering: .relaxed)
+      if let root = xmlDocGetRootElement(doc), entityExpansionBytes(root, limit: limit) > limit {
+        throw XMLError(
+          message: "entity references expand to more than \(limit) bytes (--max-xml-expansion-bytes)")
+      }
+    }
     return body(doc)
   }
 
@@ -330,6 +349,71 @@ package enum XMLSupport {
       }
       c = n.pointee.next
     }
+  }
+
+  /// Whether `bytes` contain `<!ENTITY`.
+  private static func declaresEntities(_ bytes: [UInt8]) -> Bool {
+    let keyword = Array("<!ENTITY".utf8)
+    guard bytes.count >= keyword.count else { return false }
+    return bytes.withUnsafeBufferPointer { b in
+      var i = 0
+      let last = b.count - keyword.count
+      while i <= last {
+        if b[i] == 0x3C, b[i + 1] == 0x21, b[i + 2] == 0x45 {
+          var k = 3
+          while k < keyword.count, b[i + k] == keyword[k] { k += 1 }
+          if k == keyword.count { return true }
+        }
+        i += 1
+      }
+      return false
+    }
+  }
+
+  /// The bytes of text the entity references under `root` (its attributes included) add when expanded,
+  /// counted once per entity (memoised) and per reference, stopping past `limit`: one walk of the tree,
+  /// never the expansion itself. An entity that refers to itself counts as over the limit.
+  private static func entityExpansionBytes(_ root: xmlNodePtr, limit: Int) -> Int {
+    var sizes: [UnsafeMutableRawPointer: Int] = [:]
+    let over = limit &+ 1
+    func entitySize(_ reference: xmlNodePtr, depth: Int) -> Int {
+      guard let entity = reference.pointee.children else { return 0 }
+      let key = UnsafeMutableRawPointer(entity)
+      if let known = sizes[key] { return known }
+      sizes[key] = over
+      let size = walk(entity.pointee.children, inEntity: true, depth: depth + 1)
+      sizes[key] = size
+      return size
+    }
+    func walk(_ first: xmlNodePtr?, inEntity: Bool, depth: Int) -> Int {
+      guard depth < 256 else { return over }
+      var total = 0
+      var c = first
+      while let n = c, total <= limit {
+        switch n.pointee.type {
+        case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
+          if inEntity, let text = n.pointee.content {
+            var k = 0
+            while text[k] != 0, total &+ k <= limit { k += 1 }
+            total &+= k
+          }
+        case XML_ENTITY_REF_NODE:
+          total &+= entitySize(n, depth: depth)
+        case XML_ELEMENT_NODE:
+          var a = n.pointee.properties
+          while let attribute = a, total <= limit {
+            total &+= walk(attribute.pointee.children, inEntity: inEntity, depth: depth + 1)
+            a = attribute.pointee.next
+          }
+          total &+= walk(n.pointee.children, inEntity: inEntity, depth: depth + 1)
+        default: break
+        }
+        total = min(total, over)
+        c = n.pointee.next
+      }
+      return total
+    }
+    return walk(root, inEntity: false, depth: 0)
   }
 
   /// The most text one node's content may expand to, and the most entity references followed in it:

@@ -127,10 +127,10 @@ struct HardeningError: Error, CustomStringConvertible {
 
 /// Readings from `/proc/PID`.
 enum ProcStat {
-  /// Resident set size in bytes (`VmRSS`).
-  static func residentBytes(_ pid: Int32) -> Int {
+  /// Resident set size in bytes (`VmRSS`), or its peak so far (`VmHWM`) when `peak`.
+  static func residentBytes(_ pid: Int32, peak: Bool = false) -> Int {
     guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
-    for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+    for line in text.split(separator: "\n") where line.hasPrefix(peak ? "VmHWM:" : "VmRSS:") {
       let kb = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap {
         Int($0)
       }

@@ -256,4 +256,28 @@ struct TLSCommandLineTests {
     options.tlsKeyFile = prepared.trustPath
     #expect(throws: TLSError.self) { try TLSSetup.prepare(options, generatedDirectory: directory.path) }
   }
+
+  /// The generated certificate goes to a new 0700 folder with a random name, created with `O_EXCL` and
+  /// `O_NOFOLLOW`: a link planted at the name it used to have (`mockserver-PID-localhost.pem`, predictable
+  /// by another local user) is not followed, and the file it points at is left as it was (it was
+  /// overwritten).
+  @Test func generatedCertificatePathIsPrivate() throws {
+    let directory = try TemporaryDirectory()
+    let victim = try directory.write("victim.txt", "keep me")
+    let planted = (directory.path as NSString).appendingPathComponent("mockserver-\(getpid())-localhost.pem")
+    try FileManager.default.createSymbolicLink(atPath: planted, withDestinationPath: victim)
+    let options = try CommandLineOptions.parse(["--https-port", "0"])
+    let prepared = try TLSSetup.prepare(options, generatedDirectory: directory.path)
+    #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep me")
+    #expect(prepared.trustPath != planted)
+    let folder = (prepared.trustPath as NSString).deletingLastPathComponent
+    #expect(folder != directory.path)
+    let attributes = try FileManager.default.attributesOfItem(atPath: folder)
+    #expect((attributes[.posixPermissions] as? Int) == 0o700)
+    #expect(
+      try String(contentsOfFile: prepared.trustPath, encoding: .utf8).hasPrefix("-----BEGIN CERTIFICATE"))
+    #expect(throws: TLSError.self) {
+      try TLSSetup.write("x", to: planted, mode: 0o644, exclusive: true)
+    }
+  }
 }

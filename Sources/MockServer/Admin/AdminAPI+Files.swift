@@ -63,7 +63,7 @@ extension AdminAPI {
           return AdminAPI.error(
             .forbidden, title: "Outside __files", detail: "\(name): resolves outside __files/; refused")
         }
-        try Data(call.request.body).write(to: target, options: .atomic)
+        try AdminAPI.writeDurably(call.request.body, to: target, replacing: true)
       } catch {
         return AdminAPI.error(
           .internalServerError, title: "Write failed",

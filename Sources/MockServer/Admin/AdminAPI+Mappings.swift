@@ -296,8 +296,8 @@ extension AdminAPI {
       for stub in runtime {
         let name = AdminAPI.newMappingFileName(for: stub, taken: &taken)
         let bytes = AdminAPI.stubJSON(stub).serializedBytes(pretty: true) + [10]
-        // withoutOverwriting: a file that appeared meanwhile is an error, never replaced.
-        try Data(bytes).write(to: mappingsURL.appendingPathComponent(name), options: .withoutOverwriting)
+        // Not replacing: a file that appeared meanwhile is an error, never replaced.
+        try AdminAPI.writeDurably(bytes, to: mappingsURL.appendingPathComponent(name), replacing: false)
         saved[stub.id] = "mappings/" + name
         written.append(
           .object(JSONObject(pairs: [("id", .string(stub.id)), ("file", .string("mappings/" + name))])))

@@ -3,6 +3,10 @@ import HTTPCore
 import Mappings
 import MockJSON
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Writing admin changes to the fixtures folder (WireMock's `persistent` stubs and `save`).
 ///
 /// A stub whose JSON says `"persistent": true` is written to `mappings/` when it is created, its file is
@@ -43,6 +47,53 @@ extension AdminAPI {
     return name
   }
 
+  /// Writes `bytes` to `url` so that the file is either whole or as it was: into a hidden temporary file
+  /// in the same folder (`.mockserver-save-XXXXXX`, which the loader skips), `fsync`, then renamed over
+  /// `url` (`replacing`) or linked to it (not replacing: a file already there is an error, never
+  /// replaced), and the folder synced. A failure (full disk, `kill -9` midway) leaves the old file or
+  /// none, never a cut one (a cut mapping file made the next start refuse to run).
+  /// - Throws: ``SaveError`` naming the file and the failed call.
+  static func writeDurably(_ bytes: [UInt8], to url: URL, replacing: Bool) throws(SaveError) {
+    let path = url.path
+    let folder = url.deletingLastPathComponent().path
+    func failure(_ call: String) -> SaveError {
+      SaveError(errorDescription: "\(path): \(call) failed: \(String(cString: strerror(errno)))")
+    }
+    var template = Array((folder + "/.mockserver-save-XXXXXX").utf8CString)
+    let fd = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1
+    }
+    guard fd >= 0 else { throw failure("creating a temporary file") }
+    let temporary = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    var done = false
+    var open = true
+    defer {
+      if open { close(fd) }
+      if !done { unlink(temporary) }
+    }
+    var offset = 0
+    while offset < bytes.count {
+      let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+      if n < 0, errno == EINTR { continue }
+      guard n > 0 else { throw failure("write") }
+      offset += n
+    }
+    guard fchmod(fd, 0o644) == 0, fsync(fd) == 0 else { throw failure("fsync") }
+    open = false
+    guard close(fd) == 0 else { throw failure("close") }
+    if replacing {
+      guard rename(temporary, path) == 0 else { throw failure("rename") }
+    } else {
+      guard link(temporary, path) == 0 else { throw failure("link") }
+      unlink(temporary)
+    }
+    done = true
+    let directory = Glibc.open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    if directory >= 0 {
+      _ = fsync(directory)
+      close(directory)
+    }
+  }
+
   /// Writes `stub` to a new file under `mappings/` and returns the stub as a file stub (its `file` set,
   /// relative to the fixtures folder). Throws file errors.
   func persistNew(_ stub: StubMapping) throws -> StubMapping {
@@ -51,7 +102,7 @@ extension AdminAPI {
     var taken = takenMappingFileNames()
     let name = AdminAPI.newMappingFileName(for: stub, taken: &taken)
     let bytes = AdminAPI.stubJSON(stub).serializedBytes(pretty: true) + [10]
-    try Data(bytes).write(to: folder.appendingPathComponent(name), options: .withoutOverwriting)
+    try AdminAPI.writeDurably(bytes, to: folder.appendingPathComponent(name), replacing: false)
     var saved = stub
     saved.file = "mappings/" + name
     saved.location = "$"
@@ -74,7 +125,7 @@ extension AdminAPI {
         stubs.count == 1 && stubs[0].location == "$"
         ? AdminAPI.stubJSON(stubs[0])
         : .object(JSONObject(pairs: [("mappings", .array(stubs.map(AdminAPI.stubJSON)))]))
-      try Data(json.serializedBytes(pretty: true) + [10]).write(to: url, options: .atomic)
+      try AdminAPI.writeDurably(json.serializedBytes(pretty: true) + [10], to: url, replacing: true)
     }
     store.markWritten(files: [file])
   }
@@ -103,4 +154,10 @@ extension AdminAPI {
     }
     return nil
   }
+}
+
+/// Why a file could not be saved: the file, the call that failed and the system's reason.
+struct SaveError: LocalizedError {
+  /// `…/mappings/x.json: write failed: No space left on device`.
+  var errorDescription: String?
 }

@@ -39,6 +39,8 @@ final class Connection: EventHandler {
     @exclusivity(unchecked) var body: [UInt8] = []
     /// When the first byte of its head arrived (monotonic ns), for the head timeout.
     @exclusivity(unchecked) var headStartedAt: UInt64?
+    /// Bytes of `body` counted against the server's buffered-content budget.
+    @exclusivity(unchecked) var countedBytes = 0
   }
 
   /// A response plan being executed.
@@ -243,6 +245,10 @@ final class Connection: EventHandler {
           inputDrainedThisEvent = true
           break
         }
+        // Parsed before reading on (the level-triggered socket reports the rest): reading a fast upload
+        // to the end first buffered all the socket held, megabytes per connection, before its content was
+        // counted against the buffered-content budget.
+        if parser.bufferedByteCount >= Connection.readPauseBytes, !stream.hasBufferedInput { break }
         continue
       case .wouldBlock(let wantsWrite):
         if wantsWrite {
@@ -260,7 +266,8 @@ final class Connection: EventHandler {
       }
       break
     }
-    if gotBytes, isReading { processInput() }
+    // After a half-close too: the requests received before the FIN are still answered.
+    if gotBytes || peerClosed, isReading { processInput() }
     if peerClosed { handlePeerClosed() }
     applyBackPressure()
   }
@@ -295,17 +302,21 @@ final class Connection: EventHandler {
     switch state {
     case .closed:
       return
-    case .draining:
-      close(served: true)
+    case .draining(let d):
+      // Output still being flushed is sent first (`drain` closes once it is).
+      if d.flushing { updateInterest() } else { close(served: true) }
     case .reading:
-      close(served: false)
+      // A half-close ends the input, not the exchange: every request received before the FIN is answered
+      // (pipelined requests, then `shutdown(SHUT_WR)`); `processInput` (run just before) closes once no
+      // complete request is left.
+      updateInterest()
     case .executing:
       let e = execution
       if e.timer != nil || e.waitingForWork || e.stepIndex < e.steps.count {
         // The client gave up while we were waiting (delay, dribble, hold): stop.
         close(served: false)
       } else {
-        updateExecution { $0.keepAlive = false }
+        if parser.bufferedByteCount == 0 { updateExecution { $0.keepAlive = false } }
         readable = false
         updateInterest()
       }
@@ -338,10 +349,17 @@ final class Connection: EventHandler {
       }
       switch kind {
       case nil:
+        // Empty lines before a request-line are ignored (RFC 9112 §2.2), so they do not start the head
+        // timeout either: only a byte of the request-line does.
+        if parser.isIdle { reading.headStartedAt = nil }
+        // The peer half-closed and no complete request is left: the answers given are flushed, then the
+        // connection closes.
+        if peerClosed { beginClosing(requestFullyRead: true) }
         return
       case .requestHead?:
         let h = parser.takeRequestHead()
         guard case .reading = state else { continue }
+        releaseCountedContent()
         reading.body = []
         reading.headStartedAt = nil
         if h.headers.contains("Expect") {
@@ -352,9 +370,14 @@ final class Connection: EventHandler {
         }
       case .body?:
         let bytes = parser.takeContent()
-        updateReading { r in
-          if r.body.isEmpty { r.body = bytes } else { r.body.append(contentsOf: bytes) }
+        guard case .reading = state else { continue }
+        guard owner.server.reserveRequestContent(bytes.count) else {
+          refuseOverContentBudget()
+          return
         }
+        let r = reading
+        r.countedBytes += bytes.count
+        if r.body.isEmpty { r.body = bytes } else { r.body.append(contentsOf: bytes) }
       case .end?:
         let trailers = parser.takeTrailers()
         // The head and content moved out of `reading` (no retain of the copy, no release of the old value).
@@ -363,6 +386,7 @@ final class Connection: EventHandler {
         var body: [UInt8] = []
         swap(&body, &r.body)
         r.headStartedAt = nil
+        if r.countedBytes != 0 { releaseCountedContent() }
         requestCount += 1
         // What the connection needs of the head is read first, so the head moves into the request
         // (a copy retained and released its storage).
@@ -377,6 +401,26 @@ final class Connection: EventHandler {
         continue
       }
     }
+  }
+
+  /// Gives the content of the request being read back to the server's buffered-content budget.
+  private func releaseCountedContent() {
+    let r = reading
+    guard r.countedBytes != 0 else { return }
+    owner.server.releaseRequestContent(r.countedBytes)
+    r.countedBytes = 0
+  }
+
+  /// The request's content would take the content buffered by all connections beyond
+  /// ``ServerConfiguration/maxBufferedRequestBytes``: 503, and the connection closes (what was read of
+  /// the request is let go).
+  private func refuseOverContentBudget() {
+    let limit = owner.configuration.maxBufferedRequestBytes
+    let plan = ResponsePlan.json(
+      status: .serviceUnavailable,
+      #"{"error":"request content buffered by all connections is over --max-buffered-request-bytes (\#(limit)); try again later","status":503}"#,
+      keepAlive: false)
+    start(plan, for: currentHead ?? HTTPRequestHead(method: .post, target: "/"), forceClose: true)
   }
 
   /// Most pipelined requests one event answers before the loop serves other connections.
@@ -464,10 +508,12 @@ final class Connection: EventHandler {
       // An early answer or a rejection: what was read of the request is not kept while the plan runs.
       reading.head = nil
       reading.body = []
+      releaseCountedContent()
     }
     execution.begin(
       steps: plan.steps, requestMethod: method,
-      keepAlive: plan.keepAlive && !forceClose && wantsKeepAlive && !owner.isShuttingDown && !peerClosed,
+      keepAlive: plan.keepAlive && !forceClose && wantsKeepAlive && !owner.isShuttingDown
+        && (!peerClosed || parser.bufferedByteCount > 0),
       http10: http10, requestFullyRead: !forceClose, onComplete: plan.onComplete)
     state = .executing
     runSteps()
@@ -895,6 +941,8 @@ final class Connection: EventHandler {
     case .reading: break
     }
     finishPlan(served: false)
+    releaseCountedContent()
+    reading.body = []
     state = .closed
     loop.deregister(fd: fd, closing: true)
     stream.close(reset: reset, inputDrained: inputDrainedThisEvent)

@@ -241,6 +241,8 @@ public final class HTTPServer: Sendable {
   private let openConnections = Atomic<Int>(0)
   private let connectionIDs = Atomic<UInt64>(0)
   private let refusedForDescriptors = Atomic<Int>(0)
+  /// Request content buffered by every connection together (``ServerConfiguration/maxBufferedRequestBytes``).
+  private let bufferedRequestBytes = Atomic<Int>(0)
   private let stoppedSignal = DispatchSemaphore(value: 0)
 
   /// Creates a server; nothing is bound until ``start()``.
@@ -359,6 +361,22 @@ public final class HTTPServer: Sendable {
 
   func releaseConnectionSlot() {
     openConnections.subtract(1, ordering: .relaxed)
+  }
+
+  /// Counts `count` more bytes of buffered request content; false (nothing counted) when that would go
+  /// beyond ``ServerConfiguration/maxBufferedRequestBytes``.
+  func reserveRequestContent(_ count: Int) -> Bool {
+    let now = bufferedRequestBytes.add(count, ordering: .relaxed).newValue
+    if now > configuration.maxBufferedRequestBytes {
+      bufferedRequestBytes.subtract(count, ordering: .relaxed)
+      return false
+    }
+    return true
+  }
+
+  /// Gives back `count` bytes counted by ``reserveRequestContent(_:)``.
+  func releaseRequestContent(_ count: Int) {
+    bufferedRequestBytes.subtract(count, ordering: .relaxed)
   }
 
   /// Connections answered 503 and closed because the process was out of file descriptors.

@@ -13,6 +13,10 @@ public struct ServerConfiguration: Sendable {
   /// A request head (request-line and fields) must complete within this long of its first byte, or the
   /// client gets 408 and the connection closes (default 15 000 ms). Defeats slow-header clients.
   public var requestHeadTimeoutMilliseconds = 15_000
+  /// Most request content buffered at once across all connections (requests still being received), in
+  /// bytes; a request whose content would go beyond it gets 503 and the connection closes (default
+  /// 256 MiB). Without it, unfinished uploads were bounded only by connections × `limits.maxBodyBytes`.
+  public var maxBufferedRequestBytes = 256 << 20
   /// Most simultaneous connections; beyond it a new connection gets 503 and is closed (default 10 000).
   public var maxConnections = 10_000
   /// Longest a `hold` step (no response / stall faults) keeps a connection, in ms (default 300 000).

@@ -84,9 +84,10 @@ public final class StubStore: Sendable {
   /// The envelope templates in effect.
   public var envelopes: EnvelopeSet { state.withLock { $0.envelopes } }
 
-  /// The stub with this id, if any.
+  /// The stub with this id, if any (ids are ASCII and compare as bytes: one that is not names none).
   public func stub(id: String) -> StubMapping? {
-    state.withLock { s in
+    guard StubParser.isASCII(id) else { return nil }
+    return state.withLock { s in
       s.runtimeStubs.last(where: { $0.id == id }) ?? s.fileStubs.first(where: { $0.id == id })
     }
   }
@@ -104,7 +105,8 @@ public final class StubStore: Sendable {
   /// Replaces the stub with `stub.id` in place (keeping its rank). Returns false when there is none.
   @discardableResult
   public func replace(_ stub: StubMapping) -> Bool {
-    mutate { s in
+    guard StubParser.isASCII(stub.id) else { return false }
+    return mutate { s in
       if let i = s.fileStubs.firstIndex(where: { $0.id == stub.id }) {
         s.fileStubs[i] = stub
         if let file = stub.file { s.fileEdits[stub.id] = FileEdit(file: file, replacement: stub) }
@@ -121,7 +123,8 @@ public final class StubStore: Sendable {
   /// Removes the stub `id`. Returns false when there is none.
   @discardableResult
   public func remove(id: String) -> Bool {
-    mutate { s in
+    guard StubParser.isASCII(id) else { return false }
+    return mutate { s in
       let before = s.fileStubs.count + s.runtimeStubs.count
       s.recordFileEdit(removing: id)
       s.fileStubs.removeAll { $0.id == id }

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -29,6 +30,9 @@ package final class UpstreamConnectionPool: Sendable {
   }
 
   private let idle = Mutex<[String: [Idle]]>([:])
+  /// A sweep is scheduled: idle connections are closed when their time is up even if no exchange comes
+  /// (they stayed open for good, half-closed once the upstream gave up, holding descriptors).
+  private let sweepScheduled = Atomic<Bool>(false)
 
   /// Creates an empty pool.
   package init(maxIdlePerOrigin: Int = 32, maxOrigins: Int = 16, idleTimeoutMilliseconds: Int = 4_000) {
@@ -84,6 +88,34 @@ package final class UpstreamConnectionPool: Sendable {
       return closing
     }
     for entry in closing { entry.stream.close(reset: false) }
+    scheduleSweep(afterNanos: UInt64(idleTimeoutMilliseconds) * 1_000_000)
+  }
+
+  /// Closes the expired idle connections after `nanos` (once: a sweep already scheduled covers it), then
+  /// again when the oldest one left is due.
+  private func scheduleSweep(afterNanos nanos: UInt64) {
+    guard
+      sweepScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
+        .exchanged
+    else { return }
+    DispatchQueue.global(qos: .utility).asyncAfter(
+      deadline: .now() + .nanoseconds(Int(min(nanos, 1 << 40)) + 1_000_000)
+    ) { [weak self] in
+      self?.sweep()
+    }
+  }
+
+  private func sweep() {
+    // Cleared first: a connection checked in from here on schedules its own sweep.
+    sweepScheduled.store(false, ordering: .sequentiallyConsistent)
+    let limit = UInt64(idleTimeoutMilliseconds) * 1_000_000
+    let (expired, oldest) = idle.withLock { all -> ([Idle], UInt64?) in
+      (removeExpired(&all), all.values.compactMap { $0.first?.since }.min())
+    }
+    for entry in expired { entry.stream.close(reset: false) }
+    guard let oldest else { return }
+    let now = SocketOps.monotonicNanos()
+    scheduleSweep(afterNanos: oldest &+ limit > now ? oldest &+ limit - now : 0)
   }
 
   /// Closes every idle connection.
