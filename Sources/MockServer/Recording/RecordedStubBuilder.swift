@@ -125,12 +125,24 @@ package enum RecordedStubBuilder {
     }
     var headers: [(String, JSONValue)] = []
     for (name, caseInsensitive) in spec.captureHeaders {
-      guard let value = request.headers.first(name) else { continue }
+      // A request without a header the recording matches on is matched as lacking it: the stub recorded
+      // for it does not also answer the clients that send it (an unauthenticated 401 does not shadow 200).
+      guard let value = request.headers.first(name) else {
+        headers.append((name, .object(JSONObject(pairs: [("absent", .bool(true))]))))
+        continue
+      }
       if spec.redactedHeaders.contains(name.lowercasedASCII()) {
+        // Matched by its form, never by its secret value: `Bearer .+` for `Bearer <token>`.
+        var pattern = ".+"
+        if let space = value.firstIndex(of: " "), value[..<space].allSatisfy({ $0.isLetter || $0 == "-" }),
+          !value[..<space].isEmpty
+        {
+          pattern = String(value[..<space]) + " .+"
+        }
         note(
           &redactions,
-          "\(name) header of \(request.method.rawValue) \(request.head.rawPath) request (matched as present)")
-        headers.append((name, .object(JSONObject(pairs: [("matches", .string(".*"))]))))
+          "\(name) header of \(request.method.rawValue) \(request.head.rawPath) request (matched as \(pattern))")
+        headers.append((name, .object(JSONObject(pairs: [("matches", .string(pattern))]))))
       } else {
         var matcher: [(String, JSONValue)] = [("equalTo", .string(value))]
         if caseInsensitive { matcher.append(("caseInsensitive", .bool(true))) }
