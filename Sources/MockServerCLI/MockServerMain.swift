@@ -158,8 +158,11 @@ public enum MockServerMain {
     // SIGINT and SIGTERM are handled from here on, before anything announces readiness: a signal sent
     // right after the `listening on` line was lost while the handlers were not yet installed.
     let done = DispatchSemaphore(value: 0)
-    let signals = installTerminationHandlers(done)
-    defer { for source in signals { source.cancel() } }
+    guard let signals = TerminationSignals.install({ done.signal() }) else {
+      printError("mockserver: cannot start: no descriptor left for the signal pipe")
+      return 3
+    }
+    defer { signals.cancel() }
     do {
       try server.start()
     } catch {
@@ -217,27 +220,6 @@ public enum MockServerMain {
         "mockserver: --async-response-enabled has no effect: responses are always asynchronous here")
     }
     return notes
-  }
-
-  /// Makes SIGINT and SIGTERM signal `done` (also `POST /__admin/shutdown` does). Keep the sources
-  /// until the program stops waiting.
-  static func installTerminationHandlers(_ done: DispatchSemaphore) -> [any DispatchSourceSignal] {
-    signal(SIGINT, SIG_IGN)
-    signal(SIGTERM, SIG_IGN)
-    let queue = DispatchQueue(label: "mockserver.signals")
-    return [SIGINT, SIGTERM].map { sig in
-      let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-      source.setEventHandler { @Sendable in done.signal() }
-      source.resume()
-      return source
-    }
-  }
-
-  /// Blocks until SIGINT or SIGTERM arrives, or `done` is signalled (`POST /__admin/shutdown`).
-  static func waitForTermination(_ done: DispatchSemaphore = DispatchSemaphore(value: 0)) {
-    let sources = installTerminationHandlers(done)
-    done.wait()
-    for source in sources { source.cancel() }
   }
 }
 
