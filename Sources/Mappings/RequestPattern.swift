@@ -179,6 +179,14 @@ public struct RequestPattern: Sendable, Hashable {
     }
     guard evaluateBodyFields(request, &r) else { return (r, params) }
     for (k, b) in bodyPatterns.enumerated() {
+      if let problem = request.contentCodingProblem, b.needsDecodedContent {
+        // The content did not decode: only matchers of the bytes as received can judge it.
+        _ = r.record(
+          "body pattern \(k)", weight: MatchResult.partWeight, matched: false, expected: b.description,
+          actual: "(content that does not decode: \(problem); "
+            + "only binaryEqualTo and absent match the bytes as received)")
+        return (r, params)
+      }
       guard
         r.record(
           "body pattern \(k)", weight: MatchResult.partWeight, matched: b.matchBody(request),

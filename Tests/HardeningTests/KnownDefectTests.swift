@@ -1,0 +1,57 @@
+import Foundation
+import MockServerTesting
+import NativeSupport
+import Testing
+
+/// Issue 42's defects, each over real sockets against the binary.
+@Suite("Issue 42: known defects", .serialized)
+struct KnownDefectTests {
+  /// Sends one request with the given header lines and body; returns the response text.
+  static func send(
+    _ port: Int, _ method: String, _ path: String, _ headers: [String] = [], body: [UInt8] = []
+  ) throws -> String {
+    let socket = try Socket(port: port)
+    var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
+    for line in headers { text += line + "\r\n" }
+    text += "Content-Length: \(body.count)\r\n\r\n"
+    socket.send(Array(text.utf8) + body)
+    return socket.readResponse()
+  }
+
+  /// A `Content-Encoding: gzip` body that does not decode was answered 400 before any stub was tried.
+  /// Now it is matched on the bytes as received: no body pattern and `binaryEqualTo` match, a text
+  /// matcher does not and its near miss says why.
+  @Test func undecodableGzipBodyIsMatchedOnTheBytesAsReceived() throws {
+    let fixtures = try TemporaryFixtures([
+      ("any.json", #"{"request":{"method":"POST","url":"/any"},"response":{"status":200,"body":"any"}}"#),
+      (
+        "bytes.json",
+        #"{"request":{"method":"POST","url":"/bytes","bodyPatterns":[{"binaryEqualTo":"bm90IGd6aXA="}]},"#
+          + #""response":{"status":200,"body":"bytes"}}"#
+      ),
+      (
+        "text.json",
+        #"{"request":{"method":"POST","url":"/text","bodyPatterns":[{"equalTo":"not gzip"}]},"#
+          + #""response":{"status":200,"body":"text"}}"#
+      ),
+    ])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: ["--fixtures", fixtures.fixtures, "--no-watch"])
+    defer { server.stop() }
+    let gzip = ["Content-Encoding: gzip"]
+    let raw = Array("not gzip".utf8)
+    let any = try Self.send(server.port, "POST", "/any", gzip, body: raw)
+    #expect(status(any) == 200 && any.hasSuffix("any"), "\(any)")
+    let empty = try Self.send(server.port, "POST", "/any", gzip)
+    #expect(status(empty) == 200, "\(empty)")
+    let bytes = try Self.send(server.port, "POST", "/bytes", gzip, body: raw)
+    #expect(status(bytes) == 200 && bytes.hasSuffix("bytes"), "\(bytes)")
+    let text = try Self.send(server.port, "POST", "/text", gzip, body: raw)
+    #expect(status(text) == 404, "\(text)")
+    #expect(text.contains("content that does not decode: Content-Encoding gzip"), "\(text)")
+    // A body that decodes still matches the text matcher.
+    let decoded = try Self.send(
+      server.port, "POST", "/text", gzip, body: Zlib.compress(Array("not gzip".utf8), format: .gzip))
+    #expect(status(decoded) == 200 && decoded.hasSuffix("text"), "\(decoded)")
+  }
+}
