@@ -29,8 +29,26 @@ public struct RequestPattern: Sendable, Hashable {
     }
   }
 
-  /// Required method, nil for `ANY` (also when `method` is omitted).
+  /// Required method, nil for `ANY` (also when `method` is omitted or is a ``MethodSet``).
   public var method: HTTPMethod?
+  /// `"method": {"oneOf": [...]}` or `{"noneOf": [...]}` (WireMock 3), or nil.
+  package var methodSet: MethodSet?
+
+  /// A set of methods a request's method must be in (`oneOf`) or out of (`noneOf`).
+  package struct MethodSet: Sendable, Equatable {
+    /// The methods listed.
+    package var methods: [HTTPMethod]
+    /// True for `noneOf`.
+    package var excludes: Bool
+
+    /// True when `method` satisfies the set.
+    package func admits(_ method: HTTPMethod) -> Bool { methods.contains(method) != excludes }
+
+    /// `oneOf [GET, PUT]` as near misses show it.
+    package var description: String {
+      (excludes ? "noneOf " : "oneOf ") + "[" + methods.map(\.rawValue).joined(separator: ", ") + "]"
+    }
+  }
   /// URL field.
   public var url: URLMatcher
   /// `pathParameters` (with `urlPathTemplate`).
@@ -155,6 +173,13 @@ public struct RequestPattern: Sendable, Hashable {
         r.record(
           "method", weight: MatchResult.methodWeight, matched: method == request.method,
           expected: method.rawValue, actual: request.method.rawValue)
+      else { return (r, params) }
+    }
+    if let methodSet {
+      guard
+        r.record(
+          "method", weight: MatchResult.methodWeight, matched: methodSet.admits(request.method),
+          expected: methodSet.description, actual: request.method.rawValue)
       else { return (r, params) }
     }
     if url != .any {
@@ -304,7 +329,8 @@ public struct RequestPattern: Sendable, Hashable {
 
   /// Equality of all fields.
   public static func == (a: RequestPattern, b: RequestPattern) -> Bool {
-    a.method == b.method && a.url == b.url && a.pathParameters == b.pathParameters
+    a.method == b.method && a.methodSet == b.methodSet && a.url == b.url
+      && a.pathParameters == b.pathParameters
       && a.queryParameters == b.queryParameters && a.headers == b.headers && a.cookies == b.cookies
       && a.basicAuth == b.basicAuth && a.bodyPatterns == b.bodyPatterns
       && a.formParameters == b.formParameters

@@ -1,0 +1,31 @@
+import Foundation
+import MockServerTesting
+import Testing
+
+/// Issue 42's WireMock compatibility leftovers that the case files (Tests/Compatibility/cases) cannot
+/// show: refusals, near misses and logs, over real sockets against the binary.
+@Suite("Issue 42: WireMock compatibility leftovers", .serialized)
+struct WireMockLeftoverTests {
+  /// `"method": {"oneOf": [...]}` and `{"noneOf": [...]}`: a near miss names the set, a malformed set is
+  /// refused with its JSON path.
+  @Test func methodSetsAreMatchedAndMalformedOnesRefused() throws {
+    let fixtures = try TemporaryFixtures([
+      ("one.json", #"{"request":{"method":{"oneOf":["GET","PUT"]},"url":"/m"},"response":{"status":200}}"#)
+    ])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: ["--fixtures", fixtures.fixtures, "--no-watch"])
+    defer { server.stop() }
+    #expect(status(try KnownDefectTests.send(server.port, "PUT", "/m")) == 200)
+    let miss = try KnownDefectTests.send(server.port, "POST", "/m")
+    #expect(status(miss) == 404 && miss.contains("oneOf [GET, PUT]"), "\(miss)")
+    for (bad, path) in [
+      (#"{"oneOf":"GET"}"#, "$.request.method.oneOf"), (#"{"oneOf":[]}"#, "$.request.method.oneOf"),
+      (#"{"someOf":["GET"]}"#, "$.request.method"), (#"{"noneOf":["ANY"]}"#, "$.request.method.noneOf[0]"),
+    ] {
+      let answer = try KnownDefectTests.send(
+        server.port, "POST", "/__admin/mappings", ["Content-Type: application/json"],
+        body: Array(#"{"request":{"method":\#(bad),"url":"/x"},"response":{"status":200}}"#.utf8))
+      #expect(status(answer) == 422 && answer.contains(path), "\(bad): \(answer)")
+    }
+  }
+}
