@@ -140,7 +140,10 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "cert": options.command = .cert
       case "record": options.command = .record
       default:
-        throw UsageError(description: "unknown command '\(first)' (expected serve, lint, cert, record)")
+        throw UsageError(
+          description:
+            "unknown command '\(first)' "
+            + "(expected serve, lint, record, cert, import, export, verify, help or version)")
       }
       rest = rest.dropFirst()
     }
@@ -155,6 +158,16 @@ public struct CommandLineOptions: Sendable, Equatable {
           description: "\(name) expects an integer in \(range.lowerBound)...\(range.upperBound), got '\(v)'")
       }
       return n
+    }
+    /// A WireMock switch, which WireMock's start lines also write as `--name true|false` or
+    /// `--name=true|false`: true unless the value says false.
+    func switchValue(_ name: String, inline: Bool) throws(UsageError) -> Bool {
+      guard inline || rest.first == "true" || rest.first == "false" else { return true }
+      let v = try value(name)
+      guard v == "true" || v == "false" else {
+        throw UsageError(description: "\(name) expects true or false, got '\(v)'")
+      }
+      return v == "true"
     }
     var lintDirectoryGiven = false
     while let argument = rest.popFirst() {
@@ -192,8 +205,10 @@ public struct CommandLineOptions: Sendable, Equatable {
           throw UsageError(description: "--seed expects an unsigned integer, got '\(v)'")
         }
         options.seed = n
-      case "--global-response-templating": options.templating.global = true
-      case "--local-response-templating": options.templating.local = true
+      case "--global-response-templating":
+        options.templating.global = try switchValue(name, inline: inlineValue)
+      case "--local-response-templating":
+        options.templating.local = try switchValue(name, inline: inlineValue)
       case "--template-escaping": options.templating.environment.escapesHTML = true
       case "--fixed-time":
         let v = try value(name)
@@ -209,19 +224,14 @@ public struct CommandLineOptions: Sendable, Equatable {
         }
         options.templating.environment.allowedEnvironment.formUnion(names.filter { !$0.isEmpty })
       case "--journal-size": options.journalSize = try integer(name, 0...10_000_000)
-      case "--no-journal", "--no-request-journal": options.journalSize = 0
+      case "--no-journal", "--no-request-journal":
+        if try switchValue(name, inline: inlineValue) { options.journalSize = 0 }
       case "--max-request-journal-entries": options.journalSize = try integer(name, 0...10_000_000)
-      case "--enable-stub-cors": options.stubCORS = true
-      case "--disable-gzip": options.gzipDisabled = true
-      case "--disable-banner": options.bannerDisabled = true
+      case "--enable-stub-cors": options.stubCORS = try switchValue(name, inline: inlineValue)
+      case "--disable-gzip": options.gzipDisabled = try switchValue(name, inline: inlineValue)
+      case "--disable-banner": options.bannerDisabled = try switchValue(name, inline: inlineValue)
       case "--async-response-enabled":
-        options.asyncResponseFlagGiven = true
-        if inlineValue {
-          let v = try value(name)
-          guard v == "true" || v == "false" else {
-            throw UsageError(description: "--async-response-enabled expects true or false, got '\(v)'")
-          }
-        }
+        options.asyncResponseFlagGiven = try switchValue(name, inline: inlineValue)
       case "--journal-max-bytes": options.journalMaxBytes = try integer(name, 0...(64 << 30))
       case "--global-delay-ms": options.globalDelayMilliseconds = try integer(name, 0...3_600_000)
       case "--max-hold-ms": options.maxHoldMilliseconds = try integer(name, 0...86_400_000)
@@ -231,7 +241,7 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "--admin-host": options.adminHost = try value(name)
       case "--admin-allow-origin": options.adminAllowedOrigins.append(try value(name))
       case "--no-watch": options.watch = false
-      case "-v", "--verbose": options.verbose = true
+      case "-v", "--verbose": options.verbose = try switchValue(name, inline: inlineValue)
       case "-q", "--quiet": options.quiet = true
       case "--log-format":
         let v = try value(name)

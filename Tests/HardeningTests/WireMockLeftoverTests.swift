@@ -29,3 +29,30 @@ struct WireMockLeftoverTests {
     }
   }
 }
+
+extension WireMockLeftoverTests {
+  /// WireMock's switches in their `--name value` form, as WireMock's own start lines write them; the
+  /// unknown-command message lists every command.
+  @Test func wireMockSwitchesTakeTrueOrFalse() throws {
+    let fixtures = try TemporaryFixtures([("fast.json", stubJSON("/fast"))])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--root-dir", fixtures.fixtures, "--no-watch", "--disable-banner", "true", "--async-response-enabled",
+      "true", "--enable-stub-cors", "false", "--global-response-templating", "true", "--verbose", "true",
+    ])
+    defer { server.stop() }
+    #expect(status(get(server.port, "/fast")) == 200)
+    // --enable-stub-cors false: no CORS headers on a stub's answer.
+    let socket = try Socket(port: server.port)
+    socket.send("GET /fast HTTP/1.1\r\nHost: localhost\r\nOrigin: http://app.example\r\n\r\n")
+    #expect(!socket.readResponse().lowercased().contains("access-control-allow-origin"))
+    #expect(eventually { server.standardErrorText.contains("--async-response-enabled has no effect") })
+    let (code, output) = try runBinary(["--disable-banner=maybe"])
+    #expect(code == 2 && output.contains("--disable-banner expects true or false, got 'maybe'"), "\(output)")
+    let (unknown, message) = try runBinary(["frobnicate"])
+    #expect(unknown == 2)
+    for command in ["serve", "lint", "record", "cert", "import", "export", "verify"] {
+      #expect(message.contains(command), "\(message)")
+    }
+  }
+}
