@@ -43,7 +43,8 @@ public struct CommandLineOptions: Sendable, Equatable {
   public var maxBodyBytes = 64 << 20
   /// `--skip-invalid`: start with the valid fixtures and warn about the rest.
   public var skipInvalid = false
-  /// `--allow-empty`: a fixtures folder without `mappings/` is not an error.
+  /// `--allow-empty`: for `lint`, a fixtures folder without `mappings/` is not an error (`serve` starts
+  /// with no stubs from such a folder either way, and says so).
   public var allowEmpty = false
   /// `--verbose`: log headers and bodies too.
   public var verbose = false
@@ -331,7 +332,7 @@ public struct CommandLineOptions: Sendable, Equatable {
                                started without it, mockserver serves no stubs and says so)
       --root-dir DIR           the same as --fixtures (WireMock's name)
       --skip-invalid           start with the valid fixtures, warn about invalid ones
-      --allow-empty            accept a fixtures folder without mappings/ (start with no stubs)
+      --allow-empty            lint: accept a fixtures folder without mappings/ (serve always does)
       --no-watch               do not reload the fixtures folder when its files change
       --seed N                 seed random delays, fault data and template random values (reproducible)
       --global-response-templating   render every stub's response as a template (docs/templating.md)

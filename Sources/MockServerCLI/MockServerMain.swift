@@ -70,8 +70,9 @@ public enum MockServerMain {
     var fixtures =
       options.command == .record
       ? FixtureSet()
-      : FixtureLoader.load(
-        directory: options.fixturesDirectory, allowEmpty: options.allowEmpty || options.openAPISpec != nil)
+      // A folder without mappings/ starts with no stubs and says so, as WireMock does (only lint
+      // calls it an error without --allow-empty).
+      : FixtureLoader.load(directory: options.fixturesDirectory, allowEmpty: true)
     var isDirectory: ObjCBool = false
     if options.command != .record, !options.fixturesDirectoryGiven,
       !FileManager.default.fileExists(atPath: options.fixturesDirectory, isDirectory: &isDirectory)

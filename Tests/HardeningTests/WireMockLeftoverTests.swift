@@ -56,3 +56,23 @@ extension WireMockLeftoverTests {
     }
   }
 }
+
+extension WireMockLeftoverTests {
+  /// A `--root-dir` folder without `mappings/` starts with no stubs and says so, as WireMock does
+  /// (it was an error without `--allow-empty`); `--allow-empty` stays accepted.
+  @Test func folderWithoutMappingsStartsEmptyAndSaysSo() throws {
+    let folder = NSTemporaryDirectory() + "mockserver-nomappings-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: folder + "/__files", withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    for extra in [[], ["--allow-empty"]] {
+      let server = try MockServerProcess.launch(arguments: ["--root-dir", folder, "--no-watch"] + extra)
+      defer { server.stop() }
+      #expect(status(get(server.port, "/anything")) == 404)
+      #expect(
+        eventually {
+          server.standardErrorText.contains("no mappings/ folder in \(folder): starting with no stubs")
+        },
+        "\(server.standardErrorText)")
+    }
+  }
+}
