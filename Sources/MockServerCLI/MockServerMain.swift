@@ -86,6 +86,9 @@ public enum MockServerMain {
     }
     for line in startNotes(options) { printError(line) }
     var requestValidator: OpenAPIRequestValidator?
+    // With --openapi, what a reload of the fixtures folder gets before it is served: the document's
+    // stubs in front, the folder's flagged by --validate-responses.
+    var adjustReload: (@Sendable (FixtureSet) -> FixtureSet)?
     if let spec = options.openAPISpec {
       // --openapi: the document's stubs, then the fixtures folder's (when there is one).
       if !FileManager.default.fileExists(atPath: options.fixturesDirectory) { fixtures = FixtureSet() }
@@ -100,6 +103,17 @@ public enum MockServerMain {
         // The folder's stubs are added last, so they win ties with the generated ones.
         fixtures.stubs = generated.stubs + fixtures.stubs
         fixtures.problems += generated.problems
+        let (validate, generatedStubs) = (options.validateResponses, generated.stubs)
+        adjustReload = { reloaded in
+          var set = reloaded
+          if validate {
+            let (flagged, findings) = ResponseValidation.flag(set.stubs, document: document)
+            set.stubs = flagged
+            for finding in findings { printError("contract violation: \(finding)") }
+          }
+          set.stubs = generatedStubs + set.stubs
+          return set
+        }
       case .failure(let error):
         printError("mockserver: \(error)")
         return 1
@@ -176,8 +190,13 @@ public enum MockServerMain {
           + "past about \(max(0, limit - HTTPServer.reservedDescriptors)) connections new ones get 503 (raise it with ulimit -n)"
       )
     }
-    let watcher = FixtureWatcher(directory: options.fixturesDirectory, service: service)
-    if options.watch, options.openAPISpec == nil, options.command != .record {
+    let watcher =
+      adjustReload.map { FixtureWatcher(directory: options.fixturesDirectory, service: service, adjust: $0) }
+      ?? FixtureWatcher(directory: options.fixturesDirectory, service: service)
+    // With --openapi the folder is watched when there is one (it was not watched at all before).
+    if options.watch, options.command != .record,
+      options.openAPISpec == nil || FileManager.default.fileExists(atPath: options.fixturesDirectory)
+    {
       watcher.start(loaded: fixtures)
     }
     // The store and the watcher keep what they need; the load's file stamps (a dictionary over every

@@ -55,3 +55,27 @@ struct KnownDefectTests {
     #expect(status(decoded) == 200 && decoded.hasSuffix("text"), "\(decoded)")
   }
 }
+
+extension KnownDefectTests {
+  /// `--openapi` with `--fixtures` turned hot reload of the folder off without a word. Now a file added
+  /// to the folder is served, and the document's stubs stay.
+  @Test func openAPIWithFixturesKeepsHotReload() throws {
+    let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .appendingPathComponent("ContractsTests/Documents/users.yaml").path
+    let fixtures = try TemporaryFixtures([("first.json", stubJSON("/first", body: "first"))])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--openapi", document, "--fixtures", fixtures.fixtures,
+    ])
+    defer { server.stop() }
+    #expect(status(get(server.port, "/users/1")) == 200)
+    #expect(get(server.port, "/first").hasSuffix("first"))
+    try stubJSON("/second", body: "second").write(
+      toFile: fixtures.fixtures + "/mappings/second.json", atomically: true, encoding: .utf8)
+    #expect(
+      eventually { get(server.port, "/second").hasSuffix("second") },
+      "the added file was not served: \(server.standardErrorText)")
+    #expect(status(get(server.port, "/users/1")) == 200, "the document's stubs were dropped by the reload")
+    #expect(get(server.port, "/first").hasSuffix("first"))
+  }
+}
