@@ -313,7 +313,8 @@ public struct CommandLineOptions: Sendable, Equatable {
       mockserver lint --openapi SPEC [DIR]   also check every stub against an OpenAPI document
       mockserver --openapi SPEC        serve stubs generated from an OpenAPI document (Prefer: code=404)
                  [--validate-requests] [--validate-responses]   check traffic against the document
-      mockserver import openapi SPEC [--out DIR] [--seed N]   write DIR/mappings/ from an OpenAPI document
+      mockserver import openapi SPEC [--out DIR] [--seed N] [--force]   write DIR/mappings/ from an OpenAPI
+        document (a mapping file changed since it was written is kept unless --force; exit 1 then)
       mockserver import pact FILE... [--out DIR]   write DIR/mappings/ from Pact files (v2, v3, v4)
       mockserver export pact --consumer C --provider P [--fixtures DIR] [--from-journal URL] [--out FILE]
       mockserver verify --upstream URL [--fixtures DIR] [--only NAME]... [--junit FILE] [--header 'K: V']

@@ -79,3 +79,27 @@ extension KnownDefectTests {
     #expect(get(server.port, "/first").hasSuffix("first"))
   }
 }
+
+extension KnownDefectTests {
+  /// `import openapi` overwrote hand-edited mappings without a word. Now a changed file is kept and
+  /// named (exit 1) unless `--force`; unchanged ones are written again.
+  @Test func importOpenAPIKeepsChangedFilesUnlessForced() throws {
+    let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .appendingPathComponent("ContractsTests/Documents/users.yaml").path
+    let out = NSTemporaryDirectory() + "mockserver-import-" + UUID().uuidString
+    defer { try? FileManager.default.removeItem(atPath: out) }
+    let (first, firstOutput) = try runBinary(["import", "openapi", document, "--out", out])
+    #expect(first == 0, "\(firstOutput)")
+    let edited = out + "/mappings/getUser.json"
+    let original = try String(contentsOfFile: edited, encoding: .utf8)
+    try (original + " ").write(toFile: edited, atomically: true, encoding: .utf8)
+    let (again, againOutput) = try runBinary(["import", "openapi", document, "--out", out])
+    #expect(again == 1)
+    #expect(againOutput.contains("\(edited) differs from what import would write"), "\(againOutput)")
+    #expect(againOutput.contains("pass --force"))
+    #expect(try String(contentsOfFile: edited, encoding: .utf8) == original + " ")
+    let (forced, forcedOutput) = try runBinary(["import", "openapi", document, "--out", out, "--force"])
+    #expect(forced == 0, "\(forcedOutput)")
+    #expect(try String(contentsOfFile: edited, encoding: .utf8) == original)
+  }
+}
