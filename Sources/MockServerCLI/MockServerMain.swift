@@ -57,6 +57,9 @@ public enum MockServerMain {
 
   static func serve(_ options: CommandLineOptions) -> Int32 {
     signal(SIGPIPE, SIG_IGN)
+    // --log-format json: every line on standard error is a JSON object, from the first one on.
+    StandardError.logsJSON = options.logJSON
+    defer { StandardError.logsJSON = false }
     var configuration = ServerConfiguration()
     configuration.host = options.host
     configuration.port = options.port

@@ -1,4 +1,6 @@
 import Foundation
+import HTTPCore
+import MockJSON
 import MockServerTesting
 import NativeSupport
 import Testing
@@ -101,5 +103,43 @@ extension KnownDefectTests {
     let (forced, forcedOutput) = try runBinary(["import", "openapi", document, "--out", out, "--force"])
     #expect(forced == 0, "\(forcedOutput)")
     #expect(try String(contentsOfFile: edited, encoding: .utf8) == original)
+  }
+}
+
+extension KnownDefectTests {
+  /// `--log-format json` mixed plain-text lines (start-up warnings, reloads, shutdown) into the JSON
+  /// stream, had no timestamps, and logged an unnamed runtime stub with an empty name.
+  @Test func jsonLogFormatWritesOnlyTimestampedJSONLines() throws {
+    // A warning at start (a lower-case method) and a runtime stub posted with an empty name.
+    let fixtures = try TemporaryFixtures([
+      ("warn.json", #"{"request":{"url":"/w","method":"get"},"response":{"status":200}}"#)
+    ])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--log-format", "json",
+    ])
+    let created = try Self.send(
+      server.port, "POST", "/__admin/mappings", ["Content-Type: application/json"],
+      body: Array(
+        #"{"id":"6d6f636b-0000-4000-8000-000000000042","name":"","request":{"url":"/r"},"response":{"status":200}}"#
+          .utf8))
+    #expect(status(created) == 201, "\(created)")
+    #expect(status(get(server.port, "/r")) == 200)
+    #expect(status(get(server.port, "/none")) == 404)
+    #expect(eventually { server.standardErrorText.contains("/none") })
+    #expect(server.stop() == 0)
+    let lines = server.standardErrorText.split(separator: "\n")
+    #expect(lines.count >= 4, "\(lines)")
+    for line in lines {
+      let object = try? JSONValue.parse(String(line)).objectValue
+      let time = object?["time"]?.stringValue ?? ""
+      #expect(
+        object != nil && HTTPDate.parseISO8601(time) != nil && time.hasSuffix("Z"),
+        "not a JSON line with a time: \(line)")
+    }
+    let served = lines.first { $0.contains(#""url":"/r""#) } ?? ""
+    #expect(served.contains(#""stub":"6d6f636b-0000-4000-8000-000000000042""#), "\(served)")
+    #expect(lines.contains { $0.contains("methods are case-sensitive") }, "the start-up warning is missing")
+    #expect(lines.contains { $0.contains("shutting down") })
   }
 }

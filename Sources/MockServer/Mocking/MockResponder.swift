@@ -405,8 +405,11 @@ public final class MockResponder: Sendable {
   /// How logs name a stub: its name, else its file and JSON path (`mappings/users.json $.mappings[2]`),
   /// else (added at runtime without a name) its id.
   static func label(_ stub: StubMapping) -> String {
-    if let name = stub.name { return name }
-    if let file = stub.file { return stub.location == "$" ? file : "\(file) \(stub.location)" }
+    // An empty name or file (a runtime stub posted with "name": "") is no name: the id, not "".
+    if let name = stub.name, !name.isEmpty { return name }
+    if let file = stub.file, !file.isEmpty {
+      return stub.location == "$" ? file : "\(file) \(stub.location)"
+    }
     return stub.id
   }
 
