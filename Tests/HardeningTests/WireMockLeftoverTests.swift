@@ -76,3 +76,39 @@ extension WireMockLeftoverTests {
     }
   }
 }
+
+extension WireMockLeftoverTests {
+  /// `POST /__admin/mappings/remove` by request pattern compares patterns, not JSON text, as WireMock
+  /// 2.35.1 does (checked by hand: both stubs below are removed there).
+  @Test func removeByRequestPatternComparesPatterns() throws {
+    let fixtures = try TemporaryFixtures([])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: ["--fixtures", fixtures.fixtures, "--no-watch"])
+    defer { server.stop() }
+    let json = ["Content-Type: application/json"]
+    func post(_ path: String, _ body: String) throws -> String {
+      try KnownDefectTests.send(server.port, "POST", path, json, body: Array(body.utf8))
+    }
+    #expect(
+      status(try post("/__admin/mappings", #"{"request":{"url":"/x2"},"response":{"status":200}}"#)) == 201)
+    #expect(
+      status(
+        try post(
+          "/__admin/mappings",
+          #"{"request":{"urlPath":"/x3","method":"GET","headers":{"A":{"equalTo":"1"}}},"response":{"status":200}}"#
+        )) == 201)
+    #expect(status(try post("/__admin/mappings/remove", #"{"request":{"url":"/x2","method":"ANY"}}"#)) == 200)
+    #expect(
+      status(
+        try post(
+          "/__admin/mappings/remove",
+          #"{"request":{"method":"GET","headers":{"A":{"equalTo":"1","caseInsensitive":false}},"urlPath":"/x3"}}"#
+        )) == 200)
+    #expect(status(get(server.port, "/x2")) == 404)
+    let socket = try Socket(port: server.port)
+    socket.send("GET /x3 HTTP/1.1\r\nHost: localhost\r\nA: 1\r\n\r\n")
+    #expect(status(socket.readResponse()) == 404)
+    let invalid = try post("/__admin/mappings/remove", #"{"request":{"url":5}}"#)
+    #expect(status(invalid) == 400, "\(invalid)")
+  }
+}
