@@ -288,7 +288,13 @@ public struct RequestPattern: Sendable, Hashable {
       else { return false }
     }
     for c in cookies {
-      let values = request.cookieValues(c.name)
+      // A value sent percent-encoded also matches as decoded (WireMock 3); as sent, as WireMock 2 does.
+      let sent = request.cookieValues(c.name)
+      let values =
+        sent
+        + sent.compactMap { v in
+          v.utf8.contains(0x25) ? try? PercentDecoding.decode(v, component: "cookie") : nil
+        }
       let matched = values.isEmpty ? c.pattern.match(nil) : values.contains { c.pattern.match($0) }
       guard
         r.record(

@@ -1,4 +1,5 @@
 import Foundation
+import MockJSON
 import MockServerTesting
 import Testing
 
@@ -110,5 +111,25 @@ extension WireMockLeftoverTests {
     #expect(status(socket.readResponse()) == 404)
     let invalid = try post("/__admin/mappings/remove", #"{"request":{"url":5}}"#)
     #expect(status(invalid) == 400, "\(invalid)")
+  }
+}
+
+extension WireMockLeftoverTests {
+  /// Journal entries carry `cookies` in WireMock 2.35.1's shape (checked against the jar:
+  /// `Cookie: s=a%20b; t=1; t=2` is logged as `{"s": "a%20b", "t": ["1", "2"]}`).
+  @Test func journalEntriesCarryCookies() throws {
+    let fixtures = try TemporaryFixtures([])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: ["--fixtures", fixtures.fixtures, "--no-watch"])
+    defer { server.stop() }
+    let socket = try Socket(port: server.port)
+    socket.send("GET /c HTTP/1.1\r\nHost: localhost\r\nCookie: s=a%20b; t=1; t=2\r\n\r\n")
+    #expect(status(socket.readResponse()) == 404)
+    let journal = get(server.port, "/__admin/requests")
+    let body = String(journal[journal.range(of: "\r\n\r\n")!.upperBound...])
+    let request = try JSONValue.parse(body).objectValue?["requests"]?.arrayValue?.first?.objectValue?[
+      "request"]
+    let cookies = request?.objectValue?["cookies"]
+    #expect(cookies == (try JSONValue.parse(#"{"s": "a%20b", "t": ["1", "2"]}"#)), "\(body)")
   }
 }

@@ -1330,6 +1330,7 @@ extension AdminAPI {
               "url": {"type": "string"},
               "absoluteUrl": {"type": "string"},
               "headers": {"type": "object"},
+              "cookies": {"type": "object"},
               "body": {"type": "string"},
               "loggedDate": {"type": "number"},
               "loggedDateString": {"type": "string"}
