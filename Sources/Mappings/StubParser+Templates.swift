@@ -97,7 +97,7 @@ extension StubParser {
         String(decoding: r.body, as: UTF8.self), JSONPathText.child(path, "x-envelope"), &d)
     case .file(let name):
       let p = JSONPathText.child(path, "bodyFileName")
-      if Template.mayContainTags(name), local {
+      if Template.mayContainTags(name) {
         template.bodyFileName = compile(name, p, &d)
         template.files = BodyFileReader(context.readBodyFile)
       } else if !template.disableBodyFileTemplating, bodyMayContainTags {

@@ -133,3 +133,39 @@ extension WireMockLeftoverTests {
     #expect(cookies == (try JSONValue.parse(#"{"s": "a%20b", "t": ["1", "2"]}"#)), "\(body)")
   }
 }
+
+extension WireMockLeftoverTests {
+  /// Templating: `list.[-1]` counts from the end (path segments answered nothing), and a `bodyFileName`
+  /// chosen by a template works under `--global-response-templating` for a file stub (lint called it a
+  /// missing file and the server refused to start).
+  @Test func negativeIndexesAndTemplatedBodyFileNames() throws {
+    let fixtures = try TemporaryFixtures([
+      (
+        "last.json",
+        #"{"request":{"urlPathPattern":"/t/.*"},"response":{"status":200,"#
+          + #""body":"[{{request.pathSegments.[-1]}}|{{request.path.[-2]}}|{{request.pathSegments.[-9]}}]"}}"#
+      ),
+      (
+        "file.json",
+        #"{"request":{"urlPathPattern":"/f/.*"},"response":{"status":200,"#
+          + #""bodyFileName":"{{request.pathSegments.[1]}}.json"}}"#
+      ),
+    ])
+    defer { fixtures.remove() }
+    try FileManager.default.createDirectory(
+      atPath: fixtures.fixtures + "/__files", withIntermediateDirectories: true)
+    try #"{"file":"a"}"#.write(
+      toFile: fixtures.fixtures + "/__files/a.json", atomically: true, encoding: .utf8)
+    let (lintCode, lintOutput) = try runBinary(["lint", fixtures.fixtures])
+    #expect(lintCode == 0, "\(lintOutput)")
+    #expect(
+      lintOutput.contains("mappings/file.json: $.response.bodyFileName: warning: a template"), "\(lintOutput)"
+    )
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--global-response-templating",
+    ])
+    defer { server.stop() }
+    #expect(get(server.port, "/t/a/b/c").hasSuffix("[c|b|]"))
+    #expect(get(server.port, "/f/a").hasSuffix(#"{"file":"a"}"#))
+  }
+}
