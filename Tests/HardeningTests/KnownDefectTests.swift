@@ -143,3 +143,35 @@ extension KnownDefectTests {
     #expect(lines.contains { $0.contains("shutting down") })
   }
 }
+
+extension KnownDefectTests {
+  /// An unknown helper under global templating (`{{random 'Name.first_name'}}`, a WireMock extension's)
+  /// was served as literal text without a word. Now lint and the start-up report name it with its file
+  /// and JSON path, and serving (still the text as written) logs it once per stub.
+  @Test func unknownHelpersUnderGlobalTemplatingAreNamed() throws {
+    let fixtures = try TemporaryFixtures([
+      (
+        "random.json",
+        #"{"request":{"url":"/name"},"response":{"status":200,"body":"{{random 'Name.first_name'}}"}}"#
+      )
+    ])
+    defer { fixtures.remove() }
+    let (code, lint) = try runBinary(["lint", fixtures.fixtures])
+    #expect(code == 0, "\(lint)")
+    #expect(
+      lint.contains("mappings/random.json: $.response.body: warning: 1:3: unknown helper 'random'"), "\(lint)"
+    )
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--global-response-templating",
+    ])
+    defer { server.stop() }
+    #expect(
+      eventually {
+        server.standardErrorText.contains("$.response.body: warning: 1:3: unknown helper 'random'")
+      })
+    for _ in 0..<3 { #expect(get(server.port, "/name").hasSuffix("{{random 'Name.first_name'}}")) }
+    #expect(eventually { server.standardErrorText.contains("served as written") })
+    let logged = server.standardErrorText.components(separatedBy: "served as written").count - 1
+    #expect(logged == 1, "\(server.standardErrorText)")
+  }
+}

@@ -28,6 +28,8 @@ public final class MockResponder: Sendable {
   /// Sends the webhooks of served stubs (`serveEventListeners`, `postServeActions`).
   let webhooks: WebhookDispatcher
   private let random: Mutex<SplitMix64>
+  /// Ids of the stubs whose unknown helpers were logged (once per stub; global templating).
+  private let unknownHelpersLogged = Mutex<Set<String>>([])
 
   init(
     configuration: MockServiceConfiguration, store: StubStore, scenarioBook: ScenarioBook,
@@ -243,6 +245,13 @@ public final class MockResponder: Sendable {
     // A templated response is rendered per request; every other stub keeps its prepared response, and a
     // stub whose only templated field is the body keeps its head prepared (only the content is rendered).
     let templated = templating.applies(to: definition)
+    if templated, let unknown = definition.template?.unknownHelpers, !unknown.isEmpty,
+      unknownHelpersLogged.withLock({ $0.insert(stub.id).inserted })
+    {
+      // WireMock 3 answers 500; the text is served as written, and the log says so once per stub.
+      logger.line(
+        "template \(MockResponder.label(stub)): served as written: " + unknown.joined(separator: "; "))
+    }
     let renders = templated && definition.template?.isEmpty == false
     let bodyOnly = renders && definition.template?.templatesBodyOnly == true
     let cors = corsHeaders(for: stub, request: request)
