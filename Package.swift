@@ -118,7 +118,7 @@ let package = Package(
     // Faults of issue 13, mostly against the real binary: fds, memory and CPU read from /proc/PID.
     .testTarget(
       name: "HardeningTests",
-      dependencies: ["MockServer", "MockServerTesting", "Mappings", "MockJSON", "HTTPCore"]),
+      dependencies: ["MockServer", "MockServerTesting", "Mappings", "MockJSON", "HTTPCore", "NativeSupport"]),
     // Proxy stubs and recording (issue 15) against the real binary, a Python http.server upstream and a
     // second mockserver.
     .testTarget(

@@ -96,6 +96,9 @@ public struct HTTPRequest: Sendable, Hashable {
   public var body: [UInt8]
   /// Trailer fields of a chunked message, empty otherwise (RFC 9112 §7.1.2).
   public var trailers: HTTPHeaders
+  /// Why the content, sent with a `Content-Encoding`, could not be decoded (then ``body`` holds the bytes
+  /// as received), or nil. Body matchers that need the decoded text do not match such a request.
+  package var contentCodingProblem: String?
 
   /// Creates a request.
   public init(head: HTTPRequestHead, body: [UInt8] = [], trailers: HTTPHeaders = [:]) {

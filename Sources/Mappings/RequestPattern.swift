@@ -30,8 +30,26 @@ public struct RequestPattern: Sendable, Hashable {
     }
   }
 
-  /// Required method, nil for `ANY` (also when `method` is omitted).
+  /// Required method, nil for `ANY` (also when `method` is omitted or is a ``MethodSet``).
   public var method: HTTPMethod?
+  /// `"method": {"oneOf": [...]}` or `{"noneOf": [...]}` (WireMock 3), or nil.
+  package var methodSet: MethodSet?
+
+  /// A set of methods a request's method must be in (`oneOf`) or out of (`noneOf`).
+  package struct MethodSet: Sendable, Equatable {
+    /// The methods listed.
+    package var methods: [HTTPMethod]
+    /// True for `noneOf`.
+    package var excludes: Bool
+
+    /// True when `method` satisfies the set.
+    package func admits(_ method: HTTPMethod) -> Bool { methods.contains(method) != excludes }
+
+    /// `oneOf [GET, PUT]` as near misses show it.
+    package var description: String {
+      (excludes ? "noneOf " : "oneOf ") + "[" + methods.map(\.rawValue).joined(separator: ", ") + "]"
+    }
+  }
   /// URL field.
   public var url: URLMatcher
   /// `pathParameters` (with `urlPathTemplate`).
@@ -168,6 +186,13 @@ public struct RequestPattern: Sendable, Hashable {
           expected: method.rawValue, actual: request.method.rawValue)
       else { return (r, params) }
     }
+    if let methodSet {
+      guard
+        r.record(
+          "method", weight: MatchResult.methodWeight, matched: methodSet.admits(request.method),
+          expected: methodSet.description, actual: request.method.rawValue)
+      else { return (r, params) }
+    }
     if url != .any {
       guard
         r.record(
@@ -190,6 +215,14 @@ public struct RequestPattern: Sendable, Hashable {
     }
     guard evaluateBodyFields(request, &r) else { return (r, params) }
     for (k, b) in bodyPatterns.enumerated() {
+      if let problem = request.contentCodingProblem, b.needsDecodedContent {
+        // The content did not decode: only matchers of the bytes as received can judge it.
+        _ = r.record(
+          "body pattern \(k)", weight: MatchResult.partWeight, matched: false, expected: b.description,
+          actual: "(content that does not decode: \(problem); "
+            + "only binaryEqualTo and absent match the bytes as received)")
+        return (r, params)
+      }
       guard
         r.record(
           "body pattern \(k)", weight: MatchResult.partWeight, matched: b.matchBody(request),
@@ -277,7 +310,13 @@ public struct RequestPattern: Sendable, Hashable {
       else { return false }
     }
     for c in cookies {
-      let values = request.cookieValues(c.name)
+      // A value sent percent-encoded also matches as decoded (WireMock 3); as sent, as WireMock 2 does.
+      let sent = request.cookieValues(c.name)
+      let values =
+        sent
+        + sent.compactMap { v in
+          v.utf8.contains(0x25) ? try? PercentDecoding.decode(v, component: "cookie") : nil
+        }
       let matched = values.isEmpty ? c.pattern.match(nil) : values.contains { c.pattern.match($0) }
       guard
         r.record(
@@ -318,7 +357,8 @@ public struct RequestPattern: Sendable, Hashable {
 
   /// Equality of all fields.
   public static func == (a: RequestPattern, b: RequestPattern) -> Bool {
-    a.method == b.method && a.url == b.url && a.pathParameters == b.pathParameters
+    a.method == b.method && a.methodSet == b.methodSet && a.url == b.url
+      && a.pathParameters == b.pathParameters
       && a.queryParameters == b.queryParameters && a.headers == b.headers && a.cookies == b.cookies
       && a.basicAuth == b.basicAuth && a.bodyPatterns == b.bodyPatterns
       && a.formParameters == b.formParameters

@@ -40,6 +40,9 @@ public struct RequestView: Sendable {
   public let parts: [MultipartPart]
   /// The body parsed as JSON, when it is JSON.
   public let bodyJSON: JSONValue?
+  /// Why the body's `Content-Encoding` could not be removed (``body`` is then the bytes as received), or
+  /// nil.
+  package let contentCodingProblem: String?
   /// `http` or `https` (WireMock's `scheme` request field).
   public let scheme: String
   /// The host name of the `Host` field, without port (WireMock's `host`); empty when absent.
@@ -113,6 +116,7 @@ public struct RequestView: Sendable {
     self.cookies = cookies
     basicCredentials = RequestView.basic(headers.first("Authorization"))
     body = request.body
+    contentCodingProblem = request.contentCodingProblem
     let contentType = headers.first("Content-Type")
     bodyText = TextCharset.decode(request.body, contentType: contentType)
     bodyJSON = RequestView.jsonIfLikely(request.body)
@@ -140,6 +144,7 @@ public struct RequestView: Sendable {
     bodyText = TextCharset.decode(part.body, contentType: part.headers.first("Content-Type"))
     bodyJSON = RequestView.jsonIfLikely(part.body)
     queryIsUndecodable = false
+    contentCodingProblem = nil
     formParameters = []
     parts = []
     scheme = "http"

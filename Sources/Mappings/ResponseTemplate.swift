@@ -25,6 +25,9 @@ public struct ResponseTemplate: Sendable, Hashable {
   public var parameters: JSONValue?
   /// Reads `__files/` for a templated `bodyFileName`.
   public var files: BodyFileReader?
+  /// Under global templating only: the fields served as written because they call an unknown helper
+  /// (`$.response.body: 1:1: unknown helper 'random'`), logged once per stub while serving.
+  package var unknownHelpers: [String] = []
 
   /// A templated header value.
   public struct HeaderTemplate: Sendable, Hashable {

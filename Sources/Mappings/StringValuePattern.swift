@@ -94,6 +94,18 @@ public indirect enum StringValuePattern: Sendable, Hashable, CustomStringConvert
     }
   }
 
+  /// False for the body matchers that judge the bytes as received (`binaryEqualTo`, `absent`, and `not`,
+  /// `and`, `or` of those only); true for every matcher of the decoded text.
+  package var needsDecodedContent: Bool {
+    switch self {
+    case .binaryEqualTo, .absent: return false
+    case .not(let p): return p.needsDecodedContent
+    case .and(let all): return all.contains(where: \.needsDecodedContent)
+    case .or(let any): return any.contains(where: \.needsDecodedContent)
+    default: return true
+    }
+  }
+
   /// True when an absent field satisfies the pattern.
   public var acceptsAbsence: Bool {
     switch self {

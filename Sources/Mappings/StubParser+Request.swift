@@ -11,7 +11,9 @@ extension StubParser {
     var r = RequestPattern()
     guard let o = object(json, path, "a request pattern object", &d) else { return r }
     checkRequestFields(o, path, &d)
-    if let m = string(o, "method", path, &d) {
+    if case .object(let set) = o["method"] {
+      r.methodSet = parseMethodSet(set, JSONPathText.child(path, "method"), &d)
+    } else if let m = string(o, "method", path, &d) {
       r.method = parseMethod(m, JSONPathText.child(path, "method"), &d)
     }
     r.url = parseURLField(o, path, &d)
@@ -101,6 +103,42 @@ extension StubParser {
 
   /// A method token, or nil for `ANY`.
   /// (`path` is made only for a problem: most stubs have none.)
+  /// `{"oneOf": ["GET", "PUT"]}` or `{"noneOf": [...]}` (WireMock 3's request method matchers).
+  static func parseMethodSet(_ o: JSONObject, _ path: String, _ d: inout Diagnostics)
+    -> RequestPattern.MethodSet?
+  {
+    guard o.members.count == 1, let (key, value) = o.members.first.map({ ($0.key, $0.value) }),
+      key == "oneOf" || key == "noneOf"
+    else {
+      d.error(
+        path, expected: #"a method token, or {"oneOf": [...]} or {"noneOf": [...]}"#,
+        found: "an object with "
+          + (o.members.isEmpty ? "no field" : o.members.map(\.key).joined(separator: ", ")))
+      return nil
+    }
+    let listPath = JSONPathText.child(path, key)
+    guard case .array(let items) = value, !items.isEmpty else {
+      d.error(listPath, expected: "a non-empty array of method tokens", found: value.kindDescription)
+      return nil
+    }
+    var methods: [HTTPMethod] = []
+    for (k, item) in items.enumerated() {
+      let itemPath = listPath + "[\(k)]"
+      guard let token = item.stringValue else {
+        d.error(itemPath, expected: "a method token such as GET", found: item.kindDescription)
+        return nil
+      }
+      guard token != "ANY", let method = parseMethod(token, itemPath, &d) else {
+        if token == "ANY" {
+          d.error(itemPath, expected: "a method token such as GET (not ANY)", found: #""ANY""#)
+        }
+        return nil
+      }
+      methods.append(method)
+    }
+    return RequestPattern.MethodSet(methods: methods, excludes: key == "noneOf")
+  }
+
   static func parseMethod(_ m: String, _ path: @autoclosure () -> String, _ d: inout Diagnostics)
     -> HTTPMethod?
   {

@@ -150,8 +150,15 @@ extension StubParser {
       }
       (r.body, r.bodySource) = (bytes, .base64)
     case "bodyFileName":
-      if let name = v.stringValue, Template.mayContainTags(name), isLocallyTemplated(o) {
+      if let name = v.stringValue, Template.mayContainTags(name) {
         r.bodySource = .file(name)  // read for each request (StubParser+Templates)
+        if !isLocallyTemplated(o) {
+          // Global templating is a start option the parser does not see: said, not refused.
+          d.warning(
+            p(),
+            "a template: the file is chosen per request under --global-response-templating "
+              + "(or with \"transformers\": [\"response-template\"]); without templating no file is served")
+        }
       } else if let bytes = parseBodyFile(v, p(), context, &d), let name = v.stringValue {
         (r.body, r.bodySource) = (bytes, .file(name))
       }

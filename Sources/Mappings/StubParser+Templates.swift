@@ -47,13 +47,24 @@ extension StubParser {
       }
     }
 
+    var unknownHelpers: [String] = []
     // The JSON path of a problem (and the text of a body) are made only when there may be a template.
     func compile(_ text: String, _ p: @autoclosure () -> String, _ d: inout Diagnostics) -> Template? {
       guard Template.mayContainTags(text) else { return nil }
       do {
         return try Template(text)
       } catch {
-        if local { d.error(p(), message: "\(error.line):\(error.column): \(error.message)") }
+        if local {
+          d.error(p(), message: "\(error.line):\(error.column): \(error.message)")
+        } else if error.message.hasPrefix("unknown helper") {
+          unknownHelpers.append("\(p()): \(error.line):\(error.column): \(error.message)")
+          // Under --global-response-templating the text is served as written (WireMock 3 answers 500):
+          // said here, so lint and the start-up report name it with its file and JSON path.
+          d.warning(
+            p(),
+            "\(error.line):\(error.column): \(error.message) (a WireMock extension's helper?); under "
+              + "--global-response-templating this text is served as written")
+        }
         return nil
       }
     }
@@ -97,7 +108,7 @@ extension StubParser {
         String(decoding: r.body, as: UTF8.self), JSONPathText.child(path, "x-envelope"), &d)
     case .file(let name):
       let p = JSONPathText.child(path, "bodyFileName")
-      if Template.mayContainTags(name), local {
+      if Template.mayContainTags(name) {
         template.bodyFileName = compile(name, p, &d)
         template.files = BodyFileReader(context.readBodyFile)
       } else if !template.disableBodyFileTemplating, bodyMayContainTags {
@@ -105,7 +116,8 @@ extension StubParser {
       }
     default: break
     }
-    if template.isEmpty, !local { return nil }
+    template.unknownHelpers = unknownHelpers
+    if template.isEmpty, !local, unknownHelpers.isEmpty { return nil }
     return template
   }
 }

@@ -70,7 +70,8 @@ public final class StubTable: Sendable {
       case .urlPath, .urlPathTemplate: break
       default: return false
       }
-      return r.pathParameters.isEmpty && r.queryParameters.isEmpty && r.headers.isEmpty && r.cookies.isEmpty
+      return r.methodSet == nil && r.pathParameters.isEmpty && r.queryParameters.isEmpty && r.headers.isEmpty
+        && r.cookies.isEmpty
         && r.basicAuthCredentials == nil && r.bodyPatterns.isEmpty && stub.requiredScenarioState == nil
         && r.formParameters.isEmpty && r.multipartPatterns.isEmpty && !r.hasConnectionParts
         && r.pact == nil

@@ -4,7 +4,8 @@ import RegularExpressions
 /// `matchesJsonPath` and templating's `jsonPath` helper.
 ///
 /// Supported:
-/// - `$`, `.name`, `['name']` / `["name"]`, `[n]` (negative counts from the end), `[*]` and `.*`;
+/// - `$`, `.name`, `['name']` / `["name"]` (also after a dot, `.['name']`, as Jayway reads it), `[n]`
+///   (negative counts from the end), `[*]` and `.*`;
 /// - deep scan `..name`, `..*`, `..[n]`, `..[?(…)]`;
 /// - slices `[start:end]` (`[:2]`, `[-1:]`, optional `:step`), unions `[0,1]` and `['a','b']` (as the
 ///   last step, a name union yields one object holding the named members, as Jayway does);
@@ -65,12 +66,15 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
   /// The expression as written.
   public var description: String { expression }
 
-  /// True when the path selects at most one node (names and single indexes only, or a function).
+  /// True when the path selects at most one node (names and single indexes only, or a function). A
+  /// union of names as the last step (`$['a','b']`) is definite too, as in Jayway: it selects one object
+  /// of the members found.
   public var isDefinite: Bool {
     if steps.function != nil { return true }
-    return steps.segments.allSatisfy {
-      if case .name = $0 { return true }
-      if case .index = $0 { return true }
+    return steps.segments.enumerated().allSatisfy { k, segment in
+      if case .name = segment { return true }
+      if case .index = segment { return true }
+      if case .names = segment, k == steps.segments.count - 1 { return true }
       return false
     }
   }
@@ -417,6 +421,10 @@ package struct JSONPathScanner {
         } else if current == UInt8(ascii: "*") {
           i += 1
           segs.append(.wildcard)
+        } else if current == UInt8(ascii: "[") {
+          // `.['name']`, `.[0]`: Jayway reads a bracket right after a dot as the bracket alone.
+          i += 1
+          segs.append(try bracketBody())
         } else if let n = name() {
           if current == UInt8(ascii: "("), JSONPath.functions.contains(n) {
             i += 1
@@ -428,7 +436,7 @@ package struct JSONPathScanner {
           }
           segs.append(.name(n))
         } else {
-          throw fail("expected a name or '*' after '.'")
+          throw fail("expected a name, '*' or '[' after '.'")
         }
       } else if c == UInt8(ascii: "[") {
         i += 1

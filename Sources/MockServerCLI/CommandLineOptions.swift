@@ -47,7 +47,8 @@ public struct CommandLineOptions: Sendable, Equatable {
   public var maxXMLExpansionBytes = 1 << 20
   /// `--skip-invalid`: start with the valid fixtures and warn about the rest.
   public var skipInvalid = false
-  /// `--allow-empty`: a fixtures folder without `mappings/` is not an error.
+  /// `--allow-empty`: for `lint`, a fixtures folder without `mappings/` is not an error (`serve` starts
+  /// with no stubs from such a folder either way, and says so).
   public var allowEmpty = false
   /// `--verbose`: log headers and bodies too.
   public var verbose = false
@@ -144,7 +145,10 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "cert": options.command = .cert
       case "record": options.command = .record
       default:
-        throw UsageError(description: "unknown command '\(first)' (expected serve, lint, cert, record)")
+        throw UsageError(
+          description:
+            "unknown command '\(first)' "
+            + "(expected serve, lint, record, cert, import, export, verify, help or version)")
       }
       rest = rest.dropFirst()
     }
@@ -159,6 +163,16 @@ public struct CommandLineOptions: Sendable, Equatable {
           description: "\(name) expects an integer in \(range.lowerBound)...\(range.upperBound), got '\(v)'")
       }
       return n
+    }
+    /// A WireMock switch, which WireMock's start lines also write as `--name true|false` or
+    /// `--name=true|false`: true unless the value says false.
+    func switchValue(_ name: String, inline: Bool) throws(UsageError) -> Bool {
+      guard inline || rest.first == "true" || rest.first == "false" else { return true }
+      let v = try value(name)
+      guard v == "true" || v == "false" else {
+        throw UsageError(description: "\(name) expects true or false, got '\(v)'")
+      }
+      return v == "true"
     }
     var lintDirectoryGiven = false
     while let argument = rest.popFirst() {
@@ -199,8 +213,10 @@ public struct CommandLineOptions: Sendable, Equatable {
           throw UsageError(description: "--seed expects an unsigned integer, got '\(v)'")
         }
         options.seed = n
-      case "--global-response-templating": options.templating.global = true
-      case "--local-response-templating": options.templating.local = true
+      case "--global-response-templating":
+        options.templating.global = try switchValue(name, inline: inlineValue)
+      case "--local-response-templating":
+        options.templating.local = try switchValue(name, inline: inlineValue)
       case "--template-escaping": options.templating.environment.escapesHTML = true
       case "--fixed-time":
         let v = try value(name)
@@ -216,19 +232,14 @@ public struct CommandLineOptions: Sendable, Equatable {
         }
         options.templating.environment.allowedEnvironment.formUnion(names.filter { !$0.isEmpty })
       case "--journal-size": options.journalSize = try integer(name, 0...10_000_000)
-      case "--no-journal", "--no-request-journal": options.journalSize = 0
+      case "--no-journal", "--no-request-journal":
+        if try switchValue(name, inline: inlineValue) { options.journalSize = 0 }
       case "--max-request-journal-entries": options.journalSize = try integer(name, 0...10_000_000)
-      case "--enable-stub-cors": options.stubCORS = true
-      case "--disable-gzip": options.gzipDisabled = true
-      case "--disable-banner": options.bannerDisabled = true
+      case "--enable-stub-cors": options.stubCORS = try switchValue(name, inline: inlineValue)
+      case "--disable-gzip": options.gzipDisabled = try switchValue(name, inline: inlineValue)
+      case "--disable-banner": options.bannerDisabled = try switchValue(name, inline: inlineValue)
       case "--async-response-enabled":
-        options.asyncResponseFlagGiven = true
-        if inlineValue {
-          let v = try value(name)
-          guard v == "true" || v == "false" else {
-            throw UsageError(description: "--async-response-enabled expects true or false, got '\(v)'")
-          }
-        }
+        options.asyncResponseFlagGiven = try switchValue(name, inline: inlineValue)
       case "--journal-max-bytes": options.journalMaxBytes = try integer(name, 0...(64 << 30))
       case "--global-delay-ms": options.globalDelayMilliseconds = try integer(name, 0...3_600_000)
       case "--max-hold-ms": options.maxHoldMilliseconds = try integer(name, 0...86_400_000)
@@ -238,7 +249,7 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "--admin-host": options.adminHost = try value(name)
       case "--admin-allow-origin": options.adminAllowedOrigins.append(try value(name))
       case "--no-watch": options.watch = false
-      case "-v", "--verbose": options.verbose = true
+      case "-v", "--verbose": options.verbose = try switchValue(name, inline: inlineValue)
       case "-q", "--quiet": options.quiet = true
       case "--log-format":
         let v = try value(name)
@@ -309,7 +320,8 @@ public struct CommandLineOptions: Sendable, Equatable {
       mockserver lint --openapi SPEC [DIR]   also check every stub against an OpenAPI document
       mockserver --openapi SPEC        serve stubs generated from an OpenAPI document (Prefer: code=404)
                  [--validate-requests] [--validate-responses]   check traffic against the document
-      mockserver import openapi SPEC [--out DIR] [--seed N]   write DIR/mappings/ from an OpenAPI document
+      mockserver import openapi SPEC [--out DIR] [--seed N] [--force]   write DIR/mappings/ from an OpenAPI
+        document (a mapping file changed since it was written is kept unless --force; exit 1 then)
       mockserver import pact FILE... [--out DIR] [--lenient]   write DIR/mappings/ from Pact files (v1-v4)
       mockserver export pact --consumer C --provider P [--fixtures DIR] [--from-journal URL] [--out FILE]
                  [--spec v3|v4] [--redact NAME]...   a pact without secrets (default V4)
@@ -331,7 +343,7 @@ public struct CommandLineOptions: Sendable, Equatable {
                                started without it, mockserver serves no stubs and says so)
       --root-dir DIR           the same as --fixtures (WireMock's name)
       --skip-invalid           start with the valid fixtures, warn about invalid ones
-      --allow-empty            accept a fixtures folder without mappings/ (start with no stubs)
+      --allow-empty            lint: accept a fixtures folder without mappings/ (serve always does)
       --no-watch               do not reload the fixtures folder when its files change
       --seed N                 seed random delays, fault data and template random values (reproducible)
       --global-response-templating   render every stub's response as a template (docs/templating.md)

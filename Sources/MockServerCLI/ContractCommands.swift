@@ -85,7 +85,7 @@ package enum ContractCommands {
 
   /// `mockserver import openapi SPEC [--out DIR] [--seed N]`: writes `DIR/mappings/<operation>.json`.
   static func importOpenAPI(_ arguments: [String]) throws(CommandLineOptions.UsageError) -> Int32 {
-    let a = try Arguments(arguments, valued: ["--out", "--seed"], flags: [])
+    let a = try Arguments(arguments, valued: ["--out", "--seed"], flags: ["--force"])
     guard a.positional.count == 1 else {
       throw CommandLineOptions.UsageError(description: "import openapi expects one SPEC file")
     }
@@ -102,18 +102,39 @@ package enum ContractCommands {
     do {
       try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
       var total = 0
+      var kept: [String] = []
       for operation in generated {
         guard !operation.mappings.isEmpty else {
           print("skipped \(operation.name): it declares no responses")
           continue
         }
         let file = folder + "/" + operation.name + ".json"
-        try Data((operation.file.serialized(pretty: true) + "\n").utf8).write(to: URL(fileURLWithPath: file))
+        let content = Data((operation.file.serialized(pretty: true) + "\n").utf8)
+        // A file that differs from what this import writes was edited (by hand, or by an import of
+        // another version of the document): it is kept unless --force says otherwise.
+        if let existing = FileManager.default.contents(atPath: file), existing != content,
+          !a.flags.contains("--force")
+        {
+          kept.append(file)
+          continue
+        }
+        try content.write(to: URL(fileURLWithPath: file))
         print("wrote \(file) (\(operation.mappings.count) stub\(operation.mappings.count == 1 ? "" : "s"))")
         total += operation.mappings.count
       }
       print(
         "\(document.title): \(generated.count) operation\(generated.count == 1 ? "" : "s"), \(total) stubs")
+      if !kept.isEmpty {
+        for file in kept {
+          MockServerMain.printError(
+            "mockserver: \(file) differs from what import would write (changed since it was written); not overwritten"
+          )
+        }
+        MockServerMain.printError(
+          "mockserver: \(kept.count) changed file(s) kept; pass --force to overwrite them with the generated stubs"
+        )
+        return 1
+      }
     } catch {
       MockServerMain.printError("mockserver: cannot write \(folder): \(error.localizedDescription)")
       return 3

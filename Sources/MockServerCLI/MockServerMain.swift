@@ -58,6 +58,9 @@ public enum MockServerMain {
 
   static func serve(_ options: CommandLineOptions) -> Int32 {
     signal(SIGPIPE, SIG_IGN)
+    // --log-format json: every line on standard error is a JSON object, from the first one on.
+    StandardError.logsJSON = options.logJSON
+    defer { StandardError.logsJSON = false }
     var configuration = ServerConfiguration()
     configuration.host = options.host
     configuration.port = options.port
@@ -73,8 +76,9 @@ public enum MockServerMain {
     var fixtures =
       options.command == .record
       ? FixtureSet()
-      : FixtureLoader.load(
-        directory: options.fixturesDirectory, allowEmpty: options.allowEmpty || options.openAPISpec != nil)
+      // A folder without mappings/ starts with no stubs and says so, as WireMock does (only lint
+      // calls it an error without --allow-empty).
+      : FixtureLoader.load(directory: options.fixturesDirectory, allowEmpty: true)
     var isDirectory: ObjCBool = false
     if options.command != .record, !options.fixturesDirectoryGiven,
       !FileManager.default.fileExists(atPath: options.fixturesDirectory, isDirectory: &isDirectory)
@@ -88,6 +92,9 @@ public enum MockServerMain {
     }
     for line in startNotes(options) { printError(line) }
     var requestValidator: OpenAPIRequestValidator?
+    // With --openapi, what a reload of the fixtures folder gets before it is served: the document's
+    // stubs in front, the folder's flagged by --validate-responses.
+    var adjustReload: (@Sendable (FixtureSet) -> FixtureSet)?
     if let spec = options.openAPISpec {
       // --openapi: the document's stubs, then the fixtures folder's (when there is one).
       if !FileManager.default.fileExists(atPath: options.fixturesDirectory) { fixtures = FixtureSet() }
@@ -102,6 +109,17 @@ public enum MockServerMain {
         // The folder's stubs are added last, so they win ties with the generated ones.
         fixtures.stubs = generated.stubs + fixtures.stubs
         fixtures.problems += generated.problems
+        let (validate, generatedStubs) = (options.validateResponses, generated.stubs)
+        adjustReload = { reloaded in
+          var set = reloaded
+          if validate {
+            let (flagged, findings) = ResponseValidation.flag(set.stubs, document: document)
+            set.stubs = flagged
+            for finding in findings { printError("contract violation: \(finding)") }
+          }
+          set.stubs = generatedStubs + set.stubs
+          return set
+        }
       case .failure(let error):
         printError("mockserver: \(error)")
         return 1
@@ -161,8 +179,11 @@ public enum MockServerMain {
     // SIGINT and SIGTERM are handled from here on, before anything announces readiness: a signal sent
     // right after the `listening on` line was lost while the handlers were not yet installed.
     let done = DispatchSemaphore(value: 0)
-    let signals = installTerminationHandlers(done)
-    defer { for source in signals { source.cancel() } }
+    guard let signals = TerminationSignals.install({ done.signal() }) else {
+      printError("mockserver: cannot start: no descriptor left for the signal pipe")
+      return 3
+    }
+    defer { signals.cancel() }
     do {
       try server.start()
     } catch {
@@ -175,8 +196,13 @@ public enum MockServerMain {
           + "past about \(max(0, limit - HTTPServer.reservedDescriptors)) connections new ones get 503 (raise it with ulimit -n)"
       )
     }
-    let watcher = FixtureWatcher(directory: options.fixturesDirectory, service: service)
-    if options.watch, options.openAPISpec == nil, options.command != .record {
+    let watcher =
+      adjustReload.map { FixtureWatcher(directory: options.fixturesDirectory, service: service, adjust: $0) }
+      ?? FixtureWatcher(directory: options.fixturesDirectory, service: service)
+    // With --openapi the folder is watched when there is one (it was not watched at all before).
+    if options.watch, options.command != .record,
+      options.openAPISpec == nil || FileManager.default.fileExists(atPath: options.fixturesDirectory)
+    {
       watcher.start(loaded: fixtures)
     }
     // The store and the watcher keep what they need; the load's file stamps (a dictionary over every
@@ -224,27 +250,6 @@ public enum MockServerMain {
         "mockserver: --async-response-enabled has no effect: responses are always asynchronous here")
     }
     return notes
-  }
-
-  /// Makes SIGINT and SIGTERM signal `done` (also `POST /__admin/shutdown` does). Keep the sources
-  /// until the program stops waiting.
-  static func installTerminationHandlers(_ done: DispatchSemaphore) -> [any DispatchSourceSignal] {
-    signal(SIGINT, SIG_IGN)
-    signal(SIGTERM, SIG_IGN)
-    let queue = DispatchQueue(label: "mockserver.signals")
-    return [SIGINT, SIGTERM].map { sig in
-      let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-      source.setEventHandler { @Sendable in done.signal() }
-      source.resume()
-      return source
-    }
-  }
-
-  /// Blocks until SIGINT or SIGTERM arrives, or `done` is signalled (`POST /__admin/shutdown`).
-  static func waitForTermination(_ done: DispatchSemaphore = DispatchSemaphore(value: 0)) {
-    let sources = installTerminationHandlers(done)
-    done.wait()
-    for source in sources { source.cancel() }
   }
 }
 

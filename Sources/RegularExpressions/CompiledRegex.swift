@@ -31,7 +31,8 @@ public struct CompiledRegex: Sendable, Hashable, CustomStringConvertible {
 
   /// Compiles `pattern`.
   /// - Parameters:
-  ///   - pattern: ICU regular-expression syntax; the empty pattern matches the empty string.
+  ///   - pattern: Java's regular-expression syntax as far as ICU shares it (``javaToICU(_:)`` translates
+  ///     where they differ); the empty pattern matches the empty string.
   ///   - caseInsensitive: match letters regardless of case (as the `i` flag of `=~ /re/i`).
   ///   - dotMatchesLineSeparators: let `.` match `\n` and `\r` too, as WireMock's string matchers
   ///     (`matches`, `doesNotMatch`, `urlPattern`, `urlPathPattern`) compile with `Pattern.DOTALL`.
@@ -43,7 +44,68 @@ public struct CompiledRegex: Sendable, Hashable, CustomStringConvertible {
     self.caseInsensitive = caseInsensitive
     self.dotMatchesLineSeparators = dotMatchesLineSeparators
     engine = try RegexEngine(
-      pattern, caseInsensitive: caseInsensitive, dotMatchesLineSeparators: dotMatchesLineSeparators)
+      CompiledRegex.javaToICU(pattern), caseInsensitive: caseInsensitive,
+      dotMatchesLineSeparators: dotMatchesLineSeparators)
+  }
+
+  /// `pattern` (Java's dialect, as WireMock compiles it) in ICU's, where the two differ: a `}` that
+  /// closes no `{n}`, `{n,}` or `{n,m}` quantifier is a literal in Java and an error in ICU, so it is
+  /// escaped (`a}` matches `a}` as in WireMock). Escapes, `\Q…\E` and character classes are kept as they
+  /// are. Anything else is passed on, and ICU's error names what it does not take.
+  package static func javaToICU(_ pattern: String) -> String {
+    guard pattern.utf8.contains(UInt8(ascii: "}")) else { return pattern }
+    let b = Array(pattern.utf8)
+    var out: [UInt8] = []
+    out.reserveCapacity(b.count + 4)
+    var i = 0
+    var classDepth = 0
+    while i < b.count {
+      let c = b[i]
+      if c == UInt8(ascii: "\\"), i + 1 < b.count {
+        if b[i + 1] == UInt8(ascii: "Q") {
+          // \Q…\E: copied through to its \E (or the end).
+          var j = i + 2
+          while j + 1 < b.count, !(b[j] == UInt8(ascii: "\\") && b[j + 1] == UInt8(ascii: "E")) { j += 1 }
+          let end = min(b.count, j + 2)
+          out.append(contentsOf: b[i..<end])
+          i = end
+          continue
+        }
+        out.append(contentsOf: b[i...(i + 1)])
+        i += 2
+        continue
+      }
+      if c == UInt8(ascii: "[") {
+        classDepth += 1
+      } else if c == UInt8(ascii: "]"), classDepth > 0 {
+        classDepth -= 1
+      } else if classDepth == 0, c == UInt8(ascii: "{"), let close = quantifierEnd(b, from: i) {
+        out.append(contentsOf: b[i...close])
+        i = close + 1
+        continue
+      } else if classDepth == 0, c == UInt8(ascii: "}") {
+        out.append(UInt8(ascii: "\\"))
+      }
+      out.append(c)
+      i += 1
+    }
+    return String(decoding: out, as: UTF8.self)
+  }
+
+  /// The index of the `}` of a `{n}`, `{n,}` or `{n,m}` quantifier starting at `start`, or nil.
+  static func quantifierEnd(_ b: [UInt8], from start: Int) -> Int? {
+    var j = start + 1
+    var digits = 0
+    while j < b.count, (48...57).contains(b[j]) {
+      j += 1
+      digits += 1
+    }
+    guard digits > 0, j < b.count else { return nil }
+    if b[j] == UInt8(ascii: ",") {
+      j += 1
+      while j < b.count, (48...57).contains(b[j]) { j += 1 }
+    }
+    return j < b.count && b[j] == UInt8(ascii: "}") ? j : nil
   }
 
   /// Compiles a pattern written in the source, known to compile: a failure is a programming error.

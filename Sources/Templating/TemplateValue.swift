@@ -157,7 +157,13 @@ extension TemplateValue {
   /// A member by name or `[n]` index, as a template path step reads it.
   func member(_ name: String) -> TemplateValue? {
     switch self {
-    case .map(let m): return m[name]
+    case .map(let m):
+      if let v = m[name] { return v }
+      // `request.pathSegments.[-1]`: a negative index counts from the end of a map's index keys (path
+      // segments are a map keyed `0`, `1`, … beside the path parameters' names).
+      guard let n = Int(name), n < 0 else { return nil }
+      let count = m.entries.count { Int($0.key) != nil }
+      return count + n >= 0 ? m[String(count + n)] : nil
     case .described(_, let children):
       if let v = children.member(name) { return v }
       // A list of one (an xPath node) also has the members of its element.

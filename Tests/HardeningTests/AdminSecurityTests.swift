@@ -85,4 +85,50 @@ struct AdminSecurityTests {
       status(try AdminSecurityTests.admin(port, "GET", "/__admin/requests", host: "devbox.internal:\(port)"))
         == 200)
   }
+
+  /// Issue 42: `PUT /__admin/files/{name}` takes any content type (a page cannot send a cross-origin
+  /// `PUT` without a preflight); simple cross-site `POST`s stay refused by content type, `Origin` and
+  /// `Sec-Fetch-Site`.
+  @Test func bodyFilesTakeAnyContentTypeAndSimplePostsStaySafe() throws {
+    let fixtures = try TemporaryFixtures([("fast.json", stubJSON("/fast"))])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
+    ])
+    defer { server.stop() }
+    let port = server.port
+    let text = try AdminSecurityTests.admin(
+      port, "PUT", "/__admin/files/notes/hello.txt", body: "hello, file", ["Content-Type: text/plain"])
+    #expect(status(text) == 200, "\(text)")
+    #expect(
+      try String(contentsOfFile: fixtures.fixtures + "/__files/notes/hello.txt", encoding: .utf8)
+        == "hello, file")
+    let binary = try AdminSecurityTests.admin(
+      port, "PUT", "/__admin/files/blob.bin", body: "\u{01}\u{02}binary",
+      ["Content-Type: application/octet-stream"])
+    #expect(status(binary) == 200, "\(binary)")
+    #expect(get(port, "/__admin/files/blob.bin").hasSuffix("\u{01}\u{02}binary"))
+    // A PUT from a page of another origin is still refused (by its Origin).
+    #expect(
+      status(
+        try AdminSecurityTests.admin(
+          port, "PUT", "/__admin/files/x.txt", body: "x",
+          ["Origin: http://evil.example", "Content-Type: text/plain"])) == 403)
+    // Simple POSTs a page can send without a preflight: non-JSON refused, and a cross-site one without
+    // Origin refused by Sec-Fetch-Site, even as JSON.
+    let form = try AdminSecurityTests.admin(
+      port, "POST", "/__admin/mappings", body: AdminSecurityTests.stub,
+      ["Content-Type: application/x-www-form-urlencoded"])
+    #expect(status(form) == 403, "\(form)")
+    let crossSite = try AdminSecurityTests.admin(
+      port, "POST", "/__admin/mappings", body: AdminSecurityTests.stub,
+      ["Sec-Fetch-Site: cross-site", "Content-Type: application/json"])
+    #expect(status(crossSite) == 403, "\(crossSite)")
+    #expect(crossSite.contains("Sec-Fetch-Site: cross-site"))
+    #expect(status(get(port, "/made")) == 404)
+    let sameOrigin = try AdminSecurityTests.admin(
+      port, "POST", "/__admin/mappings", body: AdminSecurityTests.stub,
+      ["Sec-Fetch-Site: same-origin", "Content-Type: application/json"])
+    #expect(status(sameOrigin) == 201, "\(sameOrigin)")
+  }
 }

@@ -355,3 +355,36 @@ struct EventStreamTests {
     return Int(response[range.upperBound...].drop { $0 == " " }.prefix { $0.isNumber })
   }
 }
+
+extension EventStreamTests {
+  /// Issue 42: the dashboard was empty until it was opened (a 404 seen, then the page opened: no
+  /// request). The first viewer now gets the journal's retained entries, then live ones; an unmatched
+  /// one's entry has its near misses.
+  @Test func firstViewerGetsTheRequestsMadeBeforeIt() throws {
+    let fixtures = try TemporaryFixtures([("hello.json", stubJSON("/hello", body: "hi"))])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
+    ])
+    defer { server.stop() }
+    #expect(status(get(server.port, "/hello")) == 200)
+    #expect(status(get(server.port, "/hellp")) == 404)
+    let (socket, _, rest) = try EventStreamTests.openStream(server.port)
+    var text = String(decoding: rest, as: UTF8.self)
+    _ = socket.read(timeout: 20) { bytes in
+      let all = text + String(decoding: bytes, as: UTF8.self)
+      return EventStreamTests.requestEvents(EventStreamTests.frames(all).frames).count >= 2
+    }.bytes.withUnsafeBufferPointer { text += String(decoding: $0, as: UTF8.self) }
+    let events = EventStreamTests.requestEvents(EventStreamTests.frames(text).frames)
+    #expect(events.compactMap { $0.json?["url"] as? String } == ["/hello", "/hellp"], "\(text)")
+    // Then live.
+    #expect(status(get(server.port, "/hello")) == 200)
+    let (live, _) = socket.read(timeout: 20) { bytes in
+      String(decoding: bytes, as: UTF8.self).contains("event: request")
+    }
+    #expect(String(decoding: live, as: UTF8.self).contains(#""url":"/hello""#))
+    let id = try #require(events.last?.json?["id"] as? String)
+    let entry = get(server.port, "/__admin/requests/\(id)")
+    #expect(entry.contains("nearMisses") && entry.contains("/hello"), "\(entry)")
+  }
+}

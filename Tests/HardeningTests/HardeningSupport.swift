@@ -203,3 +203,19 @@ func eventually(timeout: Double = 20, _ condition: () -> Bool) -> Bool {
   }
   return condition()
 }
+
+/// Runs the `mockserver` binary to its end with `arguments` (in `directory` when given); returns its exit
+/// status and what it wrote to standard output and standard error.
+func runBinary(_ arguments: [String], in directory: String? = nil) throws -> (Int32, String) {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: MockServerProcess.defaultBinary())
+  process.arguments = arguments
+  if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+  let output = Pipe()
+  process.standardOutput = output
+  process.standardError = output
+  try process.run()
+  let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+  process.waitUntilExit()
+  return (process.terminationStatus, text)
+}

@@ -1,5 +1,6 @@
 import Foundation
 import MockServerTesting
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -71,19 +72,50 @@ struct ShutdownTests {
     if !listed { throw HardeningError("the server never journalled \(path)") }
   }
 
-  /// SIGTERM or SIGINT sent right after the `listening on` line stops the server every time (5 in 30
-  /// were ignored: the line came before the handlers, and SIGTERM was ignored in between).
-  @Test func signalRightAfterReadinessIsNeverLost() throws {
+  /// SIGTERM sent right after the `listening on` line stops the server every time (issue 13: 5 in 30
+  /// were ignored, the line came before the handlers; issue 42: still 1–2 in 300, Dispatch signal
+  /// sources register asynchronously). 300 starts, two at a time; a start fails the test only by not
+  /// exiting (the bound below is for a hung process, not a speed requirement).
+  @Test func sigtermRightAfterReadinessIsNeverLost() throws {
+    try Self.signalTrials(afterOneRequest: false)
+  }
+
+  /// The same after one request was served (the first request starts the loop's lazily made parts).
+  @Test func sigtermAfterTheFirstRequestIsNeverLost() throws {
+    try Self.signalTrials(afterOneRequest: true)
+  }
+
+  /// SIGINT right after readiness too (Ctrl-C), fewer times: it takes the same path as SIGTERM.
+  @Test func sigintRightAfterReadinessIsNeverLost() throws {
+    try Self.signalTrials(afterOneRequest: false, signal: SIGINT, trials: 20)
+  }
+
+  static func signalTrials(afterOneRequest: Bool, signal: Int32 = SIGTERM, trials: Int = 300) throws {
     let fixtures = try TemporaryFixtures(ShutdownTests.stubs)
     defer { fixtures.remove() }
-    var lost = 0
-    for trial in 0..<24 {
-      let server = try MockServerProcess.launch(arguments: ["--fixtures", fixtures.fixtures, "--no-watch"])
-      kill(server.processIdentifier, trial % 2 == 0 ? SIGTERM : SIGINT)
-      if server.waitForExit(timeout: 20) != 0 { lost += 1 }
-      server.stop(timeout: 5)
+    let lost = Mutex<[String]>([])
+    DispatchQueue.concurrentPerform(iterations: 2) { lane in
+      for trial in stride(from: lane, to: trials, by: 2) {
+        do {
+          let server = try MockServerProcess.launch(
+            arguments: ["--fixtures", fixtures.fixtures, "--no-watch", "--quiet"], timeout: 60)
+          if afterOneRequest, status(get(server.port, "/fast", timeout: 60)) != 200 {
+            lost.withLock { $0.append("trial \(trial): /fast was not answered") }
+          }
+          kill(server.processIdentifier, signal)
+          if server.waitForExit(timeout: 60) != 0 {
+            lost.withLock {
+              $0.append("trial \(trial): no exit after the signal: \(server.standardErrorText)")
+            }
+            server.stop(timeout: 5)
+          }
+        } catch {
+          lost.withLock { $0.append("trial \(trial): \(error)") }
+        }
+      }
     }
-    #expect(lost == 0, "\(lost) of 24 signals sent right after readiness were lost")
+    let failures = lost.withLock { $0 }
+    #expect(failures.isEmpty, "\(failures.count) of \(trials): \(failures.prefix(5).joined(separator: "\n"))")
   }
 
   /// `stop()` never waits forever: a process that does not obey SIGTERM (here: stopped) gets SIGKILL

@@ -292,7 +292,11 @@ struct FaultTests {
       #expect(service.journal.entries(limit: 1).first?.request.body == Array(#"{"id": 1}"#.utf8))
       client.send(
         "POST /gzipped HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: 4\r\n\r\nnope")
-      #expect(client.readResponse().0.hasPrefix("HTTP/1.1 400 "))
+      // Matched on the bytes as received (issue 42; was 400): the body pattern does not match, and the
+      // near miss says why.
+      let undecodable = client.readResponse().0
+      #expect(undecodable.hasPrefix("HTTP/1.1 404 "))
+      #expect(undecodable.contains("content that does not decode: Content-Encoding gzip"), "\(undecodable)")
     }
   }
 

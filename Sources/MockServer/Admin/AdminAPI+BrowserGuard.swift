@@ -6,7 +6,11 @@ import HTTPCore
 /// add without a preflight we never answer), an admin request is refused with 403 and a JSON reason when:
 /// - it has an `Origin` that is neither the server's own (`http://` + its `Host`) nor one allowed with
 ///   `--admin-allow-origin`;
-/// - it changes state (`POST`, `PUT`, `PATCH`, `DELETE`) with a `Content-Type` other than JSON;
+/// - it says it comes from another site (`Sec-Fetch-Site: cross-site` or `same-site`) and has no
+///   `Origin` (one that is allowed passed the rule above);
+/// - it is a `POST` with a `Content-Type` other than JSON. Only `POST` needs this rule: a page can send
+///   `PUT`, `PATCH` or `DELETE` to another origin only after a CORS preflight, which the admin API never
+///   answers, so `PUT /__admin/files/{name}` takes any content (a text or binary body file);
 /// - its `Host` is not a loopback name or address (`localhost`, `*.localhost`, `127.0.0.0/8`, `::1`) nor
 ///   one given with `--admin-host`.
 extension AdminAPI {
@@ -30,13 +34,26 @@ extension AdminAPI {
           "the admin API refuses requests from web pages of other origins (Origin: \(origin)); "
           + "start with --admin-allow-origin \(origin) to allow that one")
     }
-    let changesState = ["POST", "PUT", "PATCH", "DELETE"].contains(request.method.rawValue)
-    if changesState, let type = request.headers.first("Content-Type"), !AdminAPI.isJSONMediaType(type) {
+    if request.headers.first("Origin") == nil,
+      let site = request.headers.first("Sec-Fetch-Site")?.trimmingOWS().lowercased(),
+      site == "cross-site" || site == "same-site"
+    {
       return AdminAPI.error(
         .forbidden, title: "Forbidden",
         detail:
-          "admin requests that change state take application/json content (Content-Type: \(type)); "
-          + "a web page can send other types to any site without asking")
+          "the admin API refuses requests a browser made for a page of another site (Sec-Fetch-Site: \(site)); "
+          + "start with --admin-allow-origin ORIGIN to allow a page by its origin")
+    }
+    // A simple request (RFC: Fetch, "CORS-safelisted method"): the only state-changing method a page
+    // sends cross-site without a preflight.
+    if request.method.rawValue == "POST", let type = request.headers.first("Content-Type"),
+      !AdminAPI.isJSONMediaType(type)
+    {
+      return AdminAPI.error(
+        .forbidden, title: "Forbidden",
+        detail:
+          "admin POST requests take application/json content (Content-Type: \(type)); "
+          + "a web page can post other types to any site without asking")
     }
     return nil
   }

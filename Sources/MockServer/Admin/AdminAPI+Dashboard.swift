@@ -54,7 +54,9 @@ extension AdminAPI {
     // WHATWG: the last event ID is any string; ours are decimal counters, and anything else (another
     // server's id) is treated as no id.
     let last = call.request.headers.first("Last-Event-ID").flatMap { UInt64($0.trimmingOWS()) }
-    switch dashboard.events.subscribe(lastEventID: last, heartbeatMilliseconds: heartbeat) {
+    switch dashboard.events.subscribe(
+      lastEventID: last, heartbeatMilliseconds: heartbeat, recent: { journal.snapshot() })
+    {
     case .tooManyViewers:
       return AdminAPI.error(
         .serviceUnavailable, title: "Too many viewers",

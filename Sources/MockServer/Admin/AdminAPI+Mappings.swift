@@ -165,7 +165,7 @@ extension AdminAPI {
   }
 
   /// `POST /__admin/mappings/remove`: the body is a stub mapping (or its `request` alone); removes the
-  /// stubs with its `id`/`uuid` and the stubs whose request pattern is the same JSON as its `request`.
+  /// stubs with its `id`/`uuid` and the stubs whose request pattern equals its `request` as a pattern.
   func removeMappingsLike(_ call: Call) -> ResponsePlan {
     let o: JSONObject
     switch AdminAPI.objectBody(call, describing: #"a stub mapping {"request": {…}} or its "id""#) {
@@ -174,16 +174,18 @@ extension AdminAPI {
     }
     let id = o["id"]?.stringValue ?? o["uuid"]?.stringValue
     let request = o["request"] ?? (o["id"] == nil && o["uuid"] == nil ? JSONValue.object(o) : nil)
+    var wanted: RequestPattern?
     if let request {
       let (pattern, problems) = StubParser.parseRequestPattern(request)
-      if pattern == nil { return AdminAPI.invalid(problems, title: "Invalid request pattern") }
+      guard let pattern else { return AdminAPI.invalid(problems, title: "Invalid request pattern") }
+      wanted = pattern
     }
-    // JSON equality is semantic: members in any order, numbers by value.
-    let wanted = request
+    // As WireMock: the request patterns are compared as patterns, not as JSON text (`"method": "ANY"`
+    // is the same as no method, `"caseInsensitive": false` as none).
     let matching = store.stubs.filter { stub in
       if let id, stub.id == id { return true }
-      guard let wanted, let own = stub.source.objectValue?["request"] else { return false }
-      return own == wanted
+      guard let wanted else { return false }
+      return stub.request == wanted
     }
     return deleteStubs(matching) ?? AdminAPI.empty
   }

@@ -1302,7 +1302,18 @@ extension AdminAPI {
           "RequestPattern": {
             "type": "object",
             "properties": {
-              "method": {"type": "string"},
+              "method": {
+                "oneOf": [
+                  {"type": "string"},
+                  {
+                    "type": "object",
+                    "properties": {
+                      "oneOf": {"type": "array", "items": {"type": "string"}},
+                      "noneOf": {"type": "array", "items": {"type": "string"}}
+                    }
+                  }
+                ]
+              },
               "url": {"type": "string"},
               "urlPath": {"type": "string"},
               "urlPattern": {"type": "string"},
@@ -1319,6 +1330,7 @@ extension AdminAPI {
               "url": {"type": "string"},
               "absoluteUrl": {"type": "string"},
               "headers": {"type": "object"},
+              "cookies": {"type": "object"},
               "body": {"type": "string"},
               "loggedDate": {"type": "number"},
               "loggedDateString": {"type": "string"}

@@ -31,6 +31,7 @@ enum DashboardPageSource {
       </ul></nav>
     </header>
     <main>
+      <div id="reload-alert" role="alert" class="bad" hidden></div>
       <div class="split">
         <section id="log" aria-labelledby="log-h">
           <h2 id="log-h">Requests <span class="muted" id="log-count"></span></h2>
@@ -399,6 +400,13 @@ enum DashboardPageSource {
       $("#settings").replaceChildren(dl);
       const box = $("#reload");
       const r = s.reload;
+      // A failed reload is shown at the top of the page too, where it is seen.
+      const alert = $("#reload-alert");
+      alert.hidden = !r || r.succeeded;
+      if (r && !r.succeeded) {
+        alert.replaceChildren(el("p", { text: "Reload of " + r.directory + " failed at " + r.time +
+          "; still serving the last good set. " }), el("a", { href: "#server", text: "Problems" }));
+      }
       if (!r) { box.replaceChildren(el("p", { cls: "muted", text: "No fixtures folder." })); return; }
       const head = el("p", { cls: r.succeeded ? "ok" : "bad",
         text: (r.initial ? "Loaded at start-up" : r.succeeded ? "Reloaded" : "Reload failed; still serving the last good set") +

@@ -15,8 +15,9 @@ import Synchronization
 /// bounded output buffer, never the serving of requests.
 ///
 /// Until the first viewer subscribes, ``publish(_:)`` is one relaxed atomic load: a server nobody
-/// watches pays nothing. From then on events are kept in the ring, so a viewer that reconnects with
-/// `Last-Event-ID` gets the events it missed (those still in the ring).
+/// watches pays nothing. The first subscription seeds the ring with the journal's retained entries, and
+/// from then on events are kept in the ring, so the page shows requests made before it was opened, and a
+/// viewer that reconnects with `Last-Event-ID` gets the events it missed (those still in the ring).
 final class ServeEventHub: Sendable {
   /// Frames kept for replay to reconnecting viewers.
   let ringCapacity: Int
@@ -66,17 +67,23 @@ final class ServeEventHub: Sendable {
     let (frame, viewers) = state.withLock { s -> ([UInt8], [EventStreamSubscription]) in
       let id = s.nextID
       s.nextID += 1
-      var f: [UInt8] = []
-      f.reserveCapacity(data.count + 40)
-      f.append(contentsOf: "id: \(id)\nevent: request\ndata: ".utf8)
-      f.append(contentsOf: data)
-      f.append(contentsOf: "\n\n".utf8)
+      let f = ServeEventHub.frame(id: id, data: data)
       s.ring.append((id, f))
       return (f, Array(s.viewers.values))
     }
     for viewer in viewers where !viewer.offer(frame) {
       droppedTotal.wrappingAdd(1, ordering: .relaxed)
     }
+  }
+
+  /// One `request` event: `id:`, `event: request`, the JSON on one `data:` line, a blank line.
+  static func frame(id: UInt64, data: [UInt8]) -> [UInt8] {
+    var f: [UInt8] = []
+    f.reserveCapacity(data.count + 40)
+    f.append(contentsOf: "id: \(id)\nevent: request\ndata: ".utf8)
+    f.append(contentsOf: data)
+    f.append(contentsOf: "\n\n".utf8)
+    return f
   }
 
   /// The outcome of a subscription request.
@@ -92,9 +99,28 @@ final class ServeEventHub: Sendable {
   ///     ring are replayed. Nil (a new viewer): the ring is replayed whole, so the page starts with the
   ///     recent requests. An id that is not ours (a restarted server) replays the ring whole too.
   ///   - heartbeatMilliseconds: the interval of `:` comment lines that keep the connection alive.
-  func subscribe(lastEventID: UInt64?, heartbeatMilliseconds: Int) -> Subscription {
-    active.store(true, ordering: .relaxed)
+  ///   - recent: the journal's retained entries, oldest first, asked for at the first subscription only:
+  ///     events are kept from then on, so the page opened after a request (a 404 seen, then the
+  ///     dashboard opened) still shows it, with its near misses.
+  func subscribe(
+    lastEventID: UInt64?, heartbeatMilliseconds: Int, recent: () -> [JournalEntry] = { [] }
+  ) -> Subscription {
+    // An entry completed between this and the seeding below may come twice (from the journal and
+    // live); none is lost.
+    let wasActive = active.exchange(true, ordering: .relaxed)
+    let seed =
+      wasActive
+      ? []
+      : recent().suffix(ringCapacity).map { entry in
+        ServeEventHub.eventJSON(entry, stubName: entry.stubID.flatMap { name(ofStub: $0) })
+          .serializedBytes(pretty: false)
+      }
     return state.withLock { s in
+      for data in seed {
+        let id = s.nextID
+        s.nextID += 1
+        s.ring.append((id, ServeEventHub.frame(id: id, data: data)))
+      }
       guard s.viewers.count < maxViewers else { return .tooManyViewers }
       var initial = Array("retry: 2000\n".utf8)
       let newest = s.nextID - 1

@@ -1,6 +1,13 @@
+import HTTPCore
+import MockJSON
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #endif
+
+/// `--log-format json` for lines written with ``StandardError/line(_:waitMilliseconds:)``.
+private let jsonLinesMode = Atomic<Bool>(false)
 
 /// Writes to standard error with `write(2)`, never with `FileHandle` (whose `write` traps on `EPIPE` on
 /// Linux). A write never blocks for longer than the time given, and a closed or broken standard error
@@ -28,10 +35,36 @@ public enum StandardError {
     write(bytes, to: 2, waitMilliseconds: waitMilliseconds)
   }
 
-  /// Writes a line (a newline is added) to standard error; see ``write(_:waitMilliseconds:)``.
+  /// Writes a line (a newline is added) to standard error; see ``write(_:waitMilliseconds:)``. Under
+  /// ``logsJSON`` each line of `text` goes out as a JSON object (``jsonLines(_:)``).
   @discardableResult
   public static func line(_ text: String, waitMilliseconds: Int32 = 1000) -> Outcome {
-    write(Array((text + "\n").utf8), waitMilliseconds: waitMilliseconds)
+    let out = jsonLinesMode.load(ordering: .relaxed) ? jsonLines(text) : text
+    return write(Array((out + "\n").utf8), waitMilliseconds: waitMilliseconds)
+  }
+
+  /// `--log-format json`: when true, ``line(_:waitMilliseconds:)`` writes JSON lines (set once at start).
+  package static var logsJSON: Bool {
+    get { jsonLinesMode.load(ordering: .relaxed) }
+    set { jsonLinesMode.store(newValue, ordering: .relaxed) }
+  }
+
+  /// `text` as JSON lines, each with a `time` (RFC 3339, UTC, milliseconds): a line that is a JSON
+  /// object already (a request log line) gets `time` as its first member, any other line becomes
+  /// `{"time": …, "message": line}`. Empty lines are left out.
+  package static func jsonLines(_ text: String) -> String {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    let time = "\"time\":\"" + HTTPDate.iso8601(Double(now.tv_sec) + Double(now.tv_nsec) / 1e9) + "\""
+    var out: [String] = []
+    for line in text.split(separator: "\n") {
+      if line.hasPrefix("{"), line.hasSuffix("}") {
+        out.append("{" + time + (line.count > 2 ? "," : "") + line.dropFirst())
+      } else {
+        out.append("{" + time + ",\"message\":" + JSONValue.quoted(String(line)) + "}")
+      }
+    }
+    return out.joined(separator: "\n")
   }
 
   /// Writes `bytes` to `fd` in pieces no larger than a pipe's atomic size, each after `poll` said there

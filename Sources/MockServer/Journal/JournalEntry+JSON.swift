@@ -5,7 +5,8 @@ import Templating
 
 extension JournalEntry {
   /// The request in WireMock's "logged request" shape:
-  /// `{"url","absoluteUrl","method","clientIp","headers":{name: value or [values]},"queryParams",
+  /// `{"url","absoluteUrl","method","clientIp","headers":{name: value or [values]},
+  ///   "cookies":{name: value or [values]},"queryParams",
   ///   "body","bodyAsBase64","browserProxyRequest","loggedDate","loggedDateString"}`.
   /// `loggedDate` is milliseconds since 1970; `body` is the content as text in the charset of its
   /// `Content-Type` (UTF-8 without one; after removing the
@@ -21,6 +22,7 @@ extension JournalEntry {
       ("method", .string(head.method.rawValue)),
       ("clientIp", .string(JournalEntry.host(of: clientAddress))),
       ("headers", JournalEntry.headersJSON(head.headers)),
+      ("cookies", JournalEntry.cookiesJSON(head.headers)),
     ]
     // `{}` without a query, as WireMock writes it.
     do {
@@ -100,6 +102,25 @@ extension JournalEntry {
     return .object(JSONObject(pairs: pairs))
   }
 
+  /// The `Cookie` fields' pairs as WireMock 2.35.1's `LoggedRequest` writes them: `{name: value}`, or
+  /// `{name: [values]}` for a name sent more than once; values as sent (not percent-decoded).
+  static func cookiesJSON(_ headers: HTTPHeaders) -> JSONValue {
+    guard headers.contains("Cookie") else { return .object(JSONObject()) }
+    var order: [String] = []
+    var values: [String: [String]] = [:]
+    for line in headers.values("Cookie") {
+      for (name, value) in CookieHeader.pairs(line) {
+        if values[name] == nil { order.append(name) }
+        values[name, default: []].append(value)
+      }
+    }
+    return .object(
+      JSONObject(
+        pairs: order.map { name in
+          let all = values[name] ?? []
+          return (name, all.count == 1 ? .string(all[0]) : .array(all.map { .string($0) }))
+        }))
+  }
   /// Header fields as `{name: value}` (`[values]` for a repeated name), names as first received.
   static func headersJSON(_ headers: HTTPHeaders) -> JSONValue {
     var order: [String] = []

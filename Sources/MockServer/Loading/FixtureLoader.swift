@@ -41,8 +41,8 @@ public struct FixtureSet: Sendable {
 /// file), bodies from `__files/`, envelope templates from `envelopes.json`.
 public enum FixtureLoader {
   /// Loads `directory` (default `Fixtures/`).
-  /// - Parameter allowEmpty: when false, a folder without `mappings/` is an error (`serve` and `lint`
-  ///   without `--allow-empty`: a wrong `--fixtures` path must not start a server that answers nothing).
+  /// - Parameter allowEmpty: when false, a folder without `mappings/` is an error (`lint` without
+  ///   `--allow-empty`); when true, a warning that says no stubs are loaded (`serve`, as WireMock).
   /// - Returns: the valid stubs, the envelopes and every problem (a stub with an error is left out; a
   ///   file with a syntax error contributes nothing).
   public static func load(directory: String = "Fixtures", allowEmpty: Bool = true) -> FixtureSet {
@@ -86,7 +86,9 @@ public enum FixtureLoader {
       problems.append(
         FixtureProblem(
           severity: .warning, file: "mappings", path: "$",
-          message: "no mappings/ directory, so no stubs are loaded"))
+          message:
+            "no mappings/ folder in \(directory): starting with no stubs (add stubs with POST /__admin/mappings "
+            + "or create \(directory)/mappings/*.json)"))
       return FixtureSet(stubs: [], envelopes: envelopes, problems: problems)
     }
     // `.json` in any case (`.JSON` from Windows exports), as WireMock reads them. Files the folder lists

@@ -81,6 +81,19 @@ public final class FixtureWatcher: Sendable {
       report: { dashboard.record($0) }, applyChanges: { store.replaceFileStubs($0, changedFiles: $1) })
   }
 
+  /// Like ``init(directory:service:intervalMilliseconds:)``, with each good new set passed through
+  /// `adjust` before it is served (`--openapi` adds the document's stubs in front of the folder's).
+  package convenience init(
+    directory: String, service: MockService, intervalMilliseconds: Int = 250,
+    adjust: @escaping @Sendable (FixtureSet) -> FixtureSet
+  ) {
+    let (store, logger, dashboard) = (service.store, service.logger, service.dashboard)
+    self.init(
+      directory: directory, intervalMilliseconds: intervalMilliseconds, log: { logger.line($0) },
+      report: { dashboard.record($0) }, applyChanges: { store.replaceFileStubs(adjust($0), changedFiles: $1) }
+    )
+  }
+
   /// Takes the current state of the folder as the baseline and starts polling.
   public func start() { start(known: [:]) }
 

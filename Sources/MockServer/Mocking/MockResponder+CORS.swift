@@ -50,6 +50,7 @@ extension MockResponder {
     let serving = store.stubs.last { stub in
       guard corsEnabled(for: stub) else { return false }
       if let m = stub.request.method, m != asked { return false }
+      if let set = stub.request.methodSet, !set.admits(asked) { return false }
       var parameters: [String: String] = [:]
       return stub.request.url.match(view, parameters: &parameters)
     }

@@ -28,6 +28,8 @@ public final class MockResponder: Sendable {
   /// Sends the webhooks of served stubs (`serveEventListeners`, `postServeActions`).
   let webhooks: WebhookDispatcher
   private let random: Mutex<SplitMix64>
+  /// Ids of the stubs whose unknown helpers were logged (once per stub; global templating).
+  private let unknownHelpersLogged = Mutex<Set<String>>([])
 
   init(
     configuration: MockServiceConfiguration, store: StubStore, scenarioBook: ScenarioBook,
@@ -71,13 +73,14 @@ public final class MockResponder: Sendable {
       let decoder = ContentCoding(rawValue: coding == "x-gzip" ? "gzip" : coding), decoder != .identity
     {
       var decoded = request
-      do {
-        decoded.body = try decoder.decode(request.body)
-      } catch {
-        return .json(
-          status: .badRequest,
-          #"{"error":"request content could not be decoded (\#(coding)): \#(error.description)","status":400}"#
-        )
+      if !request.body.isEmpty {
+        do {
+          decoded.body = try decoder.decode(request.body)
+        } catch {
+          // Matched on the bytes as received, as WireMock does; body matchers of the decoded text do not
+          // match it, and the near miss says why (RequestPattern.evaluate).
+          decoded.contentCodingProblem = "Content-Encoding \(coding): \(error.description)"
+        }
       }
       return respondDecoded(to: decoded, context: context)
     }
@@ -243,6 +246,13 @@ public final class MockResponder: Sendable {
     // A templated response is rendered per request; every other stub keeps its prepared response, and a
     // stub whose only templated field is the body keeps its head prepared (only the content is rendered).
     let templated = templating.applies(to: definition)
+    if templated, let unknown = definition.template?.unknownHelpers, !unknown.isEmpty,
+      unknownHelpersLogged.withLock({ $0.insert(stub.id).inserted })
+    {
+      // WireMock 3 answers 500; the text is served as written, and the log says so once per stub.
+      logger.line(
+        "template \(MockResponder.label(stub)): served as written: " + unknown.joined(separator: "; "))
+    }
     let renders = templated && definition.template?.isEmpty == false
     let bodyOnly = renders && definition.template?.templatesBodyOnly == true
     let cors = corsHeaders(for: stub, request: request)
@@ -405,8 +415,11 @@ public final class MockResponder: Sendable {
   /// How logs name a stub: its name, else its file and JSON path (`mappings/users.json $.mappings[2]`),
   /// else (added at runtime without a name) its id.
   static func label(_ stub: StubMapping) -> String {
-    if let name = stub.name { return name }
-    if let file = stub.file { return stub.location == "$" ? file : "\(file) \(stub.location)" }
+    // An empty name or file (a runtime stub posted with "name": "") is no name: the id, not "".
+    if let name = stub.name, !name.isEmpty { return name }
+    if let file = stub.file, !file.isEmpty {
+      return stub.location == "$" ? file : "\(file) \(stub.location)"
+    }
     return stub.id
   }
 

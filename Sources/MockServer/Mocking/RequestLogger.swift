@@ -86,8 +86,8 @@ public final class RequestLogger: Sendable {
     }
     var payload = bytes
     if dropped > 0 {
-      payload += Array(
-        "mockserver: \(dropped) log line(s) dropped: standard error was not being read\n".utf8)
+      let note = "mockserver: \(dropped) log line(s) dropped: standard error was not being read"
+      payload += Array(((StandardError.logsJSON ? StandardError.jsonLines(note) : note) + "\n").utf8)
     }
     guard !payload.isEmpty else { return false }
     let outcome = StandardError.write(payload, to: buffer.fd, waitMilliseconds: waitMilliseconds)
@@ -128,6 +128,9 @@ public final class RequestLogger: Sendable {
   /// Appends a line (a newline is added), or drops and counts it when the buffer is full or standard
   /// error is gone.
   public func line(_ text: String) {
+    // --log-format json: every line one JSON object with a time, plain-text ones (reloads, templates)
+    // as {"time", "message"}.
+    let text = json ? StandardError.jsonLines(text) : text
     let limit = bufferLimit
     let schedule = buffer.state.withLock { b -> Bool in
       let size = text.utf8.count + 1
