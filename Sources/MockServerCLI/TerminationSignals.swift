@@ -10,7 +10,7 @@ import Synchronization
 /// it is an atomic (lock-free, safe in a handler) rather than state behind a lock.
 private let terminationPipe = Atomic<Int32>(-1)
 
-/// SIGINT and SIGTERM turned into a call, with no window in which a signal is lost.
+/// SIGINT, SIGTERM and SIGHUP turned into a call, with no window in which a signal is lost.
 ///
 /// `sigaction` puts the handler in place before ``install(_:)`` returns, for every thread of the
 /// process (the binary and a program that runs ``MockServerMain/run(arguments:)`` in-process alike).
@@ -53,7 +53,8 @@ package final class TerminationSignals: Sendable {
     }
     reader.name = "mockserver.signals"
     reader.start()
-    for sig in [SIGINT, SIGTERM] {
+    // SIGHUP too: a closed terminal ends the server (and a recording) as Ctrl-C does, cleanly.
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
       var action = sigaction()
       action.__sigaction_handler.sa_handler = { _ in
         let saved = errno
@@ -76,6 +77,7 @@ package final class TerminationSignals: Sendable {
     sigemptyset(&set)
     sigaddset(&set, SIGINT)
     sigaddset(&set, SIGTERM)
+    sigaddset(&set, SIGHUP)
     pthread_sigmask(SIG_UNBLOCK, &set, nil)
     return signals
   }

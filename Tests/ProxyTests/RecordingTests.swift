@@ -92,10 +92,10 @@ struct RecordingTests {
     }
   }
 
-  /// Each answered exchange is on disk as soon as it was recorded: a recording ended by SIGKILL or SIGTERM
-  /// right after the traffic leaves every exchange written, in files that lint clean and replay the same
+  /// Each answered exchange is on disk as soon as it was recorded: a recording ended by SIGKILL, SIGTERM or
+  /// SIGHUP right after the traffic leaves every exchange written, in files that lint clean and replay the same
   /// answers.
-  @Test(arguments: [SIGKILL, SIGTERM]) func recordingSurvivesTheWayItEnds(signal: Int32) throws {
+  @Test(arguments: [SIGKILL, SIGTERM, SIGHUP]) func recordingSurvivesTheWayItEnds(signal: Int32) throws {
     let upstream = try PythonUpstream.launch()
     defer { upstream.stop() }
     let out = try TemporaryFolder()
@@ -110,7 +110,12 @@ struct RecordingTests {
     }
     // The progress line is printed after the exchange's files were written.
     #expect(recorder.waitFor("recorded \(Self.requests.count) request(s)"), "\(recorder.outputText)")
-    _ = recorder.stop(with: signal)
+    let (status, output) = recorder.stop(with: signal)
+    if signal != SIGKILL {
+      // SIGTERM and SIGHUP (a closed terminal) end the recording as Ctrl-C does: the summary is printed.
+      #expect(status == 0, "\(output)")
+      #expect(output.contains("recorded \(Self.requests.count) request(s) as"), "\(output)")
+    }
     let (lintStatus, lintOutput) = try runMockserver(["lint", out.path])
     #expect(lintStatus == 0, "\(lintOutput)")
     #expect(lintOutput.contains("0 errors"), "\(lintOutput)")

@@ -141,7 +141,8 @@ package enum RecordedStubBuilder {
         }
         note(
           &redactions,
-          "\(name) header of \(request.method.rawValue) \(request.head.rawPath) request (matched as \(pattern))")
+          "\(name) header of \(request.method.rawValue) \(request.head.rawPath) request (matched as \(pattern))"
+        )
         headers.append((name, .object(JSONObject(pairs: [("matches", .string(pattern))]))))
       } else {
         var matcher: [(String, JSONValue)] = [("equalTo", .string(value))]
