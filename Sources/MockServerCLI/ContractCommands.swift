@@ -394,6 +394,12 @@ package enum ContractCommands {
         }
       }
     }
+    return report(results, upstream: base, junit: junit)
+  }
+
+  /// Prints the drift report, writes the JUnit file when asked; the exit code (0, 1 on drift, 3 when the
+  /// file cannot be written).
+  static func report(_ results: [DriftResult], upstream base: String, junit: String?) -> Int32 {
     print(DriftReport.text(results, upstream: base))
     if let junit {
       do {
@@ -536,16 +542,6 @@ package enum ContractCommands {
             findings: [DriftFinding(kind: .unreachable, path: "upstream", message: message.description)]))
       }
     }
-    let report = DriftReport.text(results, upstream: base)
-    print(report)
-    if let junit = a.value("--junit") {
-      do {
-        try Data(DriftReport.junit(results).utf8).write(to: URL(fileURLWithPath: junit))
-      } catch {
-        MockServerMain.printError("mockserver: cannot write \(junit): \(error.localizedDescription)")
-        return 3
-      }
-    }
-    return results.contains(where: \.drifted) ? 1 : 0
+    return report(results, upstream: base, junit: a.value("--junit"))
   }
 }

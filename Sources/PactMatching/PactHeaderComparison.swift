@@ -1,4 +1,5 @@
 import Foundation
+import MockJSON
 
 /// Header matching as pact_matching's `headers.rs`: names case-insensitive, list-valued fields split at
 /// commas, `Content-Type` and `Accept` compared as media types, every value checked against the rules.
@@ -10,6 +11,18 @@ package enum PactHeaderComparison {
     "allow",
     "cache-control", "if-match", "if-none-match", "vary",
   ]
+
+  /// An interaction part's `headers` as pact_models reads them: a string split as ``parse(name:value:)``,
+  /// an array (V4) as its values.
+  package static func fields(_ value: JSONValue?) -> [(String, [String])] {
+    (value?.objectValue ?? JSONObject()).members.map { member in
+      switch member.value {
+      case .string(let s): return (member.key, parse(name: member.key, value: s))
+      case .array(let values): return (member.key, values.map(PactRuleChecks.text))
+      default: return (member.key, [member.value.serialized()])
+      }
+    }
+  }
 
   /// True for the fields whose value is a comma-separated list.
   package static func isList(_ name: String) -> Bool { listFields.contains(name.lowercased()) }

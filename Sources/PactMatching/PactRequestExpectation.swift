@@ -147,17 +147,7 @@ package struct PactRequestExpectation: Sendable, Hashable {
         path: jsonPath + ".query",
         message: "expected a query string or object, found \(other.kindDescription)")
     }
-    var headers: [(String, [String])] = []
-    if let o = request["headers"]?.objectValue {
-      for member in o {
-        switch member.value {
-        case .string(let s):
-          headers.append((member.key, PactHeaderComparison.parse(name: member.key, value: s)))
-        case .array(let values): headers.append((member.key, values.map(PactRuleChecks.text)))
-        default: headers.append((member.key, [member.value.serialized()]))
-        }
-      }
-    }
+    let headers = PactHeaderComparison.fields(request["headers"])
     self.headers = headers
     body = try PactBody(part: request, headers: headers, version: version, jsonPath: jsonPath)
     rules = try PactMatchingRules(json: request["matchingRules"], jsonPath: jsonPath + ".matchingRules")
@@ -464,15 +454,7 @@ package struct PactResponseExpectation: Sendable {
   /// - Throws: ``PactRuleError`` naming the JSON path of anything this matcher cannot honour.
   package init(response: JSONObject, version: Int, jsonPath: String) throws(PactRuleError) {
     status = response["status"]?.numberValue?.intValue ?? 200
-    var headers: [(String, [String])] = []
-    for member in response["headers"]?.objectValue ?? JSONObject() {
-      switch member.value {
-      case .string(let s):
-        headers.append((member.key, PactHeaderComparison.parse(name: member.key, value: s)))
-      case .array(let values): headers.append((member.key, values.map(PactRuleChecks.text)))
-      default: headers.append((member.key, [member.value.serialized()]))
-      }
-    }
+    let headers = PactHeaderComparison.fields(response["headers"])
     self.headers = headers
     body = try PactBody(part: response, headers: headers, version: version, jsonPath: jsonPath)
     rules = try PactMatchingRules(json: response["matchingRules"], jsonPath: jsonPath + ".matchingRules")

@@ -144,7 +144,7 @@ struct FixtureLoaderTests {
       ),
       (
         "unknown request field", #"{"request":{"urlpath":"/a"},"response":{}}"#,
-        #"mappings/t.json: $.request.urlpath: expected a request field (method, url, urlPath, urlPattern, urlPathPattern, urlPathTemplate, pathParameters, queryParameters, headers, cookies, basicAuthCredentials, bodyPatterns, formParameters, multipartPatterns, scheme, host, port, clientIp), found unknown field "urlpath""#
+        #"mappings/t.json: $.request.urlpath: expected a request field (method, url, urlPath, urlPattern, urlPathPattern, urlPathTemplate, pathParameters, queryParameters, headers, cookies, basicAuthCredentials, bodyPatterns, formParameters, multipartPatterns, scheme, host, port, clientIp, customMatcher), found unknown field "urlpath""#
       ),
       (
         "scenario state without name",
