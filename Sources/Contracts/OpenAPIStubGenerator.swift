@@ -42,7 +42,7 @@ public struct OpenAPIStubGenerator {
     var sampler = SchemaSampler(document: document, seed: seed)
     var usedNames: [String: Int] = [:]
     return document.operations.map { op in
-      var name = op.name
+      var name = FixtureFileName.make(op.name)
       if let n = usedNames[name] {
         usedNames[name] = n + 1
         name += "-\(n + 1)"

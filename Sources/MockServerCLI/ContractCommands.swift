@@ -216,10 +216,7 @@ package enum ContractCommands {
         for warning in warnings { MockServerMain.printError("mockserver: warning: \(warning)") }
         let consumer = pact["consumer"]?["name"]?.stringValue ?? "consumer"
         let provider = pact["provider"]?["name"]?.stringValue ?? "provider"
-        let name = "pact-\(consumer)-\(provider)".map {
-          $0.isLetter || $0.isNumber || "._-".contains($0) ? $0 : "-"
-        }
-        let file = folder + "/" + String(name) + ".json"
+        let file = folder + "/" + FixtureFileName.make("pact-\(consumer)-\(provider)") + ".json"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let json = JSONValue.object(JSONObject(pairs: [("mappings", .array(mappings))]))
         try Data((json.serialized(pretty: true) + "\n").utf8).write(to: URL(fileURLWithPath: file))

@@ -157,3 +157,28 @@ import Testing
     #expect(interaction["comments"]?["text"]?.arrayValue?.first == .string("draft"))
   }
 }
+
+/// Generated mapping files are visible and distinct (issue 41, item 15): two consumers whose names differ
+/// only in characters a file name cannot hold get two files, and an operation id like `../x` stays inside
+/// the folder as a visible file.
+@Suite struct GeneratedFileNameTests {
+  @Test func namesThatSanitiseAlikeStayDistinctAndVisible() throws {
+    let folder = try temporaryFolder("names")
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    for consumer in ["a/b", "a?b"] {
+      let file = folder + "/\(consumer == "a/b" ? "one" : "two").json"
+      try Data(
+        (#"{"consumer": {"name": "# + JSONValue.quoted(consumer)
+          + #"}, "provider": {"name": "p"}, "interactions": [{"description": "d", "request": {"method": "GET", "path": "/"}, "response": {"status": 200}}]}"#)
+          .utf8
+      ).write(to: URL(fileURLWithPath: file))
+      #expect(mockserver("import", "pact", file, "--out", folder) == 0)
+    }
+    let names = try FileManager.default.contentsOfDirectory(atPath: folder + "/mappings")
+    #expect(names.count == 2, "\(names)")
+    #expect(names.allSatisfy { !$0.hasPrefix(".") && !$0.hasPrefix("-") })
+    #expect(FixtureFileName.make("../x") == "x-" + String(FixtureFileName.make("../x").suffix(8)))
+    #expect(FixtureFileName.make("listPets") == "listPets")
+    #expect(FixtureFileName.make("a/b") != FixtureFileName.make("a?b"))
+  }
+}
