@@ -34,10 +34,18 @@ public struct OpenAPIDocument: Sendable {
   public var title: String { root["info"]?["title"]?.stringValue ?? (path as NSString).lastPathComponent }
 
   /// Loads `path` (JSON when it starts with `{`, YAML otherwise) and every sibling file its `$ref`s reach.
-  /// - Throws: ``OpenAPILoadError`` when a file cannot be read or parsed, or is not an OpenAPI 3 document.
+  /// `$ref`s are read only from files inside the document's folder (after `..` and symbolic links are
+  /// resolved).
+  /// - Throws: ``OpenAPILoadError`` when a file cannot be read or parsed, is not an OpenAPI 3 document, or
+  ///   a `$ref` reaches a file outside the document's folder.
   public static func load(path: String) throws(OpenAPILoadError) -> OpenAPIDocument {
     let main = try readDocument(path, name: (path as NSString).lastPathComponent)
     let folder = (path as NSString).deletingLastPathComponent
+    // `$ref`s read files inside the document's own folder only: never through `..` or a symbolic link
+    // out of it (a document from elsewhere must not make the server read and serve any file).
+    let root = URL(fileURLWithPath: folder.isEmpty ? "." : folder).resolvingSymlinksInPath()
+      .standardizedFileURL
+      .path
     var siblings: [String: JSONValue] = [:]
     var pending: [(String, JSONValue)] = [("", main)]
     while let (name, value) = pending.popLast() {
@@ -48,6 +56,14 @@ public struct OpenAPIDocument: Sendable {
         let target = SchemaLocation.join(name, documentPart)
         guard siblings[target] == nil else { continue }
         let file = folder.isEmpty ? target : folder + "/" + target
+        let real = URL(fileURLWithPath: file).resolvingSymlinksInPath().standardizedFileURL.path
+        guard real.hasPrefix(root.hasSuffix("/") ? root : root + "/") else {
+          throw OpenAPILoadError(
+            file: path,
+            message:
+              "expected $ref files inside the document's folder \(root), found \(JSONValue.quoted(reference)), "
+              + "which reaches \(real)")
+        }
         let sibling = try readDocument(file, name: target)
         siblings[target] = sibling
         pending.append((target, sibling))

@@ -182,3 +182,37 @@ import Testing
     #expect(FixtureFileName.make("a/b") != FixtureFileName.make("a?b"))
   }
 }
+
+/// An OpenAPI document's `$ref`s read files inside its folder only (issue 41, item 10).
+@Suite struct OpenAPIReferenceConfinementTests {
+  @Test func refsOutsideTheDocumentsFolderAreRefused() throws {
+    let root = try temporaryFolder("refs")
+    defer { try? FileManager.default.removeItem(atPath: root) }
+    let api = root + "/api"
+    try FileManager.default.createDirectory(atPath: api, withIntermediateDirectories: true)
+    try Data(#"{"type": "string", "example": "top secret"}"#.utf8).write(
+      to: URL(fileURLWithPath: root + "/secret.json"))
+    try Data(#"{"type": "string", "example": "fine"}"#.utf8).write(
+      to: URL(fileURLWithPath: api + "/inside.json"))
+    try FileManager.default.createSymbolicLink(
+      atPath: api + "/link.json", withDestinationPath: root + "/secret.json")
+    func document(_ ref: String) -> String {
+      #"{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {"/a": {"get": {"responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": ""#
+        + ref + #""}}}}}}}}}"#
+    }
+    for (name, ref, allowed) in [
+      ("ok.json", "inside.json", true), ("up.json", "../secret.json", false),
+      ("link.json", "link.json", false),
+    ] {
+      let path = api + "/" + name
+      try Data(document(ref).utf8).write(to: URL(fileURLWithPath: path))
+      do {
+        _ = try OpenAPIDocument.load(path: path)
+        #expect(allowed, "\(ref) was read")
+      } catch {
+        #expect(!allowed, "\(ref): \(error)")
+        #expect(error.description.contains("inside the document's folder"), "\(error)")
+      }
+    }
+  }
+}
