@@ -549,6 +549,14 @@ def make_feature_fixtures(root):
     write_stub(mappings, "json-path.json", stub({
         "method": "POST", "urlPath": "/bench/json-path",
         "bodyPatterns": [{"matchesJsonPath": "$.result.friends[?(@.email == 'friend7@example.com')]"}]}))
+    # An imported Pact interaction (the pact custom matcher): the same 2 KB body, each friend's fields by type.
+    write_stub(mappings, "pact.json", stub({
+        "method": "POST", "urlPath": "/bench/pact",
+        "customMatcher": {"name": "pact", "parameters": {"specification": 3, "request": {
+            "method": "POST", "path": "/bench/pact", "headers": {"Content-Type": "application/json"},
+            "body": json.loads(GZIP_BODY),
+            "matchingRules": {"body": {"$.result.friends": {"matchers": [{"match": "type", "min": 1}]},
+                                       "$.result.friends[*].*": {"matchers": [{"match": "type"}]}}}}}}}))
     write_stub(mappings, "gzip.json", stub({"method": "GET", "urlPath": GZIP_PATH}, GZIP_BODY))
     write_stub(mappings, "friends.json", stub({"method": "GET", "urlPath": BENCH_PATH}))
     script = os.path.join(root, "post.lua")
@@ -890,11 +898,11 @@ def main():
     feat_root, post_script, gzip_script, close_script = make_feature_fixtures(os.path.join(tmp, "fixtures-features"))
     feat = Ours("ours-features", binary, feat_root, os.path.join(tmp, "ours-features")).start()
     ngz = Nginx("nginx-gzip", os.path.join(tmp, "nginx-gzip")).start()
-    for path in ("/bench/literal", "/bench/equal-json", "/bench/json-path"):
+    for path in ("/bench/literal", "/bench/equal-json", "/bench/json-path", "/bench/pact"):
         wrk(feat, 32, 1, path=path, script=post_script)
-    feat_runs = {"literal": [], "equal-json": [], "json-path": [], "gzip": [], "nginx-gzip": []}
+    feat_runs = {"literal": [], "equal-json": [], "json-path": [], "pact": [], "gzip": [], "nginx-gzip": []}
     for r in range(ROUNDS):
-        for name in ("literal", "equal-json", "json-path"):
+        for name in ("literal", "equal-json", "json-path", "pact"):
             feat_runs[name].append(wrk(feat, 32, DURATION, path=f"/bench/{name}", script=post_script))
         feat_runs["gzip"].append(wrk(feat, 32, DURATION, path=GZIP_PATH, script=gzip_script))
         feat_runs["nginx-gzip"].append(wrk(ngz, 32, DURATION, path=GZIP_PATH, script=gzip_script))
@@ -995,7 +1003,8 @@ def main():
     o["proxy_direct_rps"], o["proxy_rps"], o["proxy_cpu_us_per_req"], o["proxy_p99_ms"] = (
         v for _, v, _ in p_rows)
     o["match_non2xx"] += p_non2xx
-    for name, key in (("literal", "post_literal"), ("equal-json", "equal_json"), ("json-path", "json_path")):
+    for name, key in (("literal", "post_literal"), ("equal-json", "equal_json"), ("json-path", "json_path"),
+                      ("pact", "pact")):
         o[f"{key}_rps"] = summary([x["rps"] for x in feat_runs[name]])
         o[f"{key}_cpu_us_per_req"] = summary([x["cpu_us_per_req"] for x in feat_runs[name]])
     o["gzip_rps"] = summary([x["rps"] for x in feat_runs["gzip"]])
@@ -1037,6 +1046,7 @@ def main():
         "proxied_vs_direct": p_ratio,
         "equal_json_vs_literal": ratio(median_of(o["equal_json_rps"]), median_of(o["post_literal_rps"])),
         "json_path_vs_literal": ratio(median_of(o["json_path_rps"]), median_of(o["post_literal_rps"])),
+        "pact_vs_literal": ratio(median_of(o["pact_rps"]), median_of(o["post_literal_rps"])),
         "gzip_cpu": ratio(median_of(o["gzip_cpu_us_per_req"]), median_of(n["gzip_cpu_us_per_req"])),
         "tls_handshake_rps": ratio(median_of(o["tls_handshake_rps"]), median_of(n["tls_handshake_rps"])),
         "threads_2_vs_1": ratio(median_of(o["threads_2_rps"]), median_of(o["threads_1_rps"])),
@@ -1087,6 +1097,8 @@ def main():
         ("req/s, matchesJsonPath on 2 KB (vs lit.)", "json_path_rps", "req/s", "json_path_vs_literal", "", None),
         ("  server CPU µs/req, equalToJson", "equal_json_cpu_us_per_req", "µs", None, "", None),
         ("  server CPU µs/req, matchesJsonPath", "json_path_cpu_us_per_req", "µs", None, "", None),
+        ("req/s, Pact interaction on 2 KB (vs lit.)", "pact_rps", "req/s", "pact_vs_literal", "", None),
+        ("  server CPU µs/req, Pact interaction", "pact_cpu_us_per_req", "µs", None, "", None),
         ("gzip 2 KB JSON req/s", "gzip_rps", "req/s", None, "", None),
         ("  server CPU µs/req, gzip", "gzip_cpu_us_per_req", "µs", "gzip_cpu", "", None),
         ("HTTPS keep-alive c32 req/s", "tls_keepalive_rps", "req/s", None, "", None),
