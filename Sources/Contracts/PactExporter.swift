@@ -215,7 +215,8 @@ public enum PactExporter {
       let responseHeaders = stub.response.headers.map { ($0.name, $0.value) }
       var made = interaction(
         description: description, states: states, request: request, requestRules: requestRules(stub),
-        status: stub.response.status, headers: responseHeaders, body: stub.response.body, options: options)
+        status: stub.response.status, headers: responseHeaders, body: stub.response.body,
+        bodyRules: responseBodyRules(stub.metadata), options: options)
       // An imported V4 interaction's pending flag, comments and key are written back.
       if options.specification >= 4, case .object(var o) = made {
         for key in ["pending", "comments", "key"] {
@@ -280,8 +281,8 @@ public enum PactExporter {
           states: states,
           request: ExampleRequest(method: method, url: url, headers: requestHeaders, body: body),
           requestRules: pactRules(stub), status: response["status"]?.numberValue?.intValue ?? 200,
-          headers: headers,
-          body: bodyBytes, options: options))
+          headers: headers, body: bodyBytes, bodyRules: responseBodyRules(stub["metadata"]), options: options)
+      )
     }
     return document(consumer: consumer, provider: provider, interactions, options)
   }
@@ -558,9 +559,38 @@ public enum PactExporter {
         }))
   }
 
+  /// How a stub's response body is matched in the pact: an imported interaction's own body rules
+  /// (`metadata.pact.responseMatchingRules`, its values exact elsewhere, as the pact said); else by type
+  /// from the root (`$`), as `verify` judges a fixture (its values are examples: an id or a date the provider
+  /// makes anew each time is no mismatch, a missing field or a changed type is), unless the stub asks for
+  /// its values to be compared (`metadata.x-verify.values`).
+  enum ResponseBodyRules {
+    /// Pact paths and their matchers.
+    case rules([(String, JSONValue)])
+    /// `$` by type.
+    case byType
+    /// Exact values.
+    case exact
+  }
+
+  static func responseBodyRules(_ metadata: JSONValue?) -> ResponseBodyRules {
+    if let pact = metadata?["pact"] {
+      guard let rules = pact["responseMatchingRules"]?.objectValue else { return .exact }
+      return .rules(
+        rules.members.map { m in
+          (
+            m.key,
+            .object(JSONObject(pairs: [("matchers", m.value.arrayValue.map(JSONValue.array) ?? m.value)]))
+          )
+        })
+    }
+    return metadata?["x-verify"]?["values"]?.boolValue == true ? .exact : .byType
+  }
+
   static func interaction(
     description: String, states: [JSONValue], request: ExampleRequest, requestRules: JSONValue?, status: Int,
-    headers: [(String, String)], body: [UInt8], options: PactExportOptions
+    headers: [(String, String)], body: [UInt8], bodyRules: ResponseBodyRules = .exact,
+    options: PactExportOptions
   ) -> JSONValue {
     var req: [(String, JSONValue)] = [("method", .string(request.method)), ("path", .string(request.path))]
     var requestRules = requestRules
@@ -611,11 +641,30 @@ public enum PactExporter {
       kept.append((name, value))
     }
     if !kept.isEmpty { res.append(("headers", headersJSON(kept, options))) }
+    var rules = adding(responseRules, to: "header", in: nil)
     if !body.isEmpty {
       let contentType = kept.first { $0.0.lowercased() == "content-type" }?.1
-      res.append(("body", bodyJSON(body, contentType: contentType, options)))
+      let written = bodyJSON(body, contentType: contentType, options)
+      res.append(("body", written))
+      let isJSON = contentType.flatMap(PactContentType.init)?.isJSON ?? false
+      switch bodyRules {
+      case .rules(let list) where !list.isEmpty: rules = adding(list, to: "body", in: rules)
+      case .byType where isJSON && (try? JSONValue.parse(bytes: body)) != nil:
+        rules = adding(
+          [
+            (
+              "$",
+              .object(
+                JSONObject(pairs: [
+                  ("matchers", .array([.object(JSONObject(pairs: [("match", .string("type"))]))]))
+                ]))
+            )
+          ],
+          to: "body", in: rules)
+      default: break
+      }
     }
-    if let rules = adding(responseRules, to: "header", in: nil) { res.append(("matchingRules", rules)) }
+    if let rules { res.append(("matchingRules", rules)) }
     var pairs: [(String, JSONValue)] = []
     if options.specification >= 4 { pairs.append(("type", .string("Synchronous/HTTP"))) }
     pairs.append(("description", .string(description)))

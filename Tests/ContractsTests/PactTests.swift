@@ -116,6 +116,23 @@ func referenceVerify(_ base: URL, _ files: [String]) async throws -> (Int32, Str
     let pact = try JSONValue.parse(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: exported))))
     #expect(pact["metadata"]?["pactSpecification"]?["version"] == .string("4.0"))
     #expect(pact["interactions"]?.arrayValue?.count == 4)
+    // An imported interaction's response body rules are written back as they were (not loosened to type,
+    // not dropped); a hand-written stub's body is matched by type, as `verify` judges it.
+    let original = try JSONValue.parse(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: pactFile))))
+    for interaction in original["interactions"]?.arrayValue ?? [] {
+      let description = interaction["description"]
+      let written = pact["interactions"]?.arrayValue?.first { $0["description"] == description }
+      let rules = interaction["response"]?["matchingRules"]?["body"]?.objectValue ?? JSONObject()
+      let back = written?["response"]?["matchingRules"]?["body"]?.objectValue ?? JSONObject()
+      #expect(Set(back.keys) == Set(rules.keys), "\(description ?? .null)")
+      for m in rules.members {
+        #expect(back[m.key]?["matchers"] == m.value["matchers"], "\(description ?? .null) \(m.key)")
+      }
+    }
+    let me = pact["interactions"]?.arrayValue?.first { $0["description"] == .string("me") }
+    #expect(
+      me?["response"]?["matchingRules"]?["body"]?["$"]?["matchers"]?.arrayValue?.first?["match"]
+        == .string("type"))
 
     let server = try TestMockServer.start(fixtures: fixtures)
     defer { server.stop() }
