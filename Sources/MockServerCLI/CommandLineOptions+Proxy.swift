@@ -21,6 +21,9 @@ public struct ProxyOptions: Sendable, Equatable {
   /// `--redact name,...`: headers and JSON fields replaced by a placeholder in written fixtures (on top of
   /// Authorization, Cookie, Set-Cookie and Proxy-Authorization).
   public var redact: [String] = []
+  /// `--no-scenarios`: requests that got different answers keep the first instead of becoming a scenario
+  /// (WireMock's `repeatsAsScenarios: false`).
+  public var noScenarios = false
 
   /// Defaults.
   public init() {}
@@ -64,6 +67,7 @@ extension CommandLineOptions {
       }
       proxy.matchHeaders += names
     case "--redact": proxy.redact += list(try value(name))
+    case "--no-scenarios": proxy.noScenarios = true
     default: return false
     }
     return true

@@ -108,7 +108,7 @@ public struct CommandLineOptions: Sendable, Equatable {
   public var validateResponses = false
 
   /// Proxying and recording: `--proxy-timeout-ms`, `--proxy-ca`, `--proxy-insecure`, `--proxy-all`,
-  /// `--record-mappings`, and `record`'s `--upstream`, `--out`, `--match-headers`, `--redact`.
+  /// `--record-mappings`, and `record`'s `--upstream`, `--out`, `--match-headers`, `--redact`, `--no-scenarios`.
   public var proxy = ProxyOptions()
   /// `--enable-stub-cors` (WireMock's flag): CORS preflights and `Access-Control-*` headers for every stub.
   public var stubCORS = false
@@ -330,6 +330,7 @@ public struct CommandLineOptions: Sendable, Equatable {
       mockserver verify --pact FILE... --upstream URL [--provider-states-setup-url URL] [--junit FILE]
                                        replay a pact's interactions against the provider, as Pact's verifier
       mockserver record --upstream URL [--out DIR] [--port N] [--match-headers H,...] [--redact NAME,...]
+                 [--no-scenarios]
                                        a recording proxy until Ctrl-C, then DIR/mappings/ and DIR/__files/
                                        (default DIR: Fixtures; docs/recording.md)
       mockserver cert [--out DIR]      write ca.pem, ca-key.pem, server.pem, server-key.pem, client.pem,
@@ -399,7 +400,8 @@ public struct CommandLineOptions: Sendable, Equatable {
       --proxy-timeout-ms N     502/504 when an upstream makes no progress for N ms (default 30000)
       --proxy-ca FILE          also trust these CA certificates (PEM) for upstream HTTPS
       --proxy-insecure         accept any upstream certificate
-      --match-headers H,...    (recording) request headers the recorded stubs match on
+      --match-headers H,...    (recording) request headers the recorded stubs match on (absent when not sent)
+      --no-scenarios           (recording) requests answered differently keep the first answer, no scenario
       --redact NAME,...        (recording) headers and JSON fields written as REDACTED, besides
                                Authorization, Cookie, Set-Cookie and Proxy-Authorization
       -h, --help               this help

@@ -47,8 +47,9 @@ enum RecordingSession {
     let spec = spec(options)
     recorder.onCapture { count, exchange in
       // Written before the progress line: a line seen means the exchange is on disk.
-      let (stubs, _) = RecordedStubBuilder.stubs(
-        from: recorder.captured, spec: spec, makeID: { UUID().uuidString.lowercased() })
+      let stubs = RecordedStubBuilder.stubs(
+        from: recorder.captured, spec: spec, makeID: { UUID().uuidString.lowercased() }
+      ).stubs
       do {
         try folder.update(stubs)
       } catch {
@@ -82,7 +83,35 @@ enum RecordingSession {
     spec.redactedHeaders = RecordingSpec.defaultRedactedHeaders.union(
       options.proxy.redact.map { $0.lowercased() })
     spec.redactedFields = Set(options.proxy.redact)
+    spec.repeatsAsScenarios = !options.proxy.noScenarios
     return spec
+  }
+
+  /// The summary line of a recording's redaction, checked on the files themselves: `redaction: the N
+  /// credential value(s) seen (Authorization header, …) appear in none of the M file(s) written`, or a
+  /// warning naming each file that still holds one (a binary body, a URL).
+  static func redactionSummary(
+    _ written: [String], in directory: String, secrets: [RecordedStubBuilder.Secret]
+  )
+    -> String
+  {
+    var holding: [String] = []
+    for path in written {
+      guard let data = FileManager.default.contents(atPath: directory + "/" + path) else { continue }
+      let bytes = [UInt8](data)
+      for secret in secrets where bytes.firstRange(of: Array(secret.value.utf8)) != nil {
+        holding.append("\(directory)/\(path) (a value of the \(secret.origin))")
+        break
+      }
+    }
+    let origins = Array(Set(secrets.map(\.origin))).sorted()
+    guard holding.isEmpty else {
+      return "warning: redaction: credential values are still in " + holding.joined(separator: ", ")
+        + ": edit them out before committing"
+    }
+    return "redaction: the \(secrets.count) credential value(s) seen"
+      + (origins.isEmpty ? "" : " (\(origins.joined(separator: ", ")))")
+      + " appear in none of the \(written.count) file(s) written"
   }
 
   /// After the server stopped: writes what was recorded and prints the files and redactions. Returns the
@@ -96,21 +125,27 @@ enum RecordingSession {
       print("recorded nothing: no file written")
       return 0
     }
-    let (stubs, redactions) = RecordedStubBuilder.stubs(
-      from: exchanges, spec: spec(options), makeID: { UUID().uuidString.lowercased() })
+    let spec = Self.spec(options)
+    let recorded = RecordedStubBuilder.stubs(
+      from: exchanges, spec: spec, makeID: { UUID().uuidString.lowercased() })
+    let stubs = recorded.stubs
     do {
       let written = try folder(options).update(stubs)
       print("recorded \(exchanges.count) request(s) as \(stubs.count) stub(s) in \(directory):")
       for path in written { print("  wrote \(directory)/\(path)") }
-      if redactions.isEmpty {
+      for line in recorded.notes { print("note: \(line)") }
+      if recorded.redactions.isEmpty {
         print(
           "redacted: nothing (no Authorization, Cookie, Set-Cookie, Proxy-Authorization or --redact names seen)"
         )
       } else {
         print("redacted (written as \(RecordingSpec.placeholder)):")
-        for line in redactions { print("  \(line)") }
+        for line in recorded.redactions { print("  \(line)") }
       }
-      for line in RecordedStubBuilder.truncationNotes(exchanges, spec: spec(options)) {
+      print(
+        redactionSummary(
+          written, in: directory, secrets: RecordedStubBuilder.secretValues(exchanges, spec: spec)))
+      for line in RecordedStubBuilder.truncationNotes(exchanges, spec: spec) {
         print("warning: \(line)")
       }
       print("next: mockserver lint \(directory)")

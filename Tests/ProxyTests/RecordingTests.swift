@@ -70,6 +70,12 @@ struct RecordingTests {
     #expect(status == 0, "\(output)")
     #expect(output.contains("recorded 20 request(s)"), "\(output)")
     #expect(output.contains("wrote \(out.path)/mappings/get-json.json"), "\(output)")
+    // The one scenario (the counter's three answers to one request) is named, with why.
+    #expect(
+      output.contains(
+        "note: scenario \"scenario-1-get-counter\": GET /counter got 3 different answers to the same request"),
+      "\(output)")
+    #expect(output.components(separatedBy: "note: scenario").count == 2, "\(output)")
     // The gzip answer really was compressed upstream, and counter answers changed.
     #expect(recorded[3].headers.first("Content-Encoding") == "gzip")
     #expect(recorded[9].body != recorded[10].body)
@@ -147,12 +153,19 @@ struct RecordingTests {
     _ = try exchange(
       recorder.port, "POST", "/echo", headers: secrets + [("Content-Type", "application/json")],
       body: Array(#"{"a":1,"token":"SECRET-BODY-TOKEN"}"#.utf8))
+    // An answer that echoes the credentials sent (/headers) has them scrubbed from its body.
+    let echoed = try exchange(recorder.port, "GET", "/headers", headers: secrets)
+    #expect(String(decoding: echoed.body, as: UTF8.self).contains("SECRET-AUTH"))
     let (status, output) = recorder.interrupt()
     #expect(status == 0, "\(output)")
     for file in out.files() {
       let text = try String(contentsOfFile: out.path + "/" + file, encoding: .utf8)
       #expect(!text.contains("SECRET"), "\(file) keeps a secret: \(text)")
     }
+    #expect(output.contains("value of the Authorization header in GET /headers response body"), "\(output)")
+    #expect(output.contains("value of the Cookie header in GET /headers response body"), "\(output)")
+    #expect(output.contains("credential value(s) seen"), "\(output)")
+    #expect(output.contains("appear in none of the"), "\(output)")
     for said in [
       "Set-Cookie header of GET /secret response", "Authorization header of GET /secret request",
       "X-Api-Key header", "token of GET /secret response body",
@@ -169,6 +182,51 @@ struct RecordingTests {
     #expect(again.status.code == 200)
     #expect(again.headers.first("Set-Cookie") == "REDACTED")
     #expect(try JSONValue.parse(bytes: again.body)["token"]?.stringValue == "REDACTED")
+  }
+
+  /// Requests that match alike but got different answers: told apart by a credential header when one is
+  /// present in some and absent in others (a client with a token never replays the 401); a scenario only for
+  /// the same request answered differently, and with `--no-scenarios` the first answer alone, each said.
+  @Test func differentAnswersAreToldApartByCredentialsOrMadeAScenario() throws {
+    let upstream = try PythonUpstream.launch()
+    defer { upstream.stop() }
+    for noScenarios in [false, true] {
+      let out = try TemporaryFolder()
+      defer { out.remove() }
+      let recorder = try RecordingRun(
+        ["record", "--upstream", "http://127.0.0.1:\(upstream.port)", "--out", out.path, "--quiet"]
+          + (noScenarios ? ["--no-scenarios"] : []))
+      // /headers answers differently with and without Authorization (its body lists the headers sent).
+      let withToken = try exchange(
+        recorder.port, "GET", "/headers", headers: [("Authorization", "Bearer t-123456")])
+      let without = try exchange(recorder.port, "GET", "/headers")
+      let counts = try (0..<2).map { _ in try exchange(recorder.port, "GET", "/counter").body }
+      let (status, output) = recorder.interrupt()
+      #expect(status == 0, "\(output)")
+      #expect(
+        output.contains(
+          "note: GET /headers answered 200 with Authorization and 200 without Authorization: its stubs match "
+            + "Authorization by form when present and require it absent otherwise"), "\(output)")
+      if noScenarios {
+        #expect(
+          output.contains(
+            "note: GET /counter got 2 different answers to the same request; the first is kept"),
+          "\(output)")
+      } else {
+        #expect(output.contains("note: scenario \"scenario-1-get-counter\""), "\(output)")
+      }
+      let replay = try MockServerProcess.launch(arguments: ["--fixtures", out.path, "--no-watch", "--quiet"])
+      defer { replay.stop() }
+      // Another token gets the answer recorded with one; no token gets the other.
+      let again = try exchange(
+        replay.port, "GET", "/headers", headers: [("Authorization", "Bearer other-token")])
+      #expect(again.body != without.body && again.status.code == withToken.status.code)
+      #expect(try exchange(replay.port, "GET", "/headers").body == without.body)
+      let first = try exchange(replay.port, "GET", "/counter").body
+      let second = try exchange(replay.port, "GET", "/counter").body
+      #expect(first == counts[0])
+      #expect(second == (noScenarios ? counts[0] : counts[1]))
+    }
   }
 
   @Test func adminRecordingAPIStartStopStatusAndSnapshot() throws {

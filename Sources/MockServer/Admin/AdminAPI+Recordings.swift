@@ -70,7 +70,7 @@ extension AdminAPI {
   /// `mappings/`, one file each, as persistent stubs are.
   private func recorded(_ exchanges: [RecordedExchange], spec: RecordingSpec) -> ResponsePlan {
     let context = parsingContext()
-    var (stubs, _) = RecordedStubBuilder.stubs(from: exchanges, spec: spec, makeID: context.makeID)
+    var stubs = RecordedStubBuilder.stubs(from: exchanges, spec: spec, makeID: context.makeID).stubs
     if spec.extractsBodies {
       if let directory = configuration.fixturesDirectory {
         let files = URL(fileURLWithPath: directory, isDirectory: true).appendingPathComponent(

@@ -18,51 +18,123 @@ package struct RecordedStub: Sendable {
   package var fileExtension = "bin"
 }
 
+/// What ``RecordedStubBuilder/stubs(from:spec:makeID:)`` makes of a recording.
+package struct RecordedStubs: Sendable {
+  /// The stubs, in the order their requests were first seen.
+  package var stubs: [RecordedStub]
+  /// One line per redaction made: `Authorization header of GET /me request (matched as Bearer .+)`.
+  package var redactions: [String]
+  /// One line per scenario created and per endpoint told apart by a credential header, saying why.
+  package var notes: [String]
+}
+
 /// Turns recorded exchanges into stubs as WireMock's recorder does: the request as `url` (path and query)
 /// and `method`, the captured headers with `equalTo`, the body with `equalToJson`/`equalTo`/
 /// `binaryEqualTo`; the response's status, headers (without `Date`, framing and hop-by-hop fields) and
 /// content, decoded when the upstream compressed it (`jsonBody` when re-serializing gives the very same
-/// bytes, else `body`, `base64Body` for binary). Identical requests with different answers become a
-/// scenario that replays them in order (`repeatsAsScenarios`). Redaction replaces named header values and
-/// JSON member values by ``RecordingSpec/placeholder`` and reports each.
+/// bytes, else `body`, `base64Body` for binary).
+///
+/// Requests that match alike but got different answers (status, content type or content; other headers
+/// such as `X-Request-Id` or `ETag` do not count) are told apart first by a credential header present in
+/// some and absent in others (`Authorization`, `Cookie`, `Proxy-Authorization`, redacted names): their stubs
+/// then match that header by its form (`Bearer .+`) or its absence, so a client with a token never gets
+/// the answer recorded without one. What remains alike becomes a scenario that replays the answers in order
+/// (`repeatsAsScenarios`; without it the first answer is kept). Each split and scenario is explained in
+/// ``RecordedStubs/notes``.
+///
+/// Redaction replaces named header values and JSON member values by ``RecordingSpec/placeholder``, and
+/// every credential value seen in a redacted header (a bearer token, a cookie's value) wherever it appears
+/// again in a text body or another header; each is reported.
 package enum RecordedStubBuilder {
-  /// The stubs for `exchanges` (those the spec's filters accept) and the redactions made, as lines such
-  /// as `Set-Cookie header of GET /login response`.
+  /// The stubs for `exchanges` (those the spec's filters accept), the redactions made, as lines such as
+  /// `Set-Cookie header of GET /login response`, and the notes on scenarios and credential splits.
   package static func stubs(
     from exchanges: [RecordedExchange], spec: RecordingSpec, makeID: () -> String
-  ) -> (stubs: [RecordedStub], redactions: [String]) {
+  ) -> RecordedStubs {
     var redactions: [String] = []
-    var order: [String] = []
-    var groups: [String: (request: JSONObject, exchange: RecordedExchange, responses: [Response])] = [:]
-    for exchange in exchanges where spec.accepts(exchange) {
-      let request = requestPattern(exchange.request, spec: spec, redactions: &redactions)
-      let key = JSONValue.object(request).serialized()
-      let response = responseDefinition(exchange, spec: spec, redactions: &redactions)
-      if groups[key] == nil {
-        order.append(key)
-        groups[key] = (request, exchange, [response])
-      } else {
-        groups[key]?.responses.append(response)
+    var notes: [String] = []
+    let accepted = exchanges.filter { spec.accepts($0) }
+    let secrets = secretValues(accepted, spec: spec)
+    let responses = accepted.map {
+      responseDefinition($0, spec: spec, secrets: secrets, redactions: &redactions)
+    }
+    // The requests as matched: exchanges whose request patterns are the same JSON replay through one stub.
+    func grouped(_ members: [Int], _ spec: RecordingSpec) -> [(request: JSONObject, members: [Int])] {
+      var order: [String] = []
+      var groups: [String: (request: JSONObject, members: [Int])] = [:]
+      for i in members {
+        let request = requestPattern(
+          accepted[i].request, spec: spec, secrets: secrets, redactions: &redactions)
+        let key = JSONValue.object(request).serialized()
+        if groups[key] == nil {
+          order.append(key)
+          groups[key] = (request, [i])
+        } else {
+          groups[key]?.members.append(i)
+        }
       }
+      return order.compactMap { groups[$0] }
+    }
+    var final: [(request: JSONObject, members: [Int])] = []
+    for group in grouped(Array(accepted.indices), spec) {
+      let first = responses[group.members[0]]
+      let differ = group.members.contains { !responses[$0].sameAnswer(as: first) }
+      let names =
+        differ ? credentialNamesTellingApart(group.members.map { accepted[$0].request }, spec: spec) : []
+      guard !names.isEmpty else {
+        final.append(group)
+        continue
+      }
+      var split = spec
+      split.captureHeaders += names.map { ($0, false) }
+      // Matched by form (`Bearer .+`), never by the secret itself, whether or not the spec redacts.
+      split.redactedHeaders.formUnion(names.map { $0.lowercasedASCII() })
+      let parts = grouped(group.members, split)
+      let request = accepted[group.members[0]].request
+      let answers = parts.map { part in
+        let present = names.filter { accepted[part.members[0]].request.headers.first($0) != nil }
+        let status = responses[part.members[0]].status
+        return present.isEmpty
+          ? "\(status) without \(names.joined(separator: ", "))"
+          : "\(status) with \(present.joined(separator: ", "))"
+      }
+      notes.append(
+        "\(request.method.rawValue) \(request.head.rawPath) answered \(answers.joined(separator: " and ")): "
+          + "its stubs match \(names.joined(separator: ", ")) by form when present and require it absent otherwise"
+      )
+      final += parts
     }
     var stubs: [RecordedStub] = []
     var scenarioCount = 0
-    for key in order {
-      guard let group = groups[key] else { continue }
-      let request = group.exchange.request
+    for group in final {
+      let request = accepted[group.members[0]].request
       let name = slug(method: request.method.rawValue, path: request.head.rawPath)
       let endpoint = "\(request.method.rawValue) \(request.head.rawPath)"
-      var responses = group.responses
-      let allSame = responses.allSatisfy { $0.json == responses[0].json }
-      if allSame || !spec.repeatsAsScenarios { responses = [responses[0]] }
+      var answers: [Response] = []
+      for i in group.members where !answers.contains(where: { responses[i].sameAnswer(as: $0) }) {
+        answers.append(responses[i])
+      }
+      let distinct = answers.count
+      var ordered = group.members.map { responses[$0] }
+      if distinct == 1 || !spec.repeatsAsScenarios { ordered = [ordered[0]] }
       let scenario: String?
-      if responses.count > 1 {
+      if ordered.count > 1 {
         scenarioCount += 1
-        scenario = "scenario-\(scenarioCount)-\(name)"
+        let named = "scenario-\(scenarioCount)-\(name)"
+        scenario = named
+        notes.append(
+          "scenario \"\(named)\": \(endpoint) got \(distinct) different answers to the same request "
+            + "(\(ordered.map { String($0.status) }.joined(separator: ", "))); replayed in that order, the last "
+            + "repeating (--no-scenarios or repeatsAsScenarios false keeps the first answer only)")
       } else {
         scenario = nil
+        if distinct > 1 {
+          notes.append(
+            "\(endpoint) got \(distinct) different answers to the same request; the first is kept "
+              + "(scenarios are off)")
+        }
       }
-      for (i, response) in responses.enumerated() {
+      for (i, response) in ordered.enumerated() {
         var members: [(String, JSONValue)] = [
           ("id", .string(makeID())), ("name", .string(name)), ("request", .object(group.request)),
           ("response", .object(response.json)),
@@ -88,7 +160,7 @@ package enum RecordedStubBuilder {
         if let scenario {
           members.append(("scenarioName", .string(scenario)))
           members.append(("requiredScenarioState", .string(i == 0 ? "Started" : "\(scenario)-\(i + 1)")))
-          if i + 1 < responses.count { members.append(("newScenarioState", .string("\(scenario)-\(i + 2)"))) }
+          if i + 1 < ordered.count { members.append(("newScenarioState", .string("\(scenario)-\(i + 2)"))) }
         }
         stubs.append(
           RecordedStub(
@@ -96,7 +168,24 @@ package enum RecordedStubBuilder {
             isBinary: response.isBinary, fileExtension: response.fileExtension))
       }
     }
-    return (stubs, redactions)
+    return RecordedStubs(stubs: stubs, redactions: redactions, notes: notes)
+  }
+
+  /// The credential headers (as the requests spell them, sorted) present in some of `requests` and absent
+  /// in others, among `Authorization`, `Cookie`, `Proxy-Authorization` and the spec's redacted headers,
+  /// leaving out those the spec already matches on.
+  static func credentialNamesTellingApart(_ requests: [HTTPRequest], spec: RecordingSpec) -> [String] {
+    let captured = Set(spec.captureHeaders.map { $0.name.lowercasedASCII() })
+    let candidates = RecordingSpec.defaultRedactedHeaders.union(spec.redactedHeaders).subtracting(
+      captured.union(["set-cookie"]))
+    var names: [String] = []
+    for candidate in candidates.sorted() {
+      let having = requests.compactMap { request in
+        request.headers.fields.first { $0.name.lowercasedASCII() == candidate }?.name
+      }
+      if let spelled = having.first, having.count < requests.count { names.append(spelled) }
+    }
+    return names
   }
 
   /// A response part with its content kept aside.
@@ -107,13 +196,23 @@ package enum RecordedStubBuilder {
     var fileExtension: String
     /// The bytes kept and the content's whole length, when it was recorded cut.
     var truncation: (kept: Int, total: Int)? = nil
+    /// The status code.
+    var status = 200
+    /// The `Content-Type` field as recorded.
+    var contentType: String? = nil
+
+    /// The same status, content type and content: headers such as `X-Request-Id`, `ETag` or `Date` that
+    /// change on every answer do not make two answers different.
+    func sameAnswer(as other: Response) -> Bool {
+      status == other.status && contentType == other.contentType && body == other.body
+    }
   }
 
   // MARK: Requests
 
-  static func requestPattern(_ request: HTTPRequest, spec: RecordingSpec, redactions: inout [String])
-    -> JSONObject
-  {
+  static func requestPattern(
+    _ request: HTTPRequest, spec: RecordingSpec, secrets: [Secret] = [], redactions: inout [String]
+  ) -> JSONObject {
     var members: [(String, JSONValue)]
     if let query = queryRedacted(request, spec: spec, redactions: &redactions) {
       members = [
@@ -151,16 +250,22 @@ package enum RecordedStubBuilder {
       }
     }
     if !headers.isEmpty { members.append(("headers", .object(JSONObject(pairs: headers)))) }
-    if !request.body.isEmpty, let pattern = bodyPattern(request, spec: spec, redactions: &redactions) {
+    if !request.body.isEmpty,
+      let pattern = bodyPattern(request, spec: spec, secrets: secrets, redactions: &redactions)
+    {
       members.append(("bodyPatterns", .array([.object(pattern)])))
     }
     return JSONObject(pairs: members)
   }
 
-  static func bodyPattern(_ request: HTTPRequest, spec: RecordingSpec, redactions: inout [String])
-    -> JSONObject?
-  {
-    let bytes = request.body
+  static func bodyPattern(
+    _ request: HTTPRequest, spec: RecordingSpec, secrets: [Secret] = [], redactions: inout [String]
+  ) -> JSONObject? {
+    var bytes = request.body
+    if !secrets.isEmpty, String(validating: bytes, as: UTF8.self).map(isText) == true {
+      scrub(
+        &bytes, secrets, in: "\(request.method.rawValue) \(request.head.rawPath) request body", &redactions)
+    }
     let text = String(validating: bytes, as: UTF8.self).flatMap { isText($0) ? $0 : nil }
     var json: JSONValue?
     if text != nil, let value = try? JSONValue.parse(bytes: bytes),
@@ -216,11 +321,11 @@ package enum RecordedStubBuilder {
   // MARK: Responses
 
   static func responseDefinition(
-    _ exchange: RecordedExchange, spec: RecordingSpec, redactions: inout [String]
-  )
-    -> Response
-  {
-    var built = responseContent(exchange, spec: spec, redactions: &redactions)
+    _ exchange: RecordedExchange, spec: RecordingSpec, secrets: [Secret] = [], redactions: inout [String]
+  ) -> Response {
+    var built = responseContent(exchange, spec: spec, secrets: secrets, redactions: &redactions)
+    built.status = exchange.response.status.code
+    built.contentType = exchange.response.headers.first("Content-Type")
     if let total = exchange.truncatedFrom { built.truncation = (exchange.response.body.count, total) }
     return built
   }
@@ -238,7 +343,7 @@ package enum RecordedStubBuilder {
   }
 
   static func responseContent(
-    _ exchange: RecordedExchange, spec: RecordingSpec, redactions: inout [String]
+    _ exchange: RecordedExchange, spec: RecordingSpec, secrets: [Secret] = [], redactions: inout [String]
   ) -> Response {
     let response = exchange.response
     let what = "\(exchange.request.method.rawValue) \(exchange.request.head.rawPath) response"
@@ -268,6 +373,11 @@ package enum RecordedStubBuilder {
       if spec.redactedHeaders.contains(lower) {
         value = RecordingSpec.placeholder
         note(&redactions, "\(field.name) header of \(what)")
+      } else if !secrets.isEmpty {
+        var bytes = Array(value.utf8)
+        if scrub(&bytes, secrets, in: "\(field.name) header of \(what)", &redactions) {
+          value = String(decoding: bytes, as: UTF8.self)
+        }
       }
       if let i = headerMembers.firstIndex(where: { $0.0.lowercasedASCII() == lower }) {
         headerMembers[i].1.append(value)
@@ -290,6 +400,9 @@ package enum RecordedStubBuilder {
       return Response(json: JSONObject(pairs: members), body: nil, isBinary: false, fileExtension: "bin")
     }
     let contentType = headers.first("Content-Type")?.lowercasedASCII() ?? ""
+    if !secrets.isEmpty, String(validating: body, as: UTF8.self).map(isText) == true {
+      scrub(&body, secrets, in: "\(what) body", &redactions)
+    }
     let text = String(validating: body, as: UTF8.self).flatMap { isText($0) ? $0 : nil }
     if text != nil,
       contentType.contains("json") || contentType.isEmpty || body.first == UInt8(ascii: "{")
@@ -475,6 +588,101 @@ package enum RecordedStubBuilder {
     }
     if !found.isEmpty { text = String(decoding: bytes, as: UTF8.self) }
     return found
+  }
+
+  // MARK: Credential values
+
+  /// A credential value seen in a redacted header, and where it was seen (for the redaction lines).
+  package struct Secret: Sendable, Hashable {
+    /// The value: a whole field value, the credentials after its scheme (`Bearer <token>`), or a
+    /// cookie's value.
+    package var value: String
+    /// `Authorization header`.
+    package var origin: String
+  }
+
+  /// Values shorter than this are not looked for elsewhere (they would match ordinary text).
+  static let shortestSecret = 6
+
+  /// Every credential value in the redacted headers of `exchanges` (requests and responses), longest
+  /// first: whole values, the credentials after an auth scheme, and each cookie's value (`Cookie`,
+  /// `Set-Cookie`).
+  package static func secretValues(_ exchanges: [RecordedExchange], spec: RecordingSpec) -> [Secret] {
+    let names = RecordingSpec.defaultRedactedHeaders.union(spec.redactedHeaders)
+    var seen: Set<String> = []
+    var out: [Secret] = []
+    func add(_ value: Substring, _ origin: String) {
+      let v = value.trimmingCharacters(in: .whitespaces)
+      guard v.count >= shortestSecret, v != RecordingSpec.placeholder, isText(v), !seen.contains(v) else {
+        return
+      }
+      seen.insert(v)
+      out.append(Secret(value: v, origin: origin))
+    }
+    func collect(_ headers: HTTPHeaders) {
+      for field in headers.fields {
+        let lower = field.name.lowercasedASCII()
+        guard names.contains(lower) else { continue }
+        let origin = "\(field.name) header"
+        switch lower {
+        case "cookie":
+          for pair in field.value.split(separator: ";") {
+            if let eq = pair.firstIndex(of: "=") { add(pair[pair.index(after: eq)...], origin) }
+          }
+        case "set-cookie":
+          let first = field.value.prefix { $0 != ";" }
+          if let eq = first.firstIndex(of: "=") { add(first[first.index(after: eq)...], origin) }
+        default:
+          add(field.value[...], origin)
+          if let space = field.value.firstIndex(of: " ") {
+            add(field.value[field.value.index(after: space)...], origin)
+          }
+        }
+      }
+    }
+    for exchange in exchanges {
+      collect(exchange.request.headers)
+      collect(exchange.response.headers)
+    }
+    return out.sorted { $0.value.utf8.count > $1.value.utf8.count }
+  }
+
+  /// Replaces every occurrence of a secret in `bytes` by the placeholder and notes each kind replaced
+  /// (`value of the Authorization header in GET /headers response body`); true when anything changed.
+  @discardableResult
+  static func scrub(
+    _ bytes: inout [UInt8], _ secrets: [Secret], in place: String, _ redactions: inout [String]
+  )
+    -> Bool
+  {
+    guard !secrets.isEmpty, !bytes.isEmpty else { return false }
+    var changed = false
+    let placeholder = Array(RecordingSpec.placeholder.utf8)
+    for secret in secrets {
+      let needle = Array(secret.value.utf8)
+      guard needle.count <= bytes.count else { continue }
+      var out: [UInt8] = []
+      var i = 0
+      var found = false
+      while i < bytes.count {
+        if bytes[i] == needle[0], i + needle.count <= bytes.count,
+          bytes[i..<(i + needle.count)].elementsEqual(needle)
+        {
+          out += placeholder
+          i += needle.count
+          found = true
+        } else {
+          out.append(bytes[i])
+          i += 1
+        }
+      }
+      if found {
+        bytes = out
+        changed = true
+        note(&redactions, "value of the \(secret.origin) in \(place)")
+      }
+    }
+    return changed
   }
 
   // MARK: Helpers
