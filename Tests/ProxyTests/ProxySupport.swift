@@ -67,8 +67,13 @@ func exchange(
 
 /// Runs `mockserver ARGS` to the end and returns its exit status and standard output.
 func runMockserver(_ arguments: [String]) throws -> (Int32, String) {
+  try runProcess(MockServerProcess.defaultBinary(), arguments)
+}
+
+/// Runs the executable at `path` with `arguments` to the end: its exit status and combined output.
+func runProcess(_ path: String, _ arguments: [String]) throws -> (Int32, String) {
   let process = Process()
-  process.executableURL = URL(fileURLWithPath: MockServerProcess.defaultBinary())
+  process.executableURL = URL(fileURLWithPath: path)
   process.arguments = arguments
   let out = Pipe()
   process.standardOutput = out
