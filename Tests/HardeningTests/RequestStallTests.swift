@@ -228,6 +228,56 @@ struct RequestStallTests {
     #expect(status(get(server.port, "/ping")) == 200)
   }
 
+  /// Response templates have a budget of 1,000,000 steps and 16 MiB per rendering, enforced in loops,
+  /// sub-expressions and XPath helpers: a loop nested three deep over 1,000 items (10^9 passes; it kept the
+  /// loop busy for hours), a `join` inside a `join` (100 GB of text that no write ever counted) and an
+  /// XPath of quadratic cost on a 20,000-element body are each answered 500 naming the budget, a client
+  /// that asks after the first one is answered, and the peak RSS stays under 128 MiB (measured 44 MiB).
+  @Test func templateRenderingHasAStepAndByteBudget() throws {
+    func templated(_ method: String, _ url: String, _ body: String) -> String {
+      #"{"request":{"method":"\#(method)","url":"\#(url)"},"response":{"status":200,"body":"\#(body)","transformers":["response-template"]}}"#
+    }
+    let fixtures = try TemporaryFixtures([
+      (
+        "loops.json",
+        templated(
+          "GET", "/loops",
+          "{{#each (range 0 999)}}{{#each (range 0 999)}}{{#each (range 0 999)}}x{{/each}}{{/each}}{{/each}}")
+      ),
+      (
+        "bytes.json",
+        templated("GET", "/bytes", "{{size (join (range 0 99999) (join (range 0 99999) 'xxxxxxxxxx'))}}")
+      ),
+      ("xpath.json", templated("POST", "/xpath", "{{xPath request.body 'count(//b[count(//b) > 0])'}}")),
+      ("ping.json", stubJSON("/ping", body: "pong")),
+    ])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
+    ])
+    defer { server.stop() }
+    let loops = try Socket(port: server.port)
+    loops.send("GET /loops HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    let ping = get(server.port, "/ping", timeout: 120)
+    #expect(status(ping) == 200 && ping.hasSuffix("pong"), "\(ping.prefix(200))")
+    let loopAnswer = loops.readResponse(timeout: 120)
+    #expect(status(loopAnswer) == 500, "\(loopAnswer.prefix(300))")
+    #expect(loopAnswer.contains("it took more than 1000000 steps"), "\(loopAnswer.prefix(600))")
+    let bytes = get(server.port, "/bytes", timeout: 120)
+    #expect(status(bytes) == 500, "\(bytes.prefix(300))")
+    #expect(bytes.contains("more than the 16777216 bytes one rendering may"), "\(bytes.prefix(600))")
+    let xml = "<a>" + String(repeating: "<b/>", count: 20_000) + "</a>"
+    let socket = try Socket(port: server.port)
+    socket.send(
+      "POST /xpath HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/xml\r\n"
+        + "Content-Length: \(xml.utf8.count)\r\n\r\n\(xml)")
+    let xpath = socket.readResponse(timeout: 120)
+    #expect(status(xpath) == 500 && xpath.contains("XPath evaluation"), "\(xpath.prefix(600))")
+    #expect(status(get(server.port, "/ping")) == 200)
+    let peak = ProcStat.residentBytes(server.processIdentifier, peak: true)
+    #expect(peak < 128 << 20, "peak RSS \(peak >> 20) MiB")
+  }
+
   /// Serves the OpenAPI `document` (JSON) with no fixtures, from the binary.
   private func serveOpenAPI(_ document: String) throws -> (MockServerProcess, TemporaryFixtures) {
     let fixtures = try TemporaryFixtures([])
