@@ -278,6 +278,44 @@ struct RequestStallTests {
     #expect(peak < 128 << 20, "peak RSS \(peak >> 20) MiB")
   }
 
+  /// A 27 MB JSON body sent to an `equalToJson` stub is matched off the event loop: once the server has
+  /// spent half a second of CPU on it (read from /proc, so the matching has begun), another client's
+  /// `GET /ping` is answered while the large request's answer has still not come (before, the loop parsed
+  /// the body and every other client waited the seconds it took: the ping's answer came after it). The
+  /// large request is then answered (404, the body differs) and the journal holds both.
+  @Test func largeBodiesAreMatchedOffTheLoop() throws {
+    let stub =
+      #"{"request":{"method":"POST","url":"/json","bodyPatterns":[{"equalToJson":{"items":[1,2,3]}}]},"response":{"status":200,"body":"matched"}}"#
+    let fixtures = try TemporaryFixtures([
+      ("json.json", stub), ("ping.json", stubJSON("/ping", body: "pong")),
+    ])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
+    ])
+    defer { server.stop() }
+    var json = #"{"items":["#
+    for k in 0..<400_000 {
+      if k > 0 { json += "," }
+      json += #"{"id":\#(k),"name":"n\#(k)","tags":["a","b"],"v":\#(k).5}"#
+    }
+    json += "]}"
+    let before = ProcStat.cpuSeconds(server.processIdentifier)
+    let large = try Socket(port: server.port)
+    large.send(
+      "POST /json HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+        + "Content-Length: \(json.utf8.count)\r\n\r\n")
+    large.send(json)
+    #expect(eventually(timeout: 120) { ProcStat.cpuSeconds(server.processIdentifier) - before >= 0.5 })
+    let ping = get(server.port, "/ping", timeout: 120)
+    #expect(status(ping) == 200 && ping.hasSuffix("pong"), "\(ping.prefix(200))")
+    var pending = pollfd(fd: large.fd, events: Int16(POLLIN), revents: 0)
+    #expect(poll(&pending, 1, 0) == 0, "the large request was answered before the ping")
+    let answer = large.readResponse(timeout: 300)
+    #expect(status(answer) == 404, "\(answer.prefix(300))")
+    #expect(server.isRunning)
+  }
+
   /// Serves the OpenAPI `document` (JSON) with no fixtures, from the binary.
   private func serveOpenAPI(_ document: String) throws -> (MockServerProcess, TemporaryFixtures) {
     let fixtures = try TemporaryFixtures([])

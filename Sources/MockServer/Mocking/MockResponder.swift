@@ -67,8 +67,23 @@ public final class MockResponder: Sendable {
     return plan
   }
 
-  /// Matches and answers one stub request.
+  /// Content from this size on (1 MiB, as received or once decoded) is matched, validated and answered
+  /// off the event loop (``ResponsePlan/Step/deferred(_:)``): parsing a 58 MB JSON body for `equalToJson`
+  /// kept every other connection of the loop waiting for seconds.
+  static let offLoopContentBytes = 1 << 20
+
+  /// Matches and answers one stub request; one with content of ``offLoopContentBytes`` or more is answered
+  /// on a background thread, the connection taking the plan back on its loop.
   public func respond(to request: HTTPRequest, context: RequestContext) -> ResponsePlan {
+    if request.body.count >= MockResponder.offLoopContentBytes {
+      return ResponsePlan(steps: [.deferred { [self] in respondHere(to: request, context: context) }])
+    }
+    return respondHere(to: request, context: context)
+  }
+
+  /// ``respond(to:context:)`` on this thread: decodes the content and answers (off the loop when the
+  /// decoded content is large).
+  private func respondHere(to request: HTTPRequest, context: RequestContext) -> ResponsePlan {
     if let coding = request.headers.first("Content-Encoding").map({ $0.trimmingOWS().lowercasedASCII() }),
       let decoder = ContentCoding(rawValue: coding == "x-gzip" ? "gzip" : coding), decoder != .identity
     {
@@ -81,6 +96,13 @@ public final class MockResponder: Sendable {
           // match it, and the near miss says why (RequestPattern.evaluate).
           decoded.contentCodingProblem = "Content-Encoding \(coding): \(error.description)"
         }
+      }
+      if decoded.body.count >= MockResponder.offLoopContentBytes,
+        request.body.count < MockResponder.offLoopContentBytes
+      {
+        return ResponsePlan(steps: [
+          .deferred { [self, decoded] in respondDecoded(to: decoded, context: context) }
+        ])
       }
       return respondDecoded(to: decoded, context: context)
     }
