@@ -52,6 +52,14 @@ const char *clibxml2_open(const char *library, clibxml2_functions *functions, ch
   CLIBXML2_LOOK_UP(xmlXPathEvalExpression);
   CLIBXML2_LOOK_UP(xmlXPathFreeObject);
 #undef CLIBXML2_LOOK_UP
+  // `const char *const xmlParserVersion`: "20914" for 2.9.14.
+  const char *const *version = dlsym(handle, "xmlParserVersion");
+  functions->version = 0;
+  if (version != NULL && *version != NULL) {
+    for (const char *c = *version; *c >= '0' && *c <= '9' && functions->version < 10000000; c++) {
+      functions->version = functions->version * 10 + (*c - '0');
+    }
+  }
   return NULL;
 }
 

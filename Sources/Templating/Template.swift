@@ -105,18 +105,25 @@ public struct Template: Sendable, Hashable, CustomStringConvertible {
   /// - Returns: the text and the runtime problems met (helper errors, which also appear in the text as
   ///   WireMock writes them, `[ERROR: …]`).
   public func render(_ context: TemplateContext) -> TemplateRendering {
-    let (bytes, problems) = renderUTF8(context)
-    return TemplateRendering(text: String(decoding: bytes, as: UTF8.self), problems: problems)
+    let state = RenderState(context: context)
+    state.out.reserveCapacity(source.utf8.count + 64)
+    state.render(nodes)
+    return TemplateRendering(
+      text: String(decoding: state.out, as: UTF8.self), problems: state.problems,
+      budgetExceeded: state.budgetExceeded)
   }
 
   /// Renders the template for one request as UTF-8 bytes (what a response body sends when its charset is
   /// UTF-8: no text is built in between).
-  /// - Returns: the bytes and the runtime problems met, as ``render(_:)`` returns them.
-  public func renderUTF8(_ context: TemplateContext) -> (bytes: [UInt8], problems: [String]) {
+  /// - Returns: the bytes and the runtime problems met, as ``render(_:)`` returns them, and the budget the
+  ///   rendering passed (nil when it kept to its budgets; see ``TemplateRendering/budgetExceeded``).
+  public func renderUTF8(_ context: TemplateContext) -> (
+    bytes: [UInt8], problems: [String], budgetExceeded: String?
+  ) {
     let state = RenderState(context: context)
     state.out.reserveCapacity(source.utf8.count + 64)
     state.render(nodes)
-    return (state.out, state.problems)
+    return (state.out, state.problems, state.budgetExceeded)
   }
 }
 
@@ -126,6 +133,27 @@ public struct TemplateRendering: Sendable, Hashable {
   public var text: String
   /// Runtime problems, in order (empty when none).
   public var problems: [String]
+  /// Why the rendering stopped part way, when it passed one of its budgets (``Template/maximumOutputBytes``
+  /// bytes or ``Template/maximumSteps`` steps); the text is then incomplete and must not be served.
+  public var budgetExceeded: String?
+
+  /// Creates a result.
+  public init(text: String, problems: [String], budgetExceeded: String? = nil) {
+    self.text = text
+    self.problems = problems
+    self.budgetExceeded = budgetExceeded
+  }
+}
+
+extension Template {
+  /// The most bytes one rendering produces (16 MiB), counted over everything it writes (every block and
+  /// capture, a capture's text again where it is used) and every text a helper or sub-expression returns
+  /// (`{{join (range …)}}`, `(replace …)` inside another call).
+  public static let maximumOutputBytes = RenderState.maximumOutputBytes
+  /// The most steps one rendering takes (1,000,000): each tag and text part rendered, each expression and
+  /// sub-expression evaluated, each pass of a loop (`each`, sections, `range`'s items); an XPath helper's
+  /// operations count a tenth of a step each. A nested loop over request data stops here.
+  public static let maximumSteps = RenderState.maximumSteps
 }
 
 /// What a template can see and how it behaves: the request model, `parameters`, time, randomness, options.
@@ -187,19 +215,35 @@ final class RenderState {
     var data: [String: TemplateValue] = [:]
   }
 
-  /// The most bytes one rendering writes, counted over every block and capture (16 MiB); past it the
-  /// rendering stops with a problem, so no template or request grows memory without bound.
+  /// The most bytes one rendering writes, counted over every block and capture and every text a helper
+  /// returns (16 MiB); past it the rendering stops (``budgetExceeded``), so no template or request grows
+  /// memory without bound.
   static let maximumOutputBytes = 16 << 20
+  /// The most steps one rendering takes (tags, texts, expressions, loop passes; ``step(_:)``); past it the
+  /// rendering stops (``budgetExceeded``), so no template keeps a thread busy without bound.
+  static let maximumSteps = 1_000_000
+  /// XPath operations per step (libxml2 counts one per operation and per node visited).
+  static let xpathOperationsPerStep = 10
   /// The most items a helper builds into one list (`range`): 100,000.
   static let maximumListCount = 100_000
 
   let context: TemplateContext
   /// The output so far, UTF-8.
   var out: [UInt8] = []
-  /// Bytes written so far, over every capture (a capture's text counts again where it is used).
+  /// Bytes produced so far, over every capture (a capture's text counts again where it is used) and every
+  /// helper's text result.
   private var written = 0
-  /// True once ``written`` passed ``maximumOutputBytes``: nothing more is rendered.
-  private(set) var isExhausted = false
+  /// Steps taken so far.
+  private(set) var steps = 0
+  /// Why the rendering stopped, once it passed ``maximumOutputBytes`` or ``maximumSteps``: nothing more
+  /// is rendered or evaluated.
+  private(set) var budgetExceeded: String?
+  /// True once a budget was passed.
+  var isExhausted: Bool { budgetExceeded != nil }
+  /// Bytes the rendering may still produce.
+  var remainingBytes: Int { max(0, RenderState.maximumOutputBytes - written) }
+  /// Steps the rendering may still take.
+  var remainingSteps: Int { max(0, RenderState.maximumSteps - steps) }
   var problems: [String] = []
   var frames: [Frame]
   var variables: [String: TemplateValue] = [:]
@@ -215,7 +259,7 @@ final class RenderState {
 
   func render(_ nodes: [TemplateNode]) {
     for node in nodes {
-      if isExhausted { return }
+      guard step() else { return }
       switch node {
       case .text(let s): write(s)
       case .output(let e, let escaped):
@@ -227,15 +271,47 @@ final class RenderState {
     }
   }
 
-  /// Appends `text` to the output and counts it against ``maximumOutputBytes``.
+  /// Appends `text` to the output and counts it against ``maximumOutputBytes`` (nothing once a budget
+  /// was passed).
   func write(_ text: String) {
-    let before = out.count
+    guard !isExhausted else { return }
+    let count = text.utf8.count
+    guard charge(bytes: count) else { return }
     out.append(contentsOf: text.utf8)
-    written += out.count - before
-    if written > RenderState.maximumOutputBytes, !isExhausted {
-      isExhausted = true
-      problems.append("the rendering passed \(RenderState.maximumOutputBytes) bytes and was cut")
+  }
+
+  /// Counts `count` bytes produced against ``maximumOutputBytes``; false (and the rendering stopped) when
+  /// they do not fit.
+  @discardableResult
+  func charge(bytes count: Int) -> Bool {
+    guard !isExhausted else { return false }
+    written += count
+    guard written <= RenderState.maximumOutputBytes else {
+      exceed("it produced more than \(RenderState.maximumOutputBytes) bytes")
+      return false
     }
+    return true
+  }
+
+  /// Counts `count` steps against ``maximumSteps``; false (and the rendering stopped) when they do not
+  /// fit.
+  @discardableResult
+  func step(_ count: Int = 1) -> Bool {
+    guard !isExhausted else { return false }
+    steps += count
+    guard steps <= RenderState.maximumSteps else {
+      exceed("it took more than \(RenderState.maximumSteps) steps")
+      return false
+    }
+    return true
+  }
+
+  /// Stops the rendering: `reason` becomes ``budgetExceeded`` and a problem.
+  func exceed(_ reason: String) {
+    guard budgetExceeded == nil else { return }
+    let message = "the rendering stopped: \(reason) (the limit of one rendering; docs/templating.md, Limits)"
+    budgetExceeded = message
+    problems.append(message)
   }
 
   /// Renders `nodes` into a separate string with `context` pushed (when given).
@@ -258,6 +334,7 @@ final class RenderState {
   // MARK: Expressions
 
   func evaluate(_ e: TemplateExpression) -> TemplateValue {
+    guard step() else { return .null }
     switch e {
     case .literal(let v): return v
     case .path(let p): return resolve(p)
@@ -270,11 +347,28 @@ final class RenderState {
     _ name: String, params: [TemplateExpression], hash: [(String, TemplateExpression)], block: TemplateBlock?
   ) -> TemplateValue {
     var h: [String: TemplateValue] = [:]
-    for (k, e) in hash { h[k] = evaluate(e) }
-    let args = params.map { evaluate($0) }
+    for (k, e) in hash { h[k] = evaluateArgument(e) }
+    let args = params.map { evaluateArgument($0) }
     guard let helper = TemplateHelpers.table[name] else { return problem("could not find helper: '\(name)'") }
+    guard !isExhausted else { return .null }
     var invocation = HelperCall(name: name, params: args, hash: h, block: block, state: self)
     return helper(&invocation)
+  }
+
+  /// `e` evaluated as an argument: a sub-expression's result, which is never written itself, counts
+  /// against the budgets here (its text's bytes, a list's items as steps), so nested calls cannot build
+  /// more than one rendering may.
+  func evaluateArgument(_ e: TemplateExpression) -> TemplateValue {
+    let value = evaluate(e)
+    guard case .call = e else { return value }
+    switch value {
+    case .string(let s): if !charge(bytes: s.utf8.count) { return .null }
+    case .list(let items): if !step(items.count) { return .null }
+    case .multi(let items): if !step(items.count) { return .null }
+    case .described(let s, _): if !charge(bytes: s.utf8.count) { return .null }
+    default: break
+    }
+    return value
   }
 
   func resolve(_ p: TemplatePath) -> TemplateValue {
@@ -327,7 +421,7 @@ final class RenderState {
     }
     switch block.name {
     case "if", "unless":
-      let value = block.params.first.map(evaluate) ?? .null
+      let value = block.params.first.map(evaluateArgument) ?? .null
       var truthy = value.isTruthy
       if block.hash.contains(where: { $0.0 == "includeZero" }), case .int(0) = value { truthy = true }
       if block.name == "unless" { truthy.toggle() }
@@ -337,7 +431,7 @@ final class RenderState {
         render(inverse)
       }
     case "with":
-      let value = block.params.first.map(evaluate) ?? .null
+      let value = block.params.first.map(evaluateArgument) ?? .null
       if value.isTruthy {
         var frame = Frame(context: value)
         if let name = block.blockParams.first { frame.blockParams[name] = value }
@@ -348,7 +442,7 @@ final class RenderState {
         render(inverse)
       }
     case "each":
-      let value = block.params.first.map(evaluate) ?? .null
+      let value = block.params.first.map(evaluateArgument) ?? .null
       guard let items = value.iterationItems, !items.isEmpty else {
         if let inverse = block.inverse { render(inverse) }
         return
@@ -364,7 +458,7 @@ final class RenderState {
   /// renders the body per item, `true` once in the current context, another truthy value once with it
   /// as the context; a falsy value or an empty list renders the `{{else}}` part. `{{^path}}` inverts.
   func renderSection(_ block: TemplateBlock, inverted: Bool) {
-    let value = block.params.first.map(evaluate) ?? .null
+    let value = block.params.first.map(evaluateArgument) ?? .null
     let list = value.listItems
     let truthy = list.map { !$0.isEmpty } ?? value.isTruthy
     if inverted {
@@ -393,7 +487,8 @@ final class RenderState {
   /// The body of `block` once per item, with Handlebars.java's data: `@index`, `@key`, and `@first`,
   /// `@last`, `@odd`, `@even` as the words themselves or empty (`first` on the first item).
   func renderEach(_ items: [(key: String?, value: TemplateValue)], _ block: TemplateBlock) {
-    for (k, item) in items.enumerated() where !isExhausted {
+    for (k, item) in items.enumerated() {
+      guard step() else { return }
       var frame = Frame(context: item.value)
       frame.data["index"] = .int(k)
       frame.data["first"] = .string(k == 0 ? "first" : "")
@@ -455,6 +550,23 @@ struct HelperCall {
   func inverse() -> String {
     guard let inverse = block?.inverse else { return "" }
     return state.capture(inverse)
+  }
+
+  /// True when a result of `bytes` bytes fits in what the rendering may still produce; otherwise the
+  /// rendering is stopped (the budget is passed) and the helper should return at once, building nothing.
+  func fits(bytes: Int) -> Bool {
+    guard bytes > state.remainingBytes else { return !state.isExhausted }
+    state.exceed(
+      "a helper (\(name)) would have made more than the \(RenderState.maximumOutputBytes) bytes one rendering may"
+    )
+    return false
+  }
+
+  /// ``fits(bytes:)`` for `parts` joined with `separator`, plus `extra` bytes.
+  func fits(_ parts: [String], separator: String, extra: Int) -> Bool {
+    var total = extra + max(0, parts.count - 1) * separator.utf8.count
+    for part in parts where total <= state.remainingBytes { total += part.utf8.count }
+    return fits(bytes: total)
   }
 
   /// Records a runtime problem and returns WireMock's `[ERROR: message]` text.

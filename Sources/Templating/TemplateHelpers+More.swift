@@ -134,8 +134,15 @@ extension TemplateHelpers {
     if XMLSupport.xpathProblem(expression) != nil {
       return c.error("\(c.params[1].rendered) is not a valid XPath expression")
     }
+    // The evaluation's operations count against the rendering's steps (a tenth of a step each).
+    let limit = c.state.remainingSteps * RenderState.xpathOperationsPerStep
+    var operations = 0
+    defer { c.state.step(operations / RenderState.xpathOperationsPerStep) }
     do {
-      switch try XMLSupport.evaluateNodes(expression, in: Array(document.utf8), namespaceAware: false) {
+      switch try XMLSupport.evaluateNodes(
+        expression, in: Array(document.utf8), namespaceAware: false, operationLimit: limit,
+        operations: &operations)
+      {
       case .nodes(let nodes):
         if nodes.isEmpty { return c.hash["default"] ?? .string("") }
         let values = nodes.map(xmlNodeValue)
@@ -147,6 +154,10 @@ extension TemplateHelpers {
       case .string(let s): return .string(s)
       }
     } catch {
+      if operations >= limit {
+        c.state.exceed("an XPath evaluation took more than the steps left (\(limit) operations)")
+        return .null
+      }
       return c.error("\(document) is not valid XML")
     }
   }

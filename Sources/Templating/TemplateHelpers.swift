@@ -93,8 +93,16 @@ enum TemplateHelpers {
     }
     t["replace"] = { c in
       guard c.params.count >= 3 else { return c.error("replace needs a value, a target and a replacement") }
-      return .string(
-        c.params[0].rendered.replacingOccurrences(of: c.params[1].rendered, with: c.params[2].rendered))
+      let (value, target, replacement) = (c.params[0].rendered, c.params[1].rendered, c.params[2].rendered)
+      // Each replacement can make the text longer: the result's size is known before it is built.
+      let growth = replacement.utf8.count - target.utf8.count
+      if growth > 0, !target.isEmpty,
+        value.utf8.count + value.utf8.count / target.utf8.count * growth > c.state.remainingBytes
+      {
+        let found = value.components(separatedBy: target).count - 1
+        guard c.fits(bytes: value.utf8.count + found * growth) else { return .null }
+      }
+      return .string(value.replacingOccurrences(of: target, with: replacement))
     }
     t["substring"] = { c in
       let s = Array(c.params.first?.rendered ?? "")
@@ -120,7 +128,9 @@ enum TemplateHelpers {
       for p in c.params.dropLast() { items += p.listItems ?? [p] }
       let prefix = c.string("prefix") ?? ""
       let suffix = c.string("suffix") ?? ""
-      return .string(prefix + items.map(\.nested).joined(separator: sep) + suffix)
+      let parts = items.map(\.nested)
+      guard c.fits(parts, separator: sep, extra: prefix.utf8.count + suffix.utf8.count) else { return .null }
+      return .string(prefix + parts.joined(separator: sep) + suffix)
     }
     t["arrayJoin"] = { c in
       guard let sep = c.params.first, case .string(let separator) = sep else {
@@ -139,8 +149,12 @@ enum TemplateHelpers {
       }
       let parts: [String] =
         c.block != nil ? items.map { c.fn($0, blockParams: [$0]) } : items.map(\.nested)
-      return .string(
-        (c.string("prefix") ?? "") + parts.joined(separator: separator) + (c.string("suffix") ?? ""))
+      let prefix = c.string("prefix") ?? ""
+      let suffix = c.string("suffix") ?? ""
+      guard c.fits(parts, separator: separator, extra: prefix.utf8.count + suffix.utf8.count) else {
+        return .null
+      }
+      return .string(prefix + parts.joined(separator: separator) + suffix)
     }
     t["base64"] = { c in
       let s = text(c)
@@ -312,6 +326,7 @@ enum TemplateHelpers {
       guard length <= RenderState.maximumOutputBytes else {
         return c.error("randomValue length \(length) is more than \(RenderState.maximumOutputBytes)")
       }
+      guard c.fits(bytes: length) else { return .null }
       let type = c.string("type") ?? "ALPHANUMERIC"
       let uppercase = c.bool("uppercase") ?? false
       func pick(_ alphabet: String) -> String {

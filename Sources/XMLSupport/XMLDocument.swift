@@ -92,6 +92,12 @@ package enum XMLSupport {
   /// without a bound when XPath takes a node's string value (`contains(., 'x')`), so a 107 KB body of
   /// nested entities made 1 GB of text and blocked the loop for seconds.
   package static let maximumExpansionBytes = Atomic<Int>(defaultMaximumExpansionBytes)
+  /// The most operations one XPath evaluation takes (libxml2 counts one per step of the expression and
+  /// per node it visits): 10,000,000. Past it the evaluation fails ("Operation limit exceeded"), so an
+  /// expression such as `//*[count(//*) > 0]` on a large document cannot keep a thread busy without bound.
+  /// (Enforced with libxml2 2.9.11 and later.)
+  package static let maximumXPathOperations = 10_000_000
+
   /// ``maximumExpansionBytes``'s default: 1 MiB.
   package static let defaultMaximumExpansionBytes = 1 << 20
 
@@ -275,29 +281,57 @@ package enum XMLSupport {
 
   /// ``evaluate(_:in:namespaces:namespaceAware:)`` with each selected node's name, text, attributes and
   /// markup (templating's `xPath`), elements serialized with the namespaces they were written with.
+  /// - Parameters:
+  ///   - operationLimit: the most operations the evaluation may take (at most
+  ///     ``maximumXPathOperations``).
+  ///   - operations: set to the operations the evaluation took (0 where libxml2 does not count them).
   package static func evaluateNodes(
-    _ expression: String, in bytes: [UInt8], namespaceAware: Bool = true
+    _ expression: String, in bytes: [UInt8], namespaceAware: Bool = true,
+    operationLimit: Int = maximumXPathOperations, operations: inout Int
   ) throws(XMLError) -> XPathResult<XPathNode> {
     try run(
       expression, in: bytes, namespaces: [:], namespaceAware: namespaceAware, restoresNamespaces: true,
-      node: details(of:_:))
+      operationLimit: operationLimit, operations: &operations, node: details(of:_:))
   }
 
   private static func run<Node: Sendable & Hashable>(
     _ expression: String, in bytes: [UInt8], namespaces: [String: String], namespaceAware: Bool,
     restoresNamespaces: Bool, node makeNode: (xmlNodePtr, xmlDocPtr) -> Node
   ) throws(XMLError) -> XPathResult<Node> {
+    var operations = 0
+    return try run(
+      expression, in: bytes, namespaces: namespaces, namespaceAware: namespaceAware,
+      restoresNamespaces: restoresNamespaces, operationLimit: maximumXPathOperations, operations: &operations,
+      node: makeNode)
+  }
+
+  private static func run<Node: Sendable & Hashable>(
+    _ expression: String, in bytes: [UInt8], namespaces: [String: String], namespaceAware: Bool,
+    restoresNamespaces: Bool, operationLimit: Int, operations: inout Int,
+    node makeNode: (xmlNodePtr, xmlDocPtr) -> Node
+  ) throws(XMLError) -> XPathResult<Node> {
+    let limit = UInt(max(1, min(operationLimit, maximumXPathOperations)))
+    var used = 0
+    defer { operations = used }
     let result: Result<XPathResult<Node>, XMLError> = try withDocument(bytes) { doc in
       var stripped = StrippedNamespaces()
       if !namespaceAware, let root = xmlDocGetRootElement(doc) { stripNamespaces(root, into: &stripped) }
       guard let ctx = xmlXPathNewContext(doc) else { return .failure(XMLError(message: "out of memory")) }
       defer { xmlXPathFreeContext(ctx) }
       ctx.pointee.error = { _, _ in }
+      let counts = clibxml2_has_operation_limit() != 0
+      if counts { ctx.pointee.opLimit = limit }
       for (prefix, uri) in namespaces.sorted(by: { $0.key < $1.key }) {
         _ = xmlXPathRegisterNs(ctx, prefix, uri)
       }
       xmlResetLastError()
-      guard let object = xmlXPathEvalExpression(expression, ctx) else {
+      let evaluated = xmlXPathEvalExpression(expression, ctx)
+      if counts { used = Int(ctx.pointee.opCount) }
+      guard let object = evaluated else {
+        if counts, ctx.pointee.opCount >= limit {
+          return .failure(
+            XMLError(message: "XPath evaluation passed its limit of \(limit) operations"))
+        }
         return .failure(XMLError(message: lastErrorMessage() ?? "XPath evaluation failed"))
       }
       defer { xmlXPathFreeObject(object) }

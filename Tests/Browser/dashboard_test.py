@@ -10,6 +10,7 @@ GET /__admin/dashboard and checks that:
   3. the keyboard opens a request's detail (arrow keys and Enter);
   4. an unmatched request shows its near misses, stub expectation next to the request, differences marked;
   5. stubs are listed by file with hit counts and the filter works; a scenario state can be set;
+  6. a failed hot reload is announced at the top of the page, and the notice goes after a good reload;
 then writes screenshots to .build/dashboard.png (light) and .build/dashboard-dark.png (dark).
 Exit status 0 when every check passes. Only the Python standard library is used.
 """
@@ -261,6 +262,27 @@ def main():
         wait("the scenario state", lambda: driver.js("return document.querySelector('#scenario-list .scen-state').textContent") == "full")
         status, body = http("GET", origin + "/__admin/scenarios")
         check(status == 200 and body["scenarios"][0]["state"] == "full", "the page sets a scenario's state")
+
+        # 6. A failed hot reload is announced at the top of the page, and the notice goes once a reload
+        # succeeds (issue 42). The page reads the state again after each request it is told of.
+        broken = os.path.join(tmp, "fx", "mappings", "broken.json")
+        with open(broken, "w") as f:
+            f.write('{"request": {"method": "GET", "url": "/x"}, "response": {"status": ')
+        wait("the failed reload in the dashboard state",
+             lambda: http("GET", origin + "/__admin/dashboard/state")[1]["reload"]["succeeded"] is False, bound=60)
+        http("GET", origin + "/users/1")
+        wait("the failed-reload notice at the top of the page",
+             lambda: driver.js("return !document.querySelector('#reload-alert').hidden"), bound=60)
+        alert = driver.js("return document.querySelector('#reload-alert').textContent")
+        top = driver.js("return document.querySelector('#reload-alert').getBoundingClientRect().top + window.scrollY")
+        check("failed" in alert and "still serving the last good set" in alert and top < 300,
+              "a failed reload is announced at the top of the page (%s, %d px from the top)" % (alert, top))
+        os.remove(broken)
+        wait("the good reload in the dashboard state",
+             lambda: http("GET", origin + "/__admin/dashboard/state")[1]["reload"]["succeeded"] is True, bound=60)
+        http("GET", origin + "/users/1")
+        wait("the notice to go", lambda: driver.js("return document.querySelector('#reload-alert').hidden"), bound=60)
+        check(True, "the notice goes once a reload succeeds")
 
         # 1. No console error, nothing fetched from elsewhere.
         resources = driver.js("return performance.getEntriesByType('resource').map(e => e.name).concat([location.href])")

@@ -37,4 +37,41 @@ struct ReloadHardeningTests {
     try TemporaryFixtures.write([("d.json", stubJSON("/d"))], into: fixtures.fixtures)
     #expect(eventually { status(get(port, "/d", timeout: 2)) == 200 })
   }
+
+  /// Issue 41 item 14: the binary's descriptor limit lowered (`prlimit`) to what it has open plus 24, and
+  /// connections held until it has no descriptor left; a stub file changed then cannot be read: the
+  /// failure is logged (nothing was, and the change was never served, or an empty set was), the old
+  /// answer keeps being served, and once the connections close the change is served and the recovery
+  /// logged.
+  @Test func reloadRecoversAfterDescriptorExhaustion() throws {
+    let fixtures = try TemporaryFixtures([("a.json", stubJSON("/a", body: "one"))])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: ["--fixtures", fixtures.fixtures])
+    defer { server.stop() }
+    let pid = server.processIdentifier
+    #expect(get(server.port, "/a").hasSuffix("one"))
+    let limit = ProcStat.openDescriptors(pid) + 24
+    // util-linux's prlimit(1) (Glibc does not export prlimit(2) to Swift).
+    let prlimit = Process()
+    prlimit.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+    prlimit.arguments = ["--pid", "\(pid)", "--nofile=\(limit):\(limit)"]
+    try prlimit.run()
+    prlimit.waitUntilExit()
+    try #require(prlimit.terminationStatus == 0, "prlimit --pid \(pid) --nofile=\(limit) failed")
+    var held: [Socket] = []
+    defer { held.removeAll() }
+    #expect(
+      eventually {
+        if let socket = try? Socket(port: server.port) { held.append(socket) }
+        return ProcStat.openDescriptors(pid) >= limit
+      }, "\(ProcStat.openDescriptors(pid)) of \(limit) descriptors open")
+    try TemporaryFixtures.write([("a.json", stubJSON("/a", body: "two"))], into: fixtures.fixtures)
+    #expect(
+      eventually { server.standardErrorText.contains("no file descriptor left") },
+      "\(server.standardErrorText)")
+    held.removeAll()
+    #expect(eventually { get(server.port, "/a", timeout: 2).hasSuffix("two") }, "\(server.standardErrorText)")
+    #expect(eventually { server.standardErrorText.contains("file descriptors are free again") })
+    #expect(!server.standardErrorText.contains("reloaded 0 stub(s)"))
+  }
 }

@@ -228,6 +228,94 @@ struct RequestStallTests {
     #expect(status(get(server.port, "/ping")) == 200)
   }
 
+  /// Response templates have a budget of 1,000,000 steps and 16 MiB per rendering, enforced in loops,
+  /// sub-expressions and XPath helpers: a loop nested three deep over 1,000 items (10^9 passes; it kept the
+  /// loop busy for hours), a `join` inside a `join` (100 GB of text that no write ever counted) and an
+  /// XPath of quadratic cost on a 20,000-element body are each answered 500 naming the budget, a client
+  /// that asks after the first one is answered, and the peak RSS stays under 128 MiB (measured 44 MiB).
+  @Test func templateRenderingHasAStepAndByteBudget() throws {
+    func templated(_ method: String, _ url: String, _ body: String) -> String {
+      #"{"request":{"method":"\#(method)","url":"\#(url)"},"response":{"status":200,"body":"\#(body)","transformers":["response-template"]}}"#
+    }
+    let fixtures = try TemporaryFixtures([
+      (
+        "loops.json",
+        templated(
+          "GET", "/loops",
+          "{{#each (range 0 999)}}{{#each (range 0 999)}}{{#each (range 0 999)}}x{{/each}}{{/each}}{{/each}}")
+      ),
+      (
+        "bytes.json",
+        templated("GET", "/bytes", "{{size (join (range 0 99999) (join (range 0 99999) 'xxxxxxxxxx'))}}")
+      ),
+      ("xpath.json", templated("POST", "/xpath", "{{xPath request.body 'count(//b[count(//b) > 0])'}}")),
+      ("ping.json", stubJSON("/ping", body: "pong")),
+    ])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
+    ])
+    defer { server.stop() }
+    let loops = try Socket(port: server.port)
+    loops.send("GET /loops HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    let ping = get(server.port, "/ping", timeout: 120)
+    #expect(status(ping) == 200 && ping.hasSuffix("pong"), "\(ping.prefix(200))")
+    let loopAnswer = loops.readResponse(timeout: 120)
+    #expect(status(loopAnswer) == 500, "\(loopAnswer.prefix(300))")
+    #expect(loopAnswer.contains("it took more than 1000000 steps"), "\(loopAnswer.prefix(600))")
+    let bytes = get(server.port, "/bytes", timeout: 120)
+    #expect(status(bytes) == 500, "\(bytes.prefix(300))")
+    #expect(bytes.contains("more than the 16777216 bytes one rendering may"), "\(bytes.prefix(600))")
+    let xml = "<a>" + String(repeating: "<b/>", count: 20_000) + "</a>"
+    let socket = try Socket(port: server.port)
+    socket.send(
+      "POST /xpath HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/xml\r\n"
+        + "Content-Length: \(xml.utf8.count)\r\n\r\n\(xml)")
+    let xpath = socket.readResponse(timeout: 120)
+    #expect(status(xpath) == 500 && xpath.contains("XPath evaluation"), "\(xpath.prefix(600))")
+    #expect(status(get(server.port, "/ping")) == 200)
+    let peak = ProcStat.residentBytes(server.processIdentifier, peak: true)
+    #expect(peak < 128 << 20, "peak RSS \(peak >> 20) MiB")
+  }
+
+  /// A 27 MB JSON body sent to an `equalToJson` stub is matched off the event loop: once the server has
+  /// spent half a second of CPU on it (read from /proc, so the matching has begun), another client's
+  /// `GET /ping` is answered while the large request's answer has still not come (before, the loop parsed
+  /// the body and every other client waited the seconds it took: the ping's answer came after it). The
+  /// large request is then answered (404, the body differs) and the journal holds both.
+  @Test func largeBodiesAreMatchedOffTheLoop() throws {
+    let stub =
+      #"{"request":{"method":"POST","url":"/json","bodyPatterns":[{"equalToJson":{"items":[1,2,3]}}]},"response":{"status":200,"body":"matched"}}"#
+    let fixtures = try TemporaryFixtures([
+      ("json.json", stub), ("ping.json", stubJSON("/ping", body: "pong")),
+    ])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
+    ])
+    defer { server.stop() }
+    var json = #"{"items":["#
+    for k in 0..<400_000 {
+      if k > 0 { json += "," }
+      json += #"{"id":\#(k),"name":"n\#(k)","tags":["a","b"],"v":\#(k).5}"#
+    }
+    json += "]}"
+    let before = ProcStat.cpuSeconds(server.processIdentifier)
+    let large = try Socket(port: server.port)
+    large.send(
+      "POST /json HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+        + "Content-Length: \(json.utf8.count)\r\n\r\n")
+    large.send(json)
+    #expect(eventually(timeout: 120) { ProcStat.cpuSeconds(server.processIdentifier) - before >= 0.5 })
+    let ping = get(server.port, "/ping", timeout: 120)
+    #expect(status(ping) == 200 && ping.hasSuffix("pong"), "\(ping.prefix(200))")
+    var pending = pollfd(fd: large.fd, events: Int16(POLLIN), revents: 0)
+    #expect(poll(&pending, 1, 0) == 0, "the large request was answered before the ping")
+    let answer = large.readResponse(timeout: 300)
+    #expect(status(answer) == 404, "\(answer.prefix(300))")
+    #expect(server.isRunning)
+  }
+
   /// Serves the OpenAPI `document` (JSON) with no fixtures, from the binary.
   private func serveOpenAPI(_ document: String) throws -> (MockServerProcess, TemporaryFixtures) {
     let fixtures = try TemporaryFixtures([])

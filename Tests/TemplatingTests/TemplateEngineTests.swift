@@ -454,3 +454,39 @@ struct TemplateDirectRenderingTests {
         notJSON, pathParameters: [:], escapesHTML: false) == nil)
   }
 }
+
+/// The rendering budgets (issue 41 item 12): steps and bytes counted in loops, sub-expressions and helpers.
+struct TemplateBudgetTests {
+  func rendering(_ source: String, body: String = "") throws -> TemplateRendering {
+    let request = HTTPRequest(
+      head: HTTPRequestHead(method: .post, target: "/"), body: Array(body.utf8))
+    return try Template(source).render(TemplateContext(request: TemplateRequest.model(request, port: 8080)))
+  }
+
+  @Test func nestedLoopsStopAtTheStepBudget() throws {
+    let r = try rendering("{{#each (range 0 9999)}}{{#each (range 0 9999)}}x{{/each}}{{/each}}")
+    #expect(r.budgetExceeded?.contains("more than \(Template.maximumSteps) steps") == true)
+    // Each pass is at least two steps (the pass and its text): well under the budget was written.
+    #expect(r.text.utf8.count < Template.maximumSteps / 2)
+  }
+
+  @Test func subExpressionsCountTheirText() throws {
+    // A `replace` doubling its text 30 times inside sub-expressions: never written, 1 GiB before.
+    var expression = "'ab'"
+    for _ in 0..<30 { expression = "(replace \(expression) 'a' 'aa')" }
+    let replaced = try rendering("{{size \(expression)}}")
+    #expect(replaced.budgetExceeded != nil)
+    let joined = try rendering("{{size (join (range 0 99999) (join (range 0 99999) 'xxxxxxxxxx'))}}")
+    #expect(joined.budgetExceeded?.contains("(join)") == true)
+    let fine = try rendering("{{size (join (range 0 999) ',')}}")
+    #expect(fine.budgetExceeded == nil && !fine.text.isEmpty)
+  }
+
+  @Test func xpathOperationsCountAsSteps() throws {
+    let xml = "<a>" + String(repeating: "<b/>", count: 5_000) + "</a>"
+    let r = try rendering("{{xPath request.body 'count(//b[count(//b) > 0])'}}", body: xml)
+    #expect(r.budgetExceeded?.contains("XPath") == true)
+    let small = try rendering("{{xPath request.body 'count(//b)'}}", body: xml)
+    #expect(small.budgetExceeded == nil && small.text == "5000")
+  }
+}

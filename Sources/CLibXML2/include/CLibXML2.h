@@ -165,8 +165,9 @@ struct _xmlXPathObject {
   int index2;
 };
 
-/// xpath.h's context up to `error` (the fields after it are never touched here; the library allocates
-/// the structure).
+/// xpath.h's context up to `depth` (libxml2 2.9.11 and later; the library allocates the structure).
+/// `opLimit` bounds the operations (and nodes visited) of one evaluation: past it the evaluation fails
+/// with "Operation limit exceeded" and `opCount` says how many were taken.
 typedef struct _xmlXPathContext xmlXPathContext;
 typedef xmlXPathContext *xmlXPathContextPtr;
 struct _xmlXPathContext {
@@ -204,6 +205,14 @@ struct _xmlXPathContext {
   int tmpNsNr;
   void *userData;
   xmlStructuredErrorFunc error;
+  xmlError lastError;
+  xmlNodePtr debugNode;
+  void *dict;
+  int flags;
+  void *cache;
+  unsigned long opLimit;
+  unsigned long opCount;
+  int depth;
 };
 
 /// The functions, looked up by name in the library.
@@ -228,6 +237,8 @@ typedef struct {
   int (*xmlXPathRegisterNs)(xmlXPathContextPtr ctxt, const xmlChar *prefix, const xmlChar *ns_uri);
   xmlXPathObjectPtr (*xmlXPathEvalExpression)(const xmlChar *str, xmlXPathContextPtr ctxt);
   void (*xmlXPathFreeObject)(xmlXPathObjectPtr obj);
+  /// The library's version (`xmlParserVersion`, 20914 for 2.9.14), or 0 when it does not say.
+  int version;
 } clibxml2_functions;
 
 /// Loads libxml2 and looks its functions up, once per process (later calls return the first outcome;
@@ -276,5 +287,7 @@ static inline xmlXPathObjectPtr xmlXPathEvalExpression(const xmlChar *str, xmlXP
   return clibxml2.xmlXPathEvalExpression(str, ctxt);
 }
 static inline void xmlXPathFreeObject(xmlXPathObjectPtr obj) { clibxml2.xmlXPathFreeObject(obj); }
+/// True when the loaded library's XPath context has `opLimit` and `opCount` (2.9.11 and later).
+static inline int clibxml2_has_operation_limit(void) { return clibxml2.version >= 20911; }
 
 #endif

@@ -593,7 +593,10 @@ final class Connection: EventHandler {
         let loop = self.loop
         DispatchQueue.global(qos: .userInitiated).async {
           let plan = work()
-          loop.execute { target.connection?.resumeDeferred(with: plan) }
+          loop.execute {
+            guard let connection = target.connection else { return plan.abandon() }
+            connection.resumeDeferred(with: plan)
+          }
         }
         return
       case .awaiting(let start):
@@ -603,7 +606,7 @@ final class Connection: EventHandler {
         start { plan in
           loop.execute {
             // A plan nobody will run lets go of what feeds it (a relayed body's producer stops).
-            guard let connection = target.connection else { return plan.cancelStreams() }
+            guard let connection = target.connection else { return plan.abandon() }
             connection.resumeDeferred(with: plan)
           }
         }
@@ -775,7 +778,7 @@ final class Connection: EventHandler {
 
   /// Loop thread: the deferred step's plan is ready; its steps run in place of the deferred one.
   fileprivate func resumeDeferred(with plan: ResponsePlan) {
-    guard case .executing = state, execution.waitingForWork else { return plan.cancelStreams() }
+    guard case .executing = state, execution.waitingForWork else { return plan.abandon() }
     updateExecution { e in
       e.waitingForWork = false
       e.steps = plan.steps + e.steps[e.stepIndex...]

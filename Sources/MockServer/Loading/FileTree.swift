@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -8,6 +10,27 @@
 /// modification time. Used to load fixtures and, every 250 ms, to detect changes for hot reload, so it
 /// avoids Foundation's directory enumerator (measured: 10,000 files took ~0.5 billion instructions there).
 enum FileTree {
+  /// How many times a folder or file could not be opened because the process (`EMFILE`) or the system
+  /// (`ENFILE`) had no descriptor left, since start. A walk or load that saw it grow is not an answer about
+  /// the folder (it looked empty or unreadable): the watcher tries again later (``FixtureWatcher``).
+  static let descriptorShortages = Atomic<Int>(0)
+
+  /// Counts a failed `open`/`opendir` whose `errno` says descriptors ran out.
+  static func noteOpenFailure(_ error: Int32 = errno) {
+    if error == EMFILE || error == ENFILE { descriptorShortages.add(1, ordering: .relaxed) }
+  }
+
+  /// True when a descriptor can be opened now (one is opened and closed).
+  static func descriptorsAvailable() -> Bool {
+    let fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard fd >= 0 else {
+      noteOpenFailure()
+      return false
+    }
+    _ = close(fd)
+    return true
+  }
+
   /// A file's identity for change detection.
   struct Stamp: Hashable, Sendable {
     var seconds: Int
@@ -124,7 +147,7 @@ enum FileTree {
         return
       }
     }
-    guard let dir = opendir(directory) else { return }
+    guard let dir = opendir(directory) else { return noteOpenFailure() }
     defer { closedir(dir) }
     let dirFD = dirfd(dir)
     while let entry = readdir(dir) {
@@ -229,7 +252,10 @@ enum FileTree {
     // O_NONBLOCK: opening a FIFO (a named pipe in `__files/`) returns at once instead of waiting for a
     // writer; the `S_IFREG` check below refuses it. Reads of a regular file ignore the flag.
     let fd = openat(directory, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-    guard fd >= 0 else { return nil }
+    guard fd >= 0 else {
+      noteOpenFailure()
+      return nil
+    }
     defer { _ = close(fd) }
     var st = stat()
     guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }

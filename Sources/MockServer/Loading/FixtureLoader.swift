@@ -99,6 +99,7 @@ public enum FixtureLoader {
     }
     .sorted { $0.path < $1.path }
     let folder = open(mappingsPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    if folder < 0 { FileTree.noteOpenFailure() }
     defer { if folder >= 0 { _ = close(folder) } }
     // Files are read and parsed in parallel; the results are merged in file order, so load order (which
     // stub is the most recent), duplicate-id checks and the order of problems are those of one pass.

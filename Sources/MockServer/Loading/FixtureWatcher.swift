@@ -42,6 +42,11 @@ public final class FixtureWatcher: Sendable {
   private let parentPath: String
   private let folderName: String
   private let pending = Atomic<Bool>(false)
+  /// A reload could not read the folder for want of file descriptors and is tried again every
+  /// ``retryMilliseconds`` until one is read whole (the failure is logged once per episode).
+  private let retrying = Atomic<Bool>(false)
+  /// How often a reload that ran out of file descriptors is tried again: 250 ms.
+  static let retryMilliseconds = 250
 
   /// Creates a watcher for `directory` that hands each good new set to `apply` and reports to `log`.
   /// Call ``start()``. `report`, when given, is told every reload's result, good or failed.
@@ -111,6 +116,10 @@ public final class FixtureWatcher: Sendable {
     stamp.reserveCapacity(files.count)
     for (path, s) in files { stamp[path] = s }
     fingerprint.withLock { $0 = stamp }
+    // Dispatch opens its timer descriptor the first time a timer is scheduled: done now, a change made
+    // while the process has no descriptor left still gets its delayed comparison (the timer could not be
+    // armed then, and the change was compared only once descriptors were back, or never).
+    queue.asyncAfter(deadline: .now() + .milliseconds(1)) {}
     if !startNotifications(folders: folders) { schedule() }
   }
 
@@ -214,18 +223,28 @@ public final class FixtureWatcher: Sendable {
     }
   }
 
-  /// One poll: reloads when the folder changed since the last poll.
+  /// One poll: reloads when the folder changed since the last poll. A walk or load that could not open a
+  /// folder or file because the process had no file descriptor left (`EMFILE`, `ENFILE`) says nothing
+  /// about the folder (it looked empty): the last good set keeps serving, the baseline is kept (so the
+  /// change is still seen as one), the failure is logged once, and the poll runs again every 250 ms until
+  /// descriptors are back. (Without this, a change made while descriptors were exhausted was never
+  /// loaded, or an empty set replaced the stubs.)
   func poll() {
+    let shortages = FileTree.descriptorShortages.load(ordering: .relaxed)
+    guard FileTree.descriptorsAvailable() else { return postpone() }
     let now = FixtureWatcher.scan(directory)
+    guard FileTree.descriptorShortages.load(ordering: .relaxed) == shortages else { return postpone() }
+    var previous: [String: FileTree.Stamp] = [:]
     let changedFiles = fingerprint.withLock { old -> Set<String>? in
       guard old != now else { return nil }
       var changed = Set<String>()
       for (path, stamp) in now where old[path] != stamp { changed.insert(path) }
       for path in old.keys where now[path] == nil { changed.insert(path) }
+      previous = old
       old = now
       return changed
     }
-    guard let changedFiles else { return }
+    guard let changedFiles else { return recovered() }
     reloads.wrappingAdd(1, ordering: .relaxed)
     var isDirectory: ObjCBool = false
     let mappings = directory + "/mappings"
@@ -247,6 +266,11 @@ public final class FixtureWatcher: Sendable {
       return
     }
     let set = FixtureLoader.load(directory: directory)
+    guard FileTree.descriptorShortages.load(ordering: .relaxed) == shortages else {
+      fingerprint.withLock { $0 = previous }
+      return postpone()
+    }
+    recovered()
     if set.hasErrors {
       log(
         "mockserver: reload of \(directory) failed; still serving the last good set\n" + set.report())
@@ -264,6 +288,39 @@ public final class FixtureWatcher: Sendable {
     var message = "mockserver: reloaded \(set.stubs.count) stub(s) from \(directory)"
     if !set.warnings.isEmpty { message += "\n" + set.report() }
     log(message)
+  }
+
+  /// Queue thread: a reload found no file descriptor left. Logs it (and tells the dashboard) once per
+  /// episode and polls again shortly.
+  private func postpone() {
+    if !retrying.exchange(true, ordering: .acquiringAndReleasing) {
+      let reason = "no file descriptor left (\(String(cString: strerror(EMFILE))))"
+      log(
+        "mockserver: reload of \(directory) failed: \(reason); still serving the last good set, "
+          + "trying again every \(FixtureWatcher.retryMilliseconds) ms until descriptors are free")
+      report?(
+        FixtureReloadResult(
+          directory: directory, succeeded: false, stubCount: 0,
+          problems: [
+            FixtureProblem(
+              severity: .error, file: "mappings", path: "$",
+              message: "not read: \(reason); the reload is tried again until descriptors are free")
+          ], at: Date().timeIntervalSince1970))
+    }
+    // Polling without notifications comes back by itself.
+    guard usesNotifications else { return }
+    queue.asyncAfter(deadline: .now() + .milliseconds(FixtureWatcher.retryMilliseconds)) { [self] in
+      guard running.load(ordering: .acquiring) else { return }
+      watchDirectories()
+      poll()
+    }
+  }
+
+  /// Queue thread: a poll read the folder whole; ends an episode of ``postpone()``.
+  private func recovered() {
+    if retrying.exchange(false, ordering: .acquiringAndReleasing) {
+      log("mockserver: file descriptors are free again; \(directory) read")
+    }
   }
 
   /// Every file under `directory` (recursively) with its modification time and size (`known`: stamps

@@ -67,8 +67,23 @@ public final class MockResponder: Sendable {
     return plan
   }
 
-  /// Matches and answers one stub request.
+  /// Content from this size on (1 MiB, as received or once decoded) is matched, validated and answered
+  /// off the event loop (``ResponsePlan/Step/deferred(_:)``): parsing a 58 MB JSON body for `equalToJson`
+  /// kept every other connection of the loop waiting for seconds.
+  static let offLoopContentBytes = 1 << 20
+
+  /// Matches and answers one stub request; one with content of ``offLoopContentBytes`` or more is answered
+  /// on a background thread, the connection taking the plan back on its loop.
   public func respond(to request: HTTPRequest, context: RequestContext) -> ResponsePlan {
+    if request.body.count >= MockResponder.offLoopContentBytes {
+      return ResponsePlan(steps: [.deferred { [self] in respondHere(to: request, context: context) }])
+    }
+    return respondHere(to: request, context: context)
+  }
+
+  /// ``respond(to:context:)`` on this thread: decodes the content and answers (off the loop when the
+  /// decoded content is large).
+  private func respondHere(to request: HTTPRequest, context: RequestContext) -> ResponsePlan {
     if let coding = request.headers.first("Content-Encoding").map({ $0.trimmingOWS().lowercasedASCII() }),
       let decoder = ContentCoding(rawValue: coding == "x-gzip" ? "gzip" : coding), decoder != .identity
     {
@@ -81,6 +96,13 @@ public final class MockResponder: Sendable {
           // match it, and the near miss says why (RequestPattern.evaluate).
           decoded.contentCodingProblem = "Content-Encoding \(coding): \(error.description)"
         }
+      }
+      if decoded.body.count >= MockResponder.offLoopContentBytes,
+        request.body.count < MockResponder.offLoopContentBytes
+      {
+        return ResponsePlan(steps: [
+          .deferred { [self, decoded] in respondDecoded(to: decoded, context: context) }
+        ])
       }
       return respondDecoded(to: decoded, context: context)
     }
@@ -218,13 +240,28 @@ public final class MockResponder: Sendable {
       // A templated `proxyBaseUrl` chooses the upstream for this request.
       if definition.template?.proxyBaseUrl != nil, templating.applies(to: definition) {
         let words = random.withLock { rng in (rng.next(), rng.next(), rng.next()) }
-        if let (url, problems) = ResponseTemplating.proxyBaseURL(
+        if let (url, problems, exceeded) = ResponseTemplating.proxyBaseURL(
           definition, request: request, context: context, pathParameters: pathParameters,
           requestID: { SplitMix64.uuidString(words.1, words.2) }, seed: words.0, configuration: templating)
         {
           proxy.baseURL = url
-          for p in problems where logger.level != .quiet {
+          for p in problems where logger.level != .quiet || exceeded != nil {
             logger.line("template \(stub.name ?? stub.id): \(p)")
+          }
+          if let exceeded {
+            // A cut URL is never proxied to: the budget's 500, journaled and logged as any answer.
+            var answer = ResponseTemplating.budgetAnswer(
+              definition, reason: exceeded, stub: MockResponder.label(stub))
+            var named = false
+            MockResponder.name(stub, in: &answer, once: &named)
+            var entry = makeEntry(request, context: context, stubID: stub.id, nearMisses: [])
+            entry.responseStatus = 500
+            entry.served = true
+            entry.durationMilliseconds = 0
+            journal.record(entry)
+            logger.request(
+              request, status: 500, fault: nil, stub: MockResponder.label(stub), durationMilliseconds: 0)
+            return .respond(status: HTTPStatus(code: 500), headers: answer.headers, body: answer.body)
           }
         }
       }
@@ -300,19 +337,24 @@ public final class MockResponder: Sendable {
     }
     if renders {
       let problems: [String]
-      (definition, problems) = ResponseTemplating.render(
+      let failed: Bool
+      (definition, problems, failed) = ResponseTemplating.render(
         definition, request: request, context: context, pathParameters: pathParameters,
         requestID: { SplitMix64.uuidString(idWords.0, idWords.1) }, seed: templateSeed,
-        configuration: templating)
-      for p in problems where logger.level != .quiet {
+        configuration: templating, stubLabel: MockResponder.label(stub))
+      for p in problems where logger.level != .quiet || failed {
         logger.line("template \(stub.name ?? stub.id): \(p)")
       }
       // The prepared head with this request's content (its `Vary` is that of non-empty content, which an
-      // empty rendering would not carry: that one takes the unprepared way).
+      // empty rendering would not carry: that one takes the unprepared way). A rendering that passed its
+      // budget is answered with its own 500, never the stub's head.
       prepared =
-        prepared.flatMap { head in
+        failed
+        ? nil
+        : prepared.flatMap { head in
           definition.body.isEmpty && definition.compression != .never ? nil : head.answering(definition.body)
         }
+      if failed { named = false }
     }
     // The prepared answer goes out as it is unless content negotiation (or an empty rendering, above) needs
     // a head built from the definition.

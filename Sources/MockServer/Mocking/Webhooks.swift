@@ -176,11 +176,13 @@ final class WebhookDispatcher: Sendable {
       request: model, environment: templating.environment,
       additionalModel: TemplateMap([("originalRequest", model), ("originalResponse", response.templateValue)])
     )
+    var exceeded = false
     func render(_ text: String) -> String {
       guard text.contains("{{") else { return text }
       do {
         let r = try Template(text).render(templateContext)
         problems += r.problems
+        if r.budgetExceeded != nil { exceeded = true }
         return r.text
       } catch {
         problems.append("\(error)")
@@ -195,6 +197,12 @@ final class WebhookDispatcher: Sendable {
     headers.add(name: "Via", value: "1.1 \(ProxyForwarder.viaPseudonym)")
     let body = hook.bodyText.map { Array(render($0).utf8) } ?? hook.body
     for p in problems { logger.line("webhook of \(stubLabel): template: \(p)") }
+    // A rendering cut at its budget would send a cut request: none is sent.
+    guard !exceeded else {
+      let outcome = "\(method) not sent: its template passed the rendering budget"
+      logger.line("webhook of \(stubLabel): " + outcome)
+      return outcome
+    }
     switch WebhookSender.send(method: method, url: url, headers: headers, body: body) {
     case .success(let status):
       sentCount.add(1, ordering: .relaxed)

@@ -27,9 +27,10 @@ public struct ResponsePlan: Sendable {
     case reset
     /// Flushes what was written, then closes with a FIN.
     case close
-    /// Computes the rest of the answer on a background queue, off the event loop (heavy admin reads), so
-    /// the loop's other connections are not kept waiting; the plan it returns runs next. Dropped if the
-    /// client goes away meanwhile.
+    /// Computes the rest of the answer on a background queue, off the event loop (heavy admin reads, stub
+    /// requests with large content), so the loop's other connections are not kept waiting; the plan it
+    /// returns runs next. Dropped if the client goes away meanwhile (its completion is told it was not
+    /// served).
     case deferred(@Sendable () -> ResponsePlan)
     /// Starts work that finishes elsewhere (an upstream exchange on its own thread) and hands the plan
     /// that runs next to the given callback, exactly once, from any thread; the connection takes it back
@@ -153,6 +154,13 @@ extension HTTPResponder {
 extension ResponsePlan {
   /// Cancels the streams of a plan that will not run (its connection went away before it could start):
   /// a relayed body's producer stops, an event stream's viewer is forgotten.
+  /// A plan that will never run (its connection went away while it was being made): what feeds it stops
+  /// and its completion is told it was not served, so its journal entry is closed.
+  func abandon() {
+    cancelStreams()
+    onComplete?(false)
+  }
+
   func cancelStreams() {
     for step in steps {
       switch step {

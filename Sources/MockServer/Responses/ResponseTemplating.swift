@@ -25,12 +25,14 @@ public struct TemplatingConfiguration: Sendable, Equatable {
 enum ResponseTemplating {
   /// The definition with body, header values, status message and templated `bodyFileName` rendered;
   /// runtime problems (also written into the text as WireMock writes them) are returned for the log.
+  /// A rendering that passed its budget (``Template/maximumOutputBytes``, ``Template/maximumSteps``) is
+  /// not served: the definition is then ``budgetAnswer(_:stub:)``'s 500 and `failed` is true.
   static func render(
     _ definition: ResponseDefinition, request: HTTPRequest, context: RequestContext,
     pathParameters: [String: String], requestID: () -> String, seed: UInt64,
-    configuration: TemplatingConfiguration
-  ) -> (ResponseDefinition, [String]) {
-    guard let t = definition.template else { return (definition, []) }
+    configuration: TemplatingConfiguration, stubLabel: String
+  ) -> (ResponseDefinition, [String], failed: Bool) {
+    guard let t = definition.template else { return (definition, [], false) }
     // The context (and its request model) is built only when a template needs the general renderer.
     var builtContext: TemplateContext?
     func templateContext() -> TemplateContext {
@@ -55,9 +57,12 @@ enum ResponseTemplating {
       return made
     }
     var problems: [String] = []
+    var exceeded: String?
     func render(_ template: Template) -> String {
+      guard exceeded == nil else { return "" }
       let r = template.render(templateContext())
       problems += r.problems
+      exceeded = r.budgetExceeded
       return r.text
     }
     var d = definition
@@ -96,6 +101,7 @@ enum ResponseTemplating {
         } else {
           let r = body.renderUTF8(templateContext())
           problems += r.problems
+          exceeded = exceeded ?? r.budgetExceeded
           d.body = r.bytes
         }
       }
@@ -108,16 +114,33 @@ enum ResponseTemplating {
       d.headers = HTTPHeaders(rendered)
     }
     if let message = t.statusMessage { d.statusMessage = fieldValue(render(message)) }
-    return (d, problems)
+    if let exceeded { return (budgetAnswer(definition, reason: exceeded, stub: stubLabel), problems, true) }
+    return (d, problems, false)
   }
 
-  /// The stub's `proxyBaseUrl` rendered for this request (a trailing `/` removed), with the runtime problems;
-  /// nil when it is not a template or templating does not apply to the stub.
+  /// The answer for a rendering that passed its budget: 500 with a plain-text body naming the stub and
+  /// the budget (WireMock answers a template that fails while rendering with 500 too), the stub's delays
+  /// and no other field of its response.
+  static func budgetAnswer(_ definition: ResponseDefinition, reason: String, stub: String)
+    -> ResponseDefinition
+  {
+    var d = ResponseDefinition()
+    d.status = 500
+    d.headers = ["Content-Type": "text/plain; charset=utf-8"]
+    d.body = Array("[ERROR: response template of stub \(stub): \(reason)]\n".utf8)
+    d.fixedDelayMilliseconds = definition.fixedDelayMilliseconds
+    d.delayDistribution = definition.delayDistribution
+    return d
+  }
+
+  /// The stub's `proxyBaseUrl` rendered for this request (a trailing `/` removed), with the runtime problems
+  /// and the budget the rendering passed, if it did (the URL is then cut); nil when it is not a template or
+  /// templating does not apply to the stub.
   static func proxyBaseURL(
     _ definition: ResponseDefinition, request: HTTPRequest, context: RequestContext,
     pathParameters: [String: String], requestID: () -> String, seed: UInt64,
     configuration: TemplatingConfiguration
-  ) -> (String, [String])? {
+  ) -> (String, [String], String?)? {
     guard let t = definition.template, let template = t.proxyBaseUrl, configuration.applies(to: definition)
     else {
       return nil
@@ -127,7 +150,7 @@ enum ResponseTemplating {
         t, fields: template.requestFields, request: request, context: context, pathParameters: pathParameters,
         requestID: requestID, seed: seed, configuration: configuration))
     let url = r.text
-    return (url.hasSuffix("/") ? String(url.dropLast()) : url, r.problems)
+    return (url.hasSuffix("/") ? String(url.dropLast()) : url, r.problems, r.budgetExceeded)
   }
 
   /// The context templates of `t` render in: the request model (only `fields` when given), the stub's
