@@ -340,7 +340,7 @@ package struct OpenAPIMock: Sendable {
   }
 
   /// A value for the schema at `location`: Prism's static value when it conforms, else a generated one.
-  func sample(at location: SchemaLocation) -> JSONValue? {
+  package func sample(at location: SchemaLocation) -> JSONValue? {
     guard let value = StaticSampler(document: document).sample(at: location) else { return nil }
     if document.validator.validate(value, at: location).isEmpty { return value }
     var sampler = SchemaSampler(document: document, seed: seed)
