@@ -85,10 +85,12 @@ public struct OpenAPIDocument: Sendable {
       throw OpenAPILoadError(
         file: path, message: "expected an OpenAPI document (an object), found \(root.kindDescription)")
     }
+    // Swagger 2.0 is read as the OpenAPI 3.0 document it stands for (SwaggerConverter).
+    let root = SwaggerConverter.isSwagger2(root) ? SwaggerConverter.convert(root) : root
     guard let version = root["openapi"]?.stringValue, version.hasPrefix("3.") else {
-      let found =
-        root["swagger"] != nil ? "Swagger 2.0 (convert it to OpenAPI 3 first)" : "no openapi: 3.x field"
-      throw OpenAPILoadError(file: path, message: "expected an OpenAPI 3.0 or 3.1 document, found \(found)")
+      let found = root["swagger"].map { "swagger: \($0.serialized())" } ?? "no openapi: 3.x field"
+      throw OpenAPILoadError(
+        file: path, message: "expected an OpenAPI 3.0 or 3.1 or a Swagger 2.0 document, found \(found)")
     }
     self.root = root
     self.path = path
@@ -210,7 +212,7 @@ public struct OpenAPIDocument: Sendable {
       }
       return OpenAPIParameter(
         name: name, location: place, required: p["required"]?.boolValue ?? (place == "path"),
-        schemaLocation: schemaLocation, example: example)
+        schemaLocation: schemaLocation, example: example, raw: p)
     }
   }
 
@@ -353,6 +355,8 @@ public struct OpenAPIParameter: Sendable {
   public var schemaLocation: SchemaLocation?
   /// `example`, or the first of `examples`.
   public var example: JSONValue?
+  /// The parameter object as written (after `$ref`): `style`, `explode`, `allowReserved`, … are read from it.
+  public var raw: JSONValue = .null
 }
 
 /// One declared response.

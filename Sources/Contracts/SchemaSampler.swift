@@ -237,6 +237,12 @@ public struct SchemaSampler {
     default: break
     }
     let minLength = SchemaSampler.count(s["minLength"]) ?? 0
+    // A `pattern`: a string the regular expression matches (RegexExample), when its length fits.
+    if let pattern = s["pattern"]?.stringValue, let example = RegexExample.generate(pattern),
+      example.count >= minLength, example.count <= (SchemaSampler.count(s["maxLength"]) ?? Int.max)
+    {
+      return example
+    }
     let maxLength = SchemaSampler.count(s["maxLength"]) ?? max(minLength, 12)
     let target = min(min(max(minLength, min(8, maxLength)), maxLength), remaining)
     remaining -= target

@@ -30,6 +30,32 @@ public struct SchemaViolation: Sendable, Hashable, CustomStringConvertible {
   /// `instancePath: expected … (schema path), found …`.
   public var description: String { "\(instancePath): \(message)" }
 
+  /// The JSON Schema keyword that failed (`type`, `required`, `minLength`, `format`, `enum`, …), as
+  /// Prism's and Ajv's `code` names it; read from ``expected``, whose wording each keyword fixes.
+  public var keyword: String {
+    let e = expected
+    let starts: [(String, String)] = [
+      ("property ", "required"), ("one of ", "enum"), ("the value ", "const"),
+      ("a string of at least", "minLength"),
+      ("a string of at most", "maxLength"), ("a string matching", "pattern"),
+      ("a string of format", "format"),
+      ("an integer of format", "format"), ("a number >= ", "minimum"), ("a number > ", "exclusiveMinimum"),
+      ("a number <= ", "maximum"), ("a number < ", "exclusiveMaximum"), ("a multiple of", "multipleOf"),
+      ("an array of at least", "minItems"), ("an array of at most", "maxItems"),
+      ("unique items", "uniqueItems"),
+      ("an array containing", "contains"), ("an object with at least", "minProperties"),
+      ("an object with at most", "maxProperties"), ("a value matching one of", "anyOf"),
+      ("a value matching exactly one oneOf", "oneOf"), ("a value not matching", "not"),
+      ("nothing (the schema is false)", "false schema"), ("no property ", "additionalProperties"),
+    ]
+    for (prefix, keyword) in starts where e.hasPrefix(prefix) {
+      if keyword == "anyOf", e.hasSuffix("oneOf schemas") { return "oneOf" }
+      return keyword
+    }
+    if e.hasPrefix("a ") || e.hasPrefix("an ") || e.hasPrefix("null") { return "type" }
+    return "schema"
+  }
+
   /// The violation with its instance path moved under `prefix` (`$.response.jsonBody` + `$.data` →
   /// `$.response.jsonBody.data`).
   public func under(_ prefix: String) -> SchemaViolation {

@@ -1,5 +1,5 @@
 /// The string `format`s the validator checks (RFC 3339 dates and times, RFC 4122 UUIDs, e-mail addresses,
-/// URIs, host names, IP addresses); other formats are annotations and always pass.
+/// URIs, host names, IP addresses, OpenAPI's base64 `byte`); other formats are annotations and always pass.
 public enum StringFormats {
   /// True or false for a known format, nil for a format that is only an annotation.
   public static func check(_ format: String, _ s: String) -> Bool? {
@@ -14,6 +14,7 @@ public enum StringFormats {
     case "hostname", "idn-hostname": return isHostname(s)
     case "ipv4": return isIPv4(s)
     case "ipv6": return isIPv6(s)
+    case "byte": return isBase64(s)
     default: return nil
     }
   }
@@ -76,6 +77,17 @@ public enum StringFormats {
   }
 
   /// `123e4567-e89b-12d3-a456-426614174000` (any version, hex in either case).
+  /// OpenAPI's `byte`: base64 text (RFC 4648 §4), padded to a multiple of 4.
+  static func isBase64(_ s: String) -> Bool {
+    let b = Array(s.utf8)
+    guard b.count % 4 == 0 else { return false }
+    let padding = b.reversed().prefix(while: { $0 == UInt8(ascii: "=") }).count
+    guard padding <= 2 else { return false }
+    return b.dropLast(padding).allSatisfy { c in
+      (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 43 || c == 47
+    }
+  }
+
   static func isUUID(_ s: String) -> Bool {
     let b = Array(s.utf8)
     guard b.count == 36 else { return false }

@@ -101,8 +101,13 @@ public struct CommandLineOptions: Sendable, Equatable {
   /// `--openapi SPEC`: serve stubs generated from an OpenAPI document (with `lint`: check the fixtures
   /// against it). See docs/contracts.md.
   public var openAPISpec: String?
-  /// `--validate-requests` (with `--openapi`): requests that break the document get `400` and a report.
+  /// `--validate-requests` (with `--openapi`): requests that break the document get Prism's answer: the
+  /// document's 401, 415, 422 or 400 response when it declares one, else 401, 415 or 422 with a
+  /// problem+json report.
   public var validateRequests = false
+  /// `--invalid-request-status 400|422` (with `--validate-requests`): 400 keeps the check of before (a
+  /// `400` report, no security schemes, no declared responses); 422, the default, is Prism's.
+  public var invalidRequestStatus = 422
   /// `--validate-responses` (with `--openapi`): stub answers that break the document are logged and carry
   /// an `x-contract-violation` header.
   public var validateResponses = false
@@ -272,6 +277,12 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "--openapi": options.openAPISpec = try value(name)
       case "--validate-requests": options.validateRequests = true
       case "--validate-responses": options.validateResponses = true
+      case "--invalid-request-status":
+        let status = try integer(name, 400...422)
+        guard status == 400 || status == 422 else {
+          throw UsageError(description: "--invalid-request-status expects 400 or 422, got \(status)")
+        }
+        options.invalidRequestStatus = status
       case "--out" where options.command == .cert: options.certOutputDirectory = try value(name)
       default:
         if try options.parseProxyOption(name, value: value, integer: integer) {
@@ -318,8 +329,10 @@ public struct CommandLineOptions: Sendable, Equatable {
       mockserver [serve] [options]     serve the fixtures folder
       mockserver lint [DIR]            validate fixtures (default DIR: Fixtures) and exit
       mockserver lint --openapi SPEC [DIR]   also check every stub against an OpenAPI document
-      mockserver --openapi SPEC        serve stubs generated from an OpenAPI document (Prefer: code=404)
-                 [--validate-requests] [--validate-responses]   check traffic against the document
+      mockserver --openapi SPEC        serve an OpenAPI 3 or Swagger 2.0 document as Prism does (Prefer:
+                                       code=404, example=x; ?__code=, ?__example=; Accept)
+                 [--validate-requests [--invalid-request-status 400]] [--validate-responses]
+                                       check traffic against the document
       mockserver import openapi SPEC [--out DIR] [--seed N] [--force]   write DIR/mappings/ from an OpenAPI
         document (a mapping file changed since it was written is kept unless --force; exit 1 then)
       mockserver import pact FILE... [--out DIR] [--lenient]   write DIR/mappings/ from Pact files (v1-v4)

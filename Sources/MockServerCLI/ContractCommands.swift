@@ -175,6 +175,9 @@ package enum ContractCommands {
       MockServerMain.printError("mockserver: \(error)")
       return 1
     }
+    for warning in OpenAPIExampleCheck.warnings(document) {
+      MockServerMain.printError("\(spec): warning: \(warning)")
+    }
     let fixtures = FixtureLoader.load(directory: options.fixturesDirectory)
     let findings = OpenAPILinter(document: document).check(fixtures.stubs)
     let problems = fixtures.problems + findings

@@ -4,8 +4,48 @@ import Mappings
 import MockJSON
 import MockServer
 
-/// `--validate-requests`: the mock service's request check. A request that breaks the OpenAPI document is
-/// answered with `400` and a JSON report (Prism's behaviour) before any stub is consulted; requests no
+/// `--openapi`: the document answers what no fixture stub matches (``OpenAPIMock``: Prism's response
+/// selection and content negotiation), and with `--validate-requests` judges every request it addresses
+/// first (Prism's 401/415/422 or the document's own response for them).
+package enum OpenAPIServing {
+  /// Sets the service's `unmatchedAnswer` (and `requestCheck` with `validateRequests`) for `document`.
+  /// `invalidRequestStatus` 400 keeps the check of before (400 and a report, no security).
+  package static func configure(
+    _ configuration: inout MockServiceConfiguration, document: OpenAPIDocument, seed: UInt64,
+    validateRequests: Bool, invalidRequestStatus: Int = 422
+  ) {
+    let mock = OpenAPIMock(document: document, seed: seed)
+    configuration.unmatchedAnswer = { request in
+      let answer = mock.respond(
+        method: request.method.rawValue, target: request.head.originForm, headers: request.headers,
+        body: request.body)
+      return (response(answer), answer.note)
+    }
+    guard validateRequests else { return }
+    if invalidRequestStatus == 400 {
+      configuration.requestCheck = RequestValidation.check(OpenAPIRequestValidator(document: document))
+      return
+    }
+    configuration.requestCheck = { request in
+      guard
+        let answer = mock.check(
+          method: request.method.rawValue, target: request.head.originForm, headers: request.headers,
+          body: request.body)
+      else { return nil }
+      return (response(answer), answer.note)
+    }
+  }
+
+  static func response(_ answer: OpenAPIMockAnswer) -> HTTPResponse {
+    var headers = HTTPHeaders()
+    for (name, value) in answer.headers { headers.add(name: name, value: value) }
+    return HTTPResponse(
+      head: HTTPResponseHead(status: HTTPStatus(code: answer.status), headers: headers), body: answer.body)
+  }
+}
+
+/// `--validate-requests --invalid-request-status 400`: the request check of before. A request that breaks
+/// the OpenAPI document is answered with `400` and a JSON report before any stub is consulted; requests no
 /// operation addresses go on to the stubs. `/__admin` requests never reach the check.
 package enum RequestValidation {
   /// The check for `MockServiceConfiguration.requestCheck`.

@@ -91,38 +91,33 @@ public enum MockServerMain {
           + "\(options.fixturesDirectory)/mappings/*.json (picked up while running), or pass --fixtures DIR")
     }
     for line in startNotes(options) { printError(line) }
-    var requestValidator: OpenAPIRequestValidator?
-    // With --openapi, what a reload of the fixtures folder gets before it is served: the document's
-    // stubs in front, the folder's flagged by --validate-responses.
+    var openAPIDocument: OpenAPIDocument?
+    // With --openapi, what a reload of the fixtures folder gets before it is served: the folder's stubs
+    // flagged by --validate-responses.
     var adjustReload: (@Sendable (FixtureSet) -> FixtureSet)?
     if let spec = options.openAPISpec {
-      // --openapi: the document's stubs, then the fixtures folder's (when there is one).
+      // --openapi: the fixtures folder's stubs (when there is one) first; the document answers the rest.
       if !FileManager.default.fileExists(atPath: options.fixturesDirectory) { fixtures = FixtureSet() }
-      switch ContractCommands.openAPIFixtures(spec, seed: options.seed ?? 1) {
-      case .success(let (document, generated)):
-        if options.validateResponses {
-          let (flagged, findings) = ResponseValidation.flag(fixtures.stubs, document: document)
-          fixtures.stubs = flagged
-          for finding in findings { printError("contract violation: \(finding)") }
-        }
-        if options.validateRequests { requestValidator = OpenAPIRequestValidator(document: document) }
-        // The folder's stubs are added last, so they win ties with the generated ones.
-        fixtures.stubs = generated.stubs + fixtures.stubs
-        fixtures.problems += generated.problems
-        let (validate, generatedStubs) = (options.validateResponses, generated.stubs)
-        adjustReload = { reloaded in
-          var set = reloaded
-          if validate {
-            let (flagged, findings) = ResponseValidation.flag(set.stubs, document: document)
-            set.stubs = flagged
-            for finding in findings { printError("contract violation: \(finding)") }
-          }
-          set.stubs = generatedStubs + set.stubs
-          return set
-        }
-      case .failure(let error):
+      let document: OpenAPIDocument
+      do {
+        document = try OpenAPIDocument.load(path: spec)
+      } catch {
         printError("mockserver: \(error)")
         return 1
+      }
+      openAPIDocument = document
+      for warning in OpenAPIExampleCheck.warnings(document) { printError("mockserver: warning: \(warning)") }
+      if options.validateResponses {
+        let (flagged, findings) = ResponseValidation.flag(fixtures.stubs, document: document)
+        fixtures.stubs = flagged
+        for finding in findings { printError("contract violation: \(finding)") }
+        adjustReload = { reloaded in
+          var set = reloaded
+          let (flagged, findings) = ResponseValidation.flag(set.stubs, document: document)
+          set.stubs = flagged
+          for finding in findings { printError("contract violation: \(finding)") }
+          return set
+        }
       }
     }
     if fixtures.hasErrors {
@@ -155,7 +150,11 @@ public enum MockServerMain {
     serviceConfiguration.adminAllowedOrigins = options.adminAllowedOrigins
     configuration.maxHoldMilliseconds = options.maxHoldMilliseconds
     configuration.shutdownGraceMilliseconds = options.shutdownGraceMilliseconds
-    serviceConfiguration.requestCheck = requestValidator.map(RequestValidation.check)
+    if let openAPIDocument {
+      OpenAPIServing.configure(
+        &serviceConfiguration, document: openAPIDocument, seed: options.seed ?? 1,
+        validateRequests: options.validateRequests, invalidRequestStatus: options.invalidRequestStatus)
+    }
     switch RecordingSession.configuration(options) {
     case .success(let proxy): serviceConfiguration.proxy = proxy
     case .failure(let message):

@@ -107,14 +107,52 @@ let usersDocument = SharedDocuments.repositoryRoot.path + "/Tests/ContractsTests
       ])
   }
 
-  @Test func missingFilesAndSwaggerTwoAreRefused() throws {
+  @Test func missingFilesAndOtherVersionsAreRefused() throws {
     #expect(throws: OpenAPILoadError.self) { try OpenAPIDocument.load(path: "/nonexistent/api.yaml") }
     do {
-      _ = try OpenAPIDocument.parse("swagger: '2.0'\ninfo: {title: t, version: '1'}\npaths: {}")
+      _ = try OpenAPIDocument.parse("swagger: '1.2'\ninfo: {title: t, version: '1'}\npaths: {}")
       Issue.record("expected an error")
     } catch {
-      #expect(error.message.contains("Swagger 2.0"))
+      #expect(error.message.contains("found swagger: \"1.2\""))
     }
+  }
+
+  /// Swagger 2.0 is read as the OpenAPI 3.0 document it stands for: definitions, body and formData
+  /// parameters, collectionFormat, produces/consumes, response examples per media type, security.
+  @Test func swaggerTwoIsConverted() throws {
+    let doc = try OpenAPIDocument.parse(
+      #"""
+      {"swagger": "2.0", "info": {"title": "t", "version": "1"}, "host": "api.example.com", "basePath": "/v1",
+       "consumes": ["application/json"], "produces": ["application/json", "application/xml"],
+       "securityDefinitions": {"basic": {"type": "basic"}, "key": {"type": "apiKey", "name": "X-Key", "in": "header"}},
+       "paths": {"/pets/{id}": {"parameters": [{"name": "id", "in": "path", "required": true, "type": "integer"}],
+         "get": {"parameters": [{"name": "tags", "in": "query", "type": "array", "items": {"type": "string"}, "collectionFormat": "pipes"}],
+           "responses": {"200": {"description": "ok", "schema": {"$ref": "#/definitions/Pet"},
+             "examples": {"application/json": {"id": 1, "name": "rex"}}, "headers": {"X-Rate": {"type": "integer", "x-example": 5}}}}},
+         "put": {"parameters": [{"name": "pet", "in": "body", "required": true, "schema": {"$ref": "#/definitions/Pet"}}],
+           "security": [{"basic": []}], "responses": {"204": {"description": "done"}}},
+         "post": {"consumes": ["multipart/form-data"], "parameters": [{"name": "photo", "in": "formData", "type": "file", "required": true}],
+           "responses": {"201": {"description": "made"}}}}},
+       "definitions": {"Pet": {"type": "object", "required": ["name"], "properties": {"id": {"type": "integer"}, "name": {"type": "string"}}}}}
+      """#)
+    #expect(doc.version == "3.0.3")
+    #expect(doc.serverBasePaths == ["/v1"])
+    let get = try #require(doc.operation(method: "GET", template: "/pets/{id}"))
+    #expect(get.parameters.map(\.name) == ["id", "tags"])
+    #expect(get.parameters[1].raw["style"]?.stringValue == "pipeDelimited")
+    #expect(get.responses[0].content.map(\.name) == ["application/json", "application/xml"])
+    #expect(get.responses[0].content[0].example?["name"]?.stringValue == "rex")
+    #expect(get.responses[0].headers.first?.example == .number(JSONNumber(5)))
+    let schema = try #require(get.responses[0].content[0].schemaLocation)
+    #expect(
+      doc.validator.validate(try JSONValue.parse(#"{"id": 1}"#), at: schema).map(\.schemaPath) == [
+        "#/components/schemas/Pet"
+      ])
+    let put = try #require(doc.operation(method: "PUT", template: "/pets/{id}"))
+    #expect(put.requestBody.map(\.name) == ["application/json"] && put.requestBodyRequired)
+    let post = try #require(doc.operation(method: "POST", template: "/pets/{id}"))
+    #expect(post.requestBody.map(\.name) == ["multipart/form-data"])
+    #expect(doc.root["components"]?["securitySchemes"]?["basic"]?["scheme"]?.stringValue == "basic")
   }
 }
 

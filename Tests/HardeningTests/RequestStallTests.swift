@@ -220,11 +220,11 @@ struct RequestStallTests {
     }
     let valid = post("/tree", nested(16, bottom: #"{"kind":"c"}"#))
     #expect(status(valid) == 200, "\(valid.prefix(400))")
-    #expect(status(post("/tree", nested(13, bottom: #"{"kind":"z"}"#))) == 400)
+    #expect(status(post("/tree", nested(13, bottom: #"{"kind":"z"}"#))) == 422)
     #expect(status(post("/loop", #""text""#)) == 200)
-    #expect(status(post("/loop", "5")) == 400)
+    #expect(status(post("/loop", "5")) == 422)
     let deep = post("/tree", nested(70, bottom: #"{"kind":"c"}"#))
-    #expect(status(deep) == 400 && deep.contains("validation depth limit"), "\(deep.prefix(400))")
+    #expect(status(deep) == 422 && deep.contains("validation depth limit"), "\(deep.prefix(400))")
     #expect(status(get(server.port, "/ping")) == 200)
   }
 

@@ -15,6 +15,7 @@ public final class MockResponder: Sendable {
   let settings: MockSettings
   let builder: ResponsePlanBuilder
   let requestCheck: (@Sendable (HTTPRequest) -> (response: HTTPResponse, note: String)?)?
+  let unmatchedAnswer: (@Sendable (HTTPRequest) -> (response: HTTPResponse, note: String)?)?
   /// Response templating settings (`--global-response-templating`, …).
   let templating: TemplatingConfiguration
   /// Upstream exchanges: proxy stubs, `--proxy-all`, recording.
@@ -42,6 +43,7 @@ public final class MockResponder: Sendable {
     self.settings = settings
     builder = ResponsePlanBuilder(maxHoldMilliseconds: configuration.maxHoldMilliseconds)
     requestCheck = configuration.requestCheck
+    unmatchedAnswer = configuration.unmatchedAnswer
     templating = configuration.templating
     forwarder = ProxyForwarder(configuration: configuration.proxy)
     stubCORS = configuration.stubCORS
@@ -114,14 +116,7 @@ public final class MockResponder: Sendable {
   /// Matches and answers a request whose content coding was removed.
   private func respondDecoded(to request: HTTPRequest, context: RequestContext) -> ResponsePlan {
     if let requestCheck, let (response, note) = requestCheck(request) {
-      var entry = makeEntry(request, context: context, stubID: nil, nearMisses: [])
-      entry.responseStatus = response.status.code
-      entry.served = true
-      journal.record(entry)
-      logger.request(
-        request, status: response.status.code, fault: nil, stub: note, durationMilliseconds: 0,
-        responseHead: response.head, responseBody: response.body)
-      return .respond(status: response.status, headers: response.head.headers, body: response.body)
+      return answerWithoutStub(request, context: context, response: response, note: note)
     }
     if let target = forwarder.recorder.recordingTarget {
       // A recording session with a target proxies every request there (WireMock's recorder), journaled
@@ -143,6 +138,9 @@ public final class MockResponder: Sendable {
         stub, index: stubIndex ?? -1, table: table, request: request, context: context,
         pathParameters: parameters)
     case .unmatched(let report):
+      if let unmatchedAnswer, let (response, note) = unmatchedAnswer(request) {
+        return answerWithoutStub(request, context: context, response: response, note: note)
+      }
       if let preflight = corsPreflight(
         request, table: table, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted })
       {
@@ -178,6 +176,20 @@ public final class MockResponder: Sendable {
       logger.request(request, status: 400, fault: nil, stub: nil, durationMilliseconds: 0)
       return .json(status: .badRequest, #"{"error":\#(JSONValue.quoted(error.description)),"status":400}"#)
     }
+  }
+
+  /// Sends an answer that no stub made (`requestCheck`, `unmatchedAnswer`), journaled and logged with `note`.
+  private func answerWithoutStub(
+    _ request: HTTPRequest, context: RequestContext, response: HTTPResponse, note: String
+  ) -> ResponsePlan {
+    var entry = makeEntry(request, context: context, stubID: nil, nearMisses: [])
+    entry.responseStatus = response.status.code
+    entry.served = true
+    journal.record(entry)
+    logger.request(
+      request, status: response.status.code, fault: nil, stub: note, durationMilliseconds: 0,
+      responseHead: response.head, responseBody: response.body)
+    return .respond(status: response.status, headers: response.head.headers, body: response.body)
   }
 
   /// The table's answer for `request`, and the winner's index in it. RFC 9110 §9.3.2: HEAD is GET without

@@ -43,6 +43,10 @@ public struct MockServiceConfiguration: Sendable {
   /// document (`--validate-requests`): a non-nil answer is sent instead of any stub, journaled and logged
   /// with `note`. Nil (the default) checks nothing.
   public var requestCheck: (@Sendable (HTTPRequest) -> (response: HTTPResponse, note: String)?)?
+  /// The answer to a request no stub matches, before the near-miss `404` (e.g. the OpenAPI document's own
+  /// answer under `--openapi`): a non-nil answer is sent, journaled and logged with `note`. Nil (the
+  /// default) leaves unmatched requests to the near-miss report.
+  public var unmatchedAnswer: (@Sendable (HTTPRequest) -> (response: HTTPResponse, note: String)?)?
   /// Response templating (`--global-response-templating`, `--template-escaping`, `--fixed-time`, …).
   public var templating = TemplatingConfiguration()
   /// Upstream settings: `--proxy-timeout-ms`, `--proxy-ca`, `--proxy-insecure`, `--proxy-all`,

@@ -1,0 +1,48 @@
+import JSONSchema
+import MockJSON
+
+/// The document's own examples against their schemas: each response and request body media type's
+/// `example` and named `examples`, and each parameter's and response header's `example`. A wrong example
+/// would be served (or sent by `verify`) as it is, so `--openapi` and `lint --openapi` report each as a
+/// warning naming its JSON pointer in the document:
+/// `#/paths/~1pets/get/responses/200/content/application~1json/example $.id: expected an integer
+/// (#/components/schemas/Pet/properties/id), found "x"`.
+package enum OpenAPIExampleCheck {
+  package static func warnings(_ document: OpenAPIDocument) -> [String] {
+    var out: [String] = []
+    func check(_ value: JSONValue, at pointer: SchemaLocation, schema: SchemaLocation?) {
+      guard let schema else { return }
+      for v in document.validator.validate(value, at: schema) {
+        out.append("\(pointer)\(v.instancePath == "$" ? "" : " " + v.instancePath): \(v.message)")
+      }
+    }
+    func media(_ m: OpenAPIMediaType, _ location: SchemaLocation) {
+      // XML and text examples written as strings are the answer's text, not a value of the schema.
+      if !m.isJSON, case .string = m.example ?? .null { return }
+      let at = location.appending(m.name)
+      if let e = m.example { check(e, at: at.appending("example"), schema: m.schemaLocation) }
+      for (name, value) in m.examples {
+        if !m.isJSON, case .string = value { continue }
+        check(value, at: at.appending("examples", name, "value"), schema: m.schemaLocation)
+      }
+    }
+    for op in document.operations {
+      for p in op.parameters {
+        if let e = p.raw["example"], var at = p.schemaLocation, at.tokens.last == "schema" {
+          at.tokens.removeLast()
+          check(e, at: at.appending("example"), schema: p.schemaLocation)
+        }
+      }
+      for m in op.requestBody { media(m, op.location.appending("requestBody", "content")) }
+      for r in op.responses {
+        for m in r.content { media(m, r.location.appending("content")) }
+        for h in r.headers {
+          if let e = h.example {
+            check(e, at: r.location.appending("headers", h.name, "example"), schema: h.schemaLocation)
+          }
+        }
+      }
+    }
+    return out
+  }
+}

@@ -1,0 +1,393 @@
+import MockJSON
+
+/// Reads a Swagger 2.0 document as the OpenAPI 3.0 document it stands for, so that serving, validation,
+/// import and lint have one model. Converted at load time:
+/// - `definitions` → `components.schemas`, `parameters` → `components.parameters` (non-body ones),
+///   `responses` → `components.responses`, `securityDefinitions` → `components.securitySchemes`
+///   (`basic` → `http`/`basic`, `apiKey` as it is, `oauth2` with its flow); every `$ref` rewritten to match
+///   (`#/definitions/Pet` → `#/components/schemas/Pet`);
+/// - `host`, `basePath` and `schemes` → `servers`;
+/// - a parameter `in: body` → `requestBody` with the operation's (else the document's) `consumes` media types
+///   (`application/json` when none); `in: formData` parameters → one object schema under
+///   `application/x-www-form-urlencoded` and/or `multipart/form-data` (a `type: file` is a binary string);
+/// - other parameters' `type`, `format`, `items`, `enum`, bounds, `pattern`, `default` → `schema`;
+///   `collectionFormat` → `style`/`explode` (`csv` → `form`/`simple` without explode, `ssv` →
+///   `spaceDelimited`, `pipes` → `pipeDelimited`, `multi` → `form` exploded); `tsv` is kept as
+///   `x-collectionFormat` and read as tabs;
+/// - a response's `schema` → `content` for each `produces` media type (the operation's, else the document's,
+///   else `application/json`), its `examples` (by media type) → that media type's `example`, its `headers`
+///   → header objects with a `schema`.
+///
+/// JSON pointers in messages point into the converted document (`#/components/schemas/Pet` for
+/// `#/definitions/Pet`); docs/contracts.md says so.
+package enum SwaggerConverter {
+  /// True for a `swagger: "2.0"` document.
+  package static func isSwagger2(_ root: JSONValue) -> Bool {
+    root["swagger"]?.stringValue?.hasPrefix("2") ?? false
+  }
+
+  /// The OpenAPI 3.0 form of a Swagger 2.0 document.
+  package static func convert(_ root: JSONValue) -> JSONValue {
+    let swagger = rewriteReferences(root)
+    var out: [(String, JSONValue)] = [("openapi", .string("3.0.3"))]
+    out.append(
+      (
+        "info",
+        swagger["info"] ?? .object(JSONObject(pairs: [("title", .string("")), ("version", .string(""))]))
+      ))
+    if let host = swagger["host"]?.stringValue {
+      let scheme = swagger["schemes"]?.arrayValue?.first?.stringValue ?? "http"
+      let base = swagger["basePath"]?.stringValue ?? ""
+      out.append(
+        ("servers", .array([.object(JSONObject(pairs: [("url", .string("\(scheme)://\(host)\(base)"))]))])))
+    } else if let base = swagger["basePath"]?.stringValue, base != "/" {
+      out.append(("servers", .array([.object(JSONObject(pairs: [("url", .string(base))]))])))
+    }
+    let consumes = strings(swagger["consumes"])
+    let produces = strings(swagger["produces"])
+    let sharedParameters = swagger["parameters"]?.objectValue ?? JSONObject()
+    var paths: [(String, JSONValue)] = []
+    for member in swagger["paths"]?.objectValue ?? JSONObject() {
+      guard let item = member.value.objectValue else {
+        paths.append((member.key, member.value))
+        continue
+      }
+      var converted: [(String, JSONValue)] = []
+      let itemParameters = item["parameters"]?.arrayValue ?? []
+      for field in item {
+        if OpenAPIDocument.methods.contains(field.key), let op = field.value.objectValue {
+          converted.append(
+            (
+              field.key,
+              operation(
+                op, inherited: itemParameters, shared: sharedParameters, consumes: consumes,
+                produces: produces)
+            ))
+        } else if field.key == "parameters" {
+          let plain = itemParameters.filter {
+            resolve($0, sharedParameters)["in"]?.stringValue.map { $0 != "body" && $0 != "formData" } ?? true
+          }
+          if !plain.isEmpty { converted.append(("parameters", .array(plain.map { parameter($0) }))) }
+        } else {
+          converted.append((field.key, field.value))
+        }
+      }
+      paths.append((member.key, .object(JSONObject(pairs: converted))))
+    }
+    out.append(("paths", .object(JSONObject(pairs: paths))))
+    var components: [(String, JSONValue)] = []
+    if let definitions = swagger["definitions"] { components.append(("schemas", definitions)) }
+    if let params = swagger["parameters"]?.objectValue {
+      let plain = params.members.filter {
+        $0.value["in"]?.stringValue != "body" && $0.value["in"]?.stringValue != "formData"
+      }
+      if !plain.isEmpty {
+        components.append(
+          ("parameters", .object(JSONObject(plain.map { .init(key: $0.key, value: parameter($0.value)) }))))
+      }
+    }
+    if let responses = swagger["responses"]?.objectValue {
+      components.append(
+        (
+          "responses",
+          .object(
+            JSONObject(
+              responses.members.map { .init(key: $0.key, value: response($0.value, produces: produces)) }))
+        ))
+    }
+    if let schemes = swagger["securityDefinitions"]?.objectValue {
+      components.append(
+        (
+          "securitySchemes",
+          .object(JSONObject(schemes.members.map { .init(key: $0.key, value: securityScheme($0.value)) }))
+        ))
+    }
+    if !components.isEmpty { out.append(("components", .object(JSONObject(pairs: components)))) }
+    for key in ["security", "tags", "externalDocs"] {
+      if let value = swagger[key] { out.append((key, value)) }
+    }
+    for member in swagger.objectValue ?? JSONObject() where member.key.hasPrefix("x-") {
+      out.append((member.key, member.value))
+    }
+    return .object(JSONObject(pairs: out))
+  }
+
+  static func strings(_ value: JSONValue?) -> [String] { value?.arrayValue?.compactMap(\.stringValue) ?? [] }
+
+  /// `#/definitions/X` → `#/components/schemas/X`, `#/responses/X` → `#/components/responses/X`,
+  /// `#/parameters/X` → `#/components/parameters/X`, everywhere in the document.
+  static func rewriteReferences(_ value: JSONValue) -> JSONValue {
+    switch value {
+    case .object(let o):
+      return .object(
+        JSONObject(
+          o.members.map { m in
+            if m.key == "$ref", case .string(let ref) = m.value {
+              return .init(key: m.key, value: .string(rewrite(ref)))
+            }
+            return .init(key: m.key, value: rewriteReferences(m.value))
+          }))
+    case .array(let a): return .array(a.map(rewriteReferences))
+    default: return value
+    }
+  }
+
+  static func rewrite(_ ref: String) -> String {
+    guard let hash = ref.firstIndex(of: "#") else { return ref }
+    let file = ref[..<hash]
+    let pointer = ref[ref.index(after: hash)...]
+    for (old, new) in [
+      ("/definitions/", "/components/schemas/"), ("/responses/", "/components/responses/"),
+      ("/parameters/", "/components/parameters/"),
+    ]
+    where pointer.hasPrefix(old) {
+      return file + "#" + new + pointer.dropFirst(old.count)
+    }
+    return ref
+  }
+
+  /// A `#/components/parameters/X` reference (already rewritten) resolved against the document's
+  /// `parameters`, else the value itself.
+  static func resolve(_ value: JSONValue, _ shared: JSONObject) -> JSONValue {
+    if let ref = value["$ref"]?.stringValue, ref.hasPrefix("#/components/parameters/") {
+      let name = String(ref.dropFirst("#/components/parameters/".count))
+        .replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+      return shared[name] ?? value
+    }
+    return value
+  }
+
+  static let schemaKeywords = [
+    "type", "format", "items", "enum", "default", "maximum", "exclusiveMaximum", "minimum",
+    "exclusiveMinimum",
+    "maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "multipleOf",
+  ]
+
+  /// The schema a non-body Swagger parameter (or header, or `items`) describes.
+  static func schema(of p: JSONValue) -> JSONValue {
+    var fields: [(String, JSONValue)] = []
+    for key in schemaKeywords {
+      guard var value = p[key] else { continue }
+      if key == "items" { value = schema(of: value) }
+      if key == "type", value.stringValue == "file" {
+        fields.append(("type", .string("string")))
+        fields.append(("format", .string("binary")))
+        continue
+      }
+      fields.append((key, value))
+    }
+    if p["format"]?.stringValue == "byte", p["pattern"] == nil {
+      // As Prism's converter: a base64 text (the `byte` format checks the rest).
+      fields.append(("pattern", .string(#"^[\w\d+\/=]*$"#)))
+    }
+    return .object(JSONObject(pairs: fields))
+  }
+
+  /// A non-body parameter in OpenAPI 3 form.
+  static func parameter(_ p: JSONValue) -> JSONValue {
+    guard let object = p.objectValue, object["$ref"] == nil else { return p }
+    var fields: [(String, JSONValue)] = []
+    for key in ["name", "in", "description", "required", "allowEmptyValue", "deprecated"] {
+      if let value = object[key] { fields.append((key, value)) }
+    }
+    if let example = object["x-example"] { fields.append(("example", example)) }
+    fields.append(("schema", schema(of: p)))
+    if object["type"]?.stringValue == "array" {
+      let place = object["in"]?.stringValue ?? "query"
+      switch object["collectionFormat"]?.stringValue ?? "csv" {
+      case "multi":
+        fields.append(("style", .string("form")))
+        fields.append(("explode", .bool(true)))
+      case "ssv":
+        fields.append(("style", .string("spaceDelimited")))
+        fields.append(("explode", .bool(false)))
+      case "pipes":
+        fields.append(("style", .string("pipeDelimited")))
+        fields.append(("explode", .bool(false)))
+      case "tsv":
+        fields.append(("x-collectionFormat", .string("tsv")))
+        fields.append(("explode", .bool(false)))
+      default:
+        fields.append(("style", .string(place == "query" || place == "cookie" ? "form" : "simple")))
+        fields.append(("explode", .bool(false)))
+      }
+    }
+    for member in object where member.key.hasPrefix("x-") && member.key != "x-example" {
+      fields.append((member.key, member.value))
+    }
+    return .object(JSONObject(pairs: fields))
+  }
+
+  static func operation(
+    _ op: JSONObject, inherited: [JSONValue], shared: JSONObject, consumes: [String], produces: [String]
+  ) -> JSONValue {
+    let opConsumes = op["consumes"].map(strings) ?? consumes
+    let opProduces = op["produces"].map(strings) ?? produces
+    // Operation parameters replace the path item's of the same name and location.
+    var all: [JSONValue] = []
+    let own = op["parameters"]?.arrayValue ?? []
+    func key(_ p: JSONValue) -> String {
+      let r = resolve(p, shared)
+      return (r["in"]?.stringValue ?? "") + " " + (r["name"]?.stringValue ?? "")
+    }
+    let ownKeys = Set(own.map(key))
+    all = inherited.filter { !ownKeys.contains(key($0)) } + own
+    var parameters: [JSONValue] = []
+    var body: JSONValue?
+    var form: [(String, JSONValue)] = []
+    var formRequired: [JSONValue] = []
+    var hasFile = false
+    for raw in all {
+      let p = resolve(raw, shared)
+      switch p["in"]?.stringValue {
+      case "body":
+        var content: [(String, JSONValue)] = []
+        let types = opConsumes.filter { !isForm($0) }
+        var media: [(String, JSONValue)] = []
+        if let s = p["schema"] { media.append(("schema", s)) }
+        if let e = p["x-examples"]?.objectValue?.members.first?.value ?? p["example"] {
+          media.append(("example", e))
+        }
+        for type in types.isEmpty ? ["application/json"] : types {
+          content.append((type, .object(JSONObject(pairs: media))))
+        }
+        var fields: [(String, JSONValue)] = [("content", .object(JSONObject(pairs: content)))]
+        if let required = p["required"] { fields.append(("required", required)) }
+        if let d = p["description"] { fields.append(("description", d)) }
+        body = .object(JSONObject(pairs: fields))
+      case "formData":
+        guard let name = p["name"]?.stringValue else { continue }
+        var property = schema(of: p)
+        if p["type"]?.stringValue == "file" { hasFile = true }
+        if p["allowEmptyValue"]?.boolValue != true, p["type"]?.stringValue == "string",
+          case .object(var o) = property, o["minLength"] == nil, o["format"]?.stringValue != "binary"
+        {
+          // A string form field without `allowEmptyValue: true` must not be empty (Swagger 2.0's rule).
+          o.members.append(.init(key: "minLength", value: .number(JSONNumber(1))))
+          property = .object(o)
+        }
+        if p["type"]?.stringValue == "array" {
+          let format = p["collectionFormat"]?.stringValue ?? "csv"
+          if case .object(var o) = property {
+            o.members.append(.init(key: "x-collectionFormat", value: .string(format)))
+            property = .object(o)
+          }
+        }
+        form.append((name, property))
+        if p["required"]?.boolValue == true { formRequired.append(.string(name)) }
+      case .some:
+        parameters.append(parameter(raw))
+      case nil:
+        parameters.append(parameter(raw))
+      }
+    }
+    var out: [(String, JSONValue)] = []
+    for member in op
+    where !["parameters", "consumes", "produces", "responses", "schemes", "security"].contains(member.key) {
+      out.append((member.key, member.value))
+    }
+    if let security = op["security"] { out.append(("security", security)) }
+    if !parameters.isEmpty { out.append(("parameters", .array(parameters))) }
+    if let body {
+      out.append(("requestBody", body))
+    } else if !form.isEmpty {
+      var objectSchema: [(String, JSONValue)] = [
+        ("type", .string("object")), ("properties", .object(JSONObject(pairs: form))),
+      ]
+      if !formRequired.isEmpty { objectSchema.append(("required", .array(formRequired))) }
+      var types = opConsumes.filter(isForm)
+      if types.isEmpty { types = [hasFile ? "multipart/form-data" : "application/x-www-form-urlencoded"] }
+      let media = JSONValue.object(JSONObject(pairs: [("schema", .object(JSONObject(pairs: objectSchema)))]))
+      out.append(
+        (
+          "requestBody",
+          .object(
+            JSONObject(pairs: [
+              ("content", .object(JSONObject(pairs: types.map { ($0, media) }))),
+              ("required", .bool(!formRequired.isEmpty)),
+            ]))
+        ))
+    }
+    if let responses = op["responses"]?.objectValue {
+      out.append(
+        (
+          "responses",
+          .object(
+            JSONObject(
+              responses.members.map { .init(key: $0.key, value: response($0.value, produces: opProduces)) }))
+        ))
+    }
+    return .object(JSONObject(pairs: out))
+  }
+
+  static func isForm(_ type: String) -> Bool {
+    let essence = MediaTypeName(type).essence
+    return essence == "application/x-www-form-urlencoded" || essence == "multipart/form-data"
+  }
+
+  static func response(_ r: JSONValue, produces: [String]) -> JSONValue {
+    guard let object = r.objectValue, object["$ref"] == nil else { return r }
+    var out: [(String, JSONValue)] = [("description", object["description"] ?? .string(""))]
+    if let headers = object["headers"]?.objectValue {
+      out.append(
+        (
+          "headers",
+          .object(
+            JSONObject(
+              headers.members.map { h in
+                var fields: [(String, JSONValue)] = [("schema", schema(of: h.value))]
+                if let d = h.value["description"] { fields.append(("description", d)) }
+                if let e = h.value["x-example"] ?? h.value["example"] { fields.append(("example", e)) }
+                return .init(key: h.key, value: .object(JSONObject(pairs: fields)))
+              }))
+        ))
+    }
+    let examples = object["examples"]?.objectValue ?? JSONObject()
+    var types = produces
+    for e in examples where !types.contains(e.key) { types.append(e.key) }
+    if object["schema"] != nil || !examples.members.isEmpty {
+      var content: [(String, JSONValue)] = []
+      for type in types.isEmpty ? ["application/json"] : types {
+        var media: [(String, JSONValue)] = []
+        if let s = object["schema"] { media.append(("schema", s)) }
+        if let e = examples[type] { media.append(("example", e)) }
+        guard !media.isEmpty else { continue }
+        content.append((type, .object(JSONObject(pairs: media))))
+      }
+      out.append(("content", .object(JSONObject(pairs: content))))
+    }
+    return .object(JSONObject(pairs: out))
+  }
+
+  static func securityScheme(_ s: JSONValue) -> JSONValue {
+    guard let type = s["type"]?.stringValue else { return s }
+    var out: [(String, JSONValue)] = []
+    switch type {
+    case "basic":
+      out = [("type", .string("http")), ("scheme", .string("basic"))]
+    case "apiKey":
+      out = [
+        ("type", .string("apiKey")), ("name", s["name"] ?? .string("")), ("in", s["in"] ?? .string("header")),
+      ]
+    case "oauth2":
+      let flow: String
+      switch s["flow"]?.stringValue ?? "implicit" {
+      case "accessCode": flow = "authorizationCode"
+      case "application": flow = "clientCredentials"
+      case let other: flow = other
+      }
+      var flowFields: [(String, JSONValue)] = []
+      if let u = s["authorizationUrl"] { flowFields.append(("authorizationUrl", u)) }
+      if let u = s["tokenUrl"] { flowFields.append(("tokenUrl", u)) }
+      flowFields.append(("scopes", s["scopes"] ?? .object(JSONObject())))
+      out = [
+        ("type", .string("oauth2")),
+        ("flows", .object(JSONObject(pairs: [(flow, .object(JSONObject(pairs: flowFields)))]))),
+      ]
+    default:
+      return s
+    }
+    if let d = s["description"] { out.append(("description", d)) }
+    return .object(JSONObject(pairs: out))
+  }
+}
