@@ -473,7 +473,7 @@ final class PatternCache: Sendable {
     if let cached {
       regex = cached
     } else {
-      regex = try? CompiledRegex(pattern)
+      regex = try? CompiledRegex(pattern, dialect: .ecma262)
       compiled.withLock { cache in
         if cache.count >= 4096 { cache.removeAll() }
         cache[pattern] = .some(regex)

@@ -11,7 +11,8 @@ import Synchronization
 /// matching as Java's `Matcher.matches()`), by JSONPath filters (`=~`), by templating's `regexExtract`
 /// and by JSON Schema's `pattern` (an unanchored search).
 ///
-/// The syntax is ICU's (close to Java's `java.util.regex`, which WireMock uses). On Linux the engine is
+/// The syntax is Java's `java.util.regex` (WireMock's) or ECMA-262's (JSON Schema's), run by ICU after
+/// ``RegexDialect``'s rewriting of what ICU reads differently. On Linux the engine is
 /// ICU's C API (`uregex_open`, `uregex_matches`, `uregex_find`) in the toolchain's `_FoundationICU`, the
 /// same ICU that `NSRegularExpression` wraps there. `NSRegularExpression(pattern:)` itself is not used on
 /// Linux: swift-corelibs-foundation's `_CFRegularExpressionCreate` copies a pattern longer than 256 UTF-16
@@ -27,85 +28,45 @@ public struct CompiledRegex: Sendable, Hashable, CustomStringConvertible {
   /// True when `.` also matches line terminators (ICU's `UREGEX_DOTALL`, Java's `Pattern.DOTALL`, like
   /// `(?s)`).
   public let dotMatchesLineSeparators: Bool
+  /// The dialect the pattern is written in.
+  public let dialect: RegexDialect
   let engine: RegexEngine
 
   /// Compiles `pattern`.
   /// - Parameters:
-  ///   - pattern: Java's regular-expression syntax as far as ICU shares it (``javaToICU(_:)`` translates
-  ///     where they differ); the empty pattern matches the empty string.
+  ///   - pattern: a pattern in `dialect`'s syntax (``RegexDialect``); the empty pattern matches the empty
+  ///     string. Where Java's reading and ICU's differ, the pattern is rewritten in ICU's syntax to mean
+  ///     what Java means, or refused with the difference named.
+  ///   - dialect: Java's (the default: WireMock, JSONPath, templating) or ECMA-262's (JSON Schema).
   ///   - caseInsensitive: match letters regardless of case (as the `i` flag of `=~ /re/i`).
   ///   - dotMatchesLineSeparators: let `.` match `\n` and `\r` too, as WireMock's string matchers
   ///     (`matches`, `doesNotMatch`, `urlPattern`, `urlPathPattern`) compile with `Pattern.DOTALL`.
-  /// - Throws: ``RegexError`` with the engine's error name and offset when the pattern is invalid.
+  /// - Throws: ``RegexError`` with the engine's error name and offset when the pattern is invalid, or the
+  ///   difference between Java's dialect and ICU's that the pattern depends on.
   public init(
-    _ pattern: String, caseInsensitive: Bool = false, dotMatchesLineSeparators: Bool = false
+    _ pattern: String, dialect: RegexDialect = .java, caseInsensitive: Bool = false,
+    dotMatchesLineSeparators: Bool = false
   ) throws(RegexError) {
     self.pattern = pattern
+    self.dialect = dialect
     self.caseInsensitive = caseInsensitive
     self.dotMatchesLineSeparators = dotMatchesLineSeparators
+    var translation = RegexTranslation(pattern, dialect: dialect, caseInsensitive: caseInsensitive)
+    let icuPattern: String
+    do {
+      icuPattern = try translation.translate()
+    } catch {
+      throw RegexError(pattern: pattern, message: error.message)
+    }
     engine = try RegexEngine(
-      CompiledRegex.javaToICU(pattern), caseInsensitive: caseInsensitive,
-      dotMatchesLineSeparators: dotMatchesLineSeparators)
+      icuPattern, caseInsensitive: caseInsensitive, dotMatchesLineSeparators: dotMatchesLineSeparators)
   }
 
-  /// `pattern` (Java's dialect, as WireMock compiles it) in ICU's, where the two differ: a `}` that
-  /// closes no `{n}`, `{n,}` or `{n,m}` quantifier is a literal in Java and an error in ICU, so it is
-  /// escaped (`a}` matches `a}` as in WireMock). Escapes, `\Q…\E` and character classes are kept as they
-  /// are. Anything else is passed on, and ICU's error names what it does not take.
-  package static func javaToICU(_ pattern: String) -> String {
-    guard pattern.utf8.contains(UInt8(ascii: "}")) else { return pattern }
-    let b = Array(pattern.utf8)
-    var out: [UInt8] = []
-    out.reserveCapacity(b.count + 4)
-    var i = 0
-    var classDepth = 0
-    while i < b.count {
-      let c = b[i]
-      if c == UInt8(ascii: "\\"), i + 1 < b.count {
-        if b[i + 1] == UInt8(ascii: "Q") {
-          // \Q…\E: copied through to its \E (or the end).
-          var j = i + 2
-          while j + 1 < b.count, !(b[j] == UInt8(ascii: "\\") && b[j + 1] == UInt8(ascii: "E")) { j += 1 }
-          let end = min(b.count, j + 2)
-          out.append(contentsOf: b[i..<end])
-          i = end
-          continue
-        }
-        out.append(contentsOf: b[i...(i + 1)])
-        i += 2
-        continue
-      }
-      if c == UInt8(ascii: "[") {
-        classDepth += 1
-      } else if c == UInt8(ascii: "]"), classDepth > 0 {
-        classDepth -= 1
-      } else if classDepth == 0, c == UInt8(ascii: "{"), let close = quantifierEnd(b, from: i) {
-        out.append(contentsOf: b[i...close])
-        i = close + 1
-        continue
-      } else if classDepth == 0, c == UInt8(ascii: "}") {
-        out.append(UInt8(ascii: "\\"))
-      }
-      out.append(c)
-      i += 1
-    }
-    return String(decoding: out, as: UTF8.self)
-  }
-
-  /// The index of the `}` of a `{n}`, `{n,}` or `{n,m}` quantifier starting at `start`, or nil.
-  static func quantifierEnd(_ b: [UInt8], from start: Int) -> Int? {
-    var j = start + 1
-    var digits = 0
-    while j < b.count, (48...57).contains(b[j]) {
-      j += 1
-      digits += 1
-    }
-    guard digits > 0, j < b.count else { return nil }
-    if b[j] == UInt8(ascii: ",") {
-      j += 1
-      while j < b.count, (48...57).contains(b[j]) { j += 1 }
-    }
-    return j < b.count && b[j] == UInt8(ascii: "}") ? j : nil
+  /// `pattern` (Java's dialect) in ICU's syntax, as ``init(_:dialect:caseInsensitive:dotMatchesLineSeparators:)``
+  /// compiles it.
+  package static func javaToICU(_ pattern: String) throws(RegexError) -> String {
+    var translation = RegexTranslation(pattern, dialect: .java, caseInsensitive: false)
+    return try translation.translate()
   }
 
   /// Compiles a pattern written in the source, known to compile: a failure is a programming error.
@@ -138,12 +99,13 @@ public struct CompiledRegex: Sendable, Hashable, CustomStringConvertible {
 
   /// Equal when the patterns and flags are equal.
   public static func == (a: CompiledRegex, b: CompiledRegex) -> Bool {
-    a.pattern == b.pattern && a.caseInsensitive == b.caseInsensitive
+    a.pattern == b.pattern && a.dialect == b.dialect && a.caseInsensitive == b.caseInsensitive
       && a.dotMatchesLineSeparators == b.dotMatchesLineSeparators
   }
   /// Hash of the pattern and flags.
   public func hash(into hasher: inout Hasher) {
     hasher.combine(pattern)
+    hasher.combine(dialect)
     hasher.combine(caseInsensitive)
     hasher.combine(dotMatchesLineSeparators)
   }

@@ -176,6 +176,67 @@ struct CompiledRegexTests {
     #expect(throws: RegexError.self) { try CompiledRegex("a)|(b") }
   }
 
+  /// Java's `java.util.regex.Pattern` documentation (its "Predefined character classes", "POSIX
+  /// character classes (US-ASCII only)", "java.lang.Character classes" and "Classes for Unicode scripts,
+  /// blocks, categories and binary properties" tables, and the UNICODE_CHARACTER_CLASS and
+  /// UNICODE_CASE flags), restated where ICU reads the same pattern otherwise. The same readings are
+  /// checked against WireMock 2.35.1 on Java 17 by Tests/Compatibility/cases/regex-java-*.json.
+  @Test func javasDialectWhereICUReadsItOtherwise() throws {
+    // \d \w \s are ASCII in Java; ICU's are Unicode.
+    #expect(try CompiledRegex(#"\d+"#).matches("123") && !CompiledRegex(#"\d+"#).matches("١٢٣"))
+    #expect(try !CompiledRegex(#"\w+"#).matches("café") && CompiledRegex(#"\W"#).matches("é"))
+    #expect(try !CompiledRegex(#"\s"#).matches("\u{3000}") && CompiledRegex(#"\S"#).matches("\u{3000}"))
+    #expect(try CompiledRegex(#"[\d_]+"#).matches("1_2") && !CompiledRegex(#"[^\d]"#).matches("7"))
+    // (?U) at the start: Unicode classes, as ICU's own.
+    #expect(try CompiledRegex(#"(?U)\w+"#).matches("café") && CompiledRegex(#"(?iU)\d"#).matches("١"))
+    #expect(try CompiledRegex(#"(?U)\p{Lower}+"#).matches("été"))
+    // POSIX classes are ASCII.
+    #expect(try CompiledRegex(#"\p{Lower}+"#).matches("abc") && !CompiledRegex(#"\p{Lower}"#).matches("é"))
+    #expect(try CompiledRegex(#"\p{Alpha}\p{Punct}\p{XDigit}"#).matches("a~F"))
+    #expect(try CompiledRegex(#"\P{Digit}"#).matches("x") && !CompiledRegex(#"\P{Digit}"#).matches("5"))
+    #expect(try CompiledRegex(#"[\p{Upper}\p{Digit}]+"#).matches("AB12"))
+    // java.lang.Character classes, the Is and In prefixes.
+    #expect(
+      try CompiledRegex(#"\p{javaLowerCase}+"#).matches("été")
+        && !CompiledRegex(#"\p{javaLowerCase}"#).matches("A"))
+    #expect(
+      try CompiledRegex(#"\p{javaWhitespace}"#).matches("\u{1F}")
+        && !CompiledRegex(#"\p{javaWhitespace}"#).matches("\u{A0}"))
+    #expect(
+      try CompiledRegex(#"\P{javaDefined}"#).matches("\u{378}")
+        && !CompiledRegex(#"\P{javaDefined}"#).matches("a"))
+    #expect(try CompiledRegex(#"\p{IsAlphabetic}\p{InGreek}\p{IsLatin}\p{IsLu}"#).matches("aαbC"))
+    #expect(try !CompiledRegex(#"\p{InGreek}"#).matches("a"))
+    // [:alpha:] is five characters in Java, a POSIX class in ICU.
+    #expect(
+      try CompiledRegex("[[:alpha:]]+").matches("alpha:") && !CompiledRegex("[[:alpha:]]+").matches("beta"))
+    #expect(try CompiledRegex("[^:a]+").matches("bc"))
+    // Case-insensitive without (?u): ASCII letters fold, others do not; (?u) folds them all.
+    #expect(try CompiledRegex("(?i)CAFé").matches("café") && !CompiledRegex("(?i)CAFé").matches("CAFÉ"))
+    #expect(try CompiledRegex("(?iu)CAFé").matches("CAFÉ"))
+    #expect(try !CompiledRegex("é", caseInsensitive: true).matches("É"))
+    #expect(try CompiledRegex("é+x", caseInsensitive: true).matches("ééX"))
+    // A lone } is a literal; quantifiers still count; \x{…} and \N{…} keep their braces.
+    #expect(try CompiledRegex(#"\x{1F600}\N{LATIN SMALL LETTER A}"#).matches("😀a"))
+    #expect(try CompiledRegex("a}b{2}").matches("a}bb") && !CompiledRegex("a}b{2}").matches("a}b"))
+    // ECMA-262 (JSON Schema): \d and \w ASCII, \s and \p{…} Unicode.
+    #expect(try !CompiledRegex(#"^\d$"#, dialect: .ecma262).containsMatch(in: "١"))
+    #expect(try CompiledRegex(#"^\s$"#, dialect: .ecma262).containsMatch(in: "\u{3000}"))
+    #expect(try CompiledRegex(#"^\p{Ll}$"#, dialect: .ecma262).containsMatch(in: "é"))
+  }
+
+  @Test func javaConstructsICUCannotTakeAreRefusedNamingTheDifference() {
+    let cases: [(String, String)] = [
+      (#"a\b{g}"#, "grapheme"), ("a(?U)b", "(?U)"), ("(?d)^a$", "UNIX_LINES"),
+      (#"\p{javaJavaIdentifierStart}"#, "java.lang.Character"), ("(?i)[é]", "folds ASCII"),
+    ]
+    for (pattern, named) in cases {
+      let error = #expect(throws: RegexError.self, "\(pattern)") { try CompiledRegex(pattern) }
+      #expect(error?.message.contains(named) == true, "\(pattern): \(String(describing: error?.message))")
+      #expect(error?.pattern == pattern)
+    }
+  }
+
   @Test func oneRegexMatchesFromManyThreadsAtOnce() throws {
     let regex = try CompiledRegex("item-[0-9]+")
     let wrong = Mutex(0)
