@@ -56,6 +56,11 @@ public struct ResponseDefinition: Sendable, Hashable {
   /// `x-respondBeforeBody` (our extension): on `Expect: 100-continue`, answer with this response before
   /// the request content is sent (no `100 Continue`), then close.
   public var respondBeforeContent = false
+  /// `x-sandbox` (our extension): false lets an HTML, SVG or XML answer run on the server's own origin,
+  /// the admin API's. True (the default): when the admin API is open (no `--admin-token`), such an answer
+  /// is sent with `Content-Security-Policy: sandbox …`, so a browser runs it in an opaque origin that the
+  /// admin API refuses.
+  public var sandbox = true
   /// Response templating: the templated fields compiled at load time, nil when the stub has none.
   public var template: ResponseTemplate? {
     get { rare?.fields.template }

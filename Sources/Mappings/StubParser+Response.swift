@@ -31,6 +31,7 @@ extension StubParser {
     }
     r.conditional = parseFlag(o, "x-conditional", path, &d) ?? r.conditional
     r.respondBeforeContent = parseFlag(o, "x-respondBeforeBody", path, &d) ?? r.respondBeforeContent
+    r.sandbox = parseFlag(o, "x-sandbox", path, &d) ?? r.sandbox
     r.template = parseTemplates(o, path, context, r, &d)
     r.proxy = parseProxy(o, path, &d)
     return r
@@ -43,7 +44,7 @@ extension StubParser {
         expected:
           "a response field (status, statusMessage, headers, body, jsonBody, base64Body, bodyFileName, "
           + "fixedDelayMilliseconds, delayDistribution, chunkedDribbleDelay, fault, x-envelope, "
-          + "x-compression, x-conditional, x-respondBeforeBody, proxyBaseUrl, additionalProxyRequestHeaders, "
+          + "x-compression, x-conditional, x-respondBeforeBody, x-sandbox, proxyBaseUrl, additionalProxyRequestHeaders, "
           + "removeProxyRequestHeaders, proxyUrlPrefixToRemove)",
         found: "unknown field \(JSONValue.quoted(key))")
     }

@@ -48,6 +48,7 @@ public enum StubParser {
     "status", "statusMessage", "headers", "body", "jsonBody", "base64Body", "bodyFileName",
     "fixedDelayMilliseconds", "delayDistribution", "chunkedDribbleDelay", "fault", "x-envelope",
     "transformers", "transformerParameters", "x-compression", "x-conditional", "x-respondBeforeBody",
+    "x-sandbox",
   ]
   package static let unsupportedMatchers: Set<String> = [
     "hasExactly", "includes",

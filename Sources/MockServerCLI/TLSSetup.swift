@@ -129,7 +129,7 @@ enum TLSSetup {
     guard made != nil else {
       throw TLSError("create a folder in \(parent)", detail: String(cString: strerror(errno)))
     }
-    return String(cString: template)
+    return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 
   /// Writes `text` to `path` with `mode`; with `exclusive`, the file must not exist yet and a symbolic

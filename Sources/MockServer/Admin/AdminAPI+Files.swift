@@ -50,10 +50,12 @@ extension AdminAPI {
         let data = fm.contents(atPath: target.path)
       else { return noFile(name) }
       let ext = name.split(separator: ".").last.map { String($0).lowercased() } ?? ""
-      return .respond(
+      // A file's content is never run on the admin API's origin (DocumentSandbox).
+      return ResponsePlan.respond(
         status: .ok,
         headers: ["Content-Type": MockResponder.bodyFileTypes[ext] ?? "application/octet-stream"],
-        body: [UInt8](data))
+        body: [UInt8](data)
+      ).sandboxingDocuments()
     case "PUT":
       do {
         try fm.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)

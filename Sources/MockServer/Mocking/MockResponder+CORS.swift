@@ -123,7 +123,8 @@ extension MockResponder {
         logger.request(
           request, status: 200, fault: nil, stub: "__files/\(candidate)", durationMilliseconds: 0)
       }
-      return .respond(status: .ok, headers: ["Content-Type": type], body: bytes)
+      let plan = ResponsePlan.respond(status: .ok, headers: ["Content-Type": type], body: bytes)
+      return sandboxesDocuments ? plan.sandboxingDocuments() : plan
     }
     return nil
   }

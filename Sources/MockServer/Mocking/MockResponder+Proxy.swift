@@ -7,10 +7,12 @@ extension MockResponder {
   /// session): the journal entry is made now and gets the relayed status when the upstream answers; the
   /// upstream exchange runs on a thread of its own and the connection resumes on its loop with the answer
   /// (a 502/504 JSON error naming the upstream and the reason when there is none). Without a `stub`, the
-  /// entry is matched by `journalStubID` (a ``CatchAllProxyStub``).
+  /// entry is matched by `journalStubID` (a ``CatchAllProxyStub``). A relayed document gets
+  /// ``DocumentSandbox/policy`` while the admin API is open, unless `sandbox` is false (the stub's
+  /// `x-sandbox`).
   func serveProxy(
     _ proxy: ProxyDefinition, stub: StubMapping?, request: HTTPRequest, context: RequestContext,
-    delayMilliseconds: Int = 0, journalStubID: String? = nil
+    delayMilliseconds: Int = 0, journalStubID: String? = nil, sandbox: Bool = true
   ) -> ResponsePlan {
     var entry = makeEntry(request, context: context, stubID: stub?.id ?? journalStubID, nearMisses: [])
     entry.proxyBaseURL = proxy.baseURL
@@ -30,6 +32,7 @@ extension MockResponder {
       }
     }
     let statusBox = StatusBox()
+    let sandboxes = sandbox && sandboxesDocuments
     var steps: [ResponsePlan.Step] = []
     if delayMilliseconds > 0 { steps.append(.pause(milliseconds: delayMilliseconds)) }
     steps.append(
@@ -38,7 +41,8 @@ extension MockResponder {
           let status = outcome.response.status.code
           statusBox.set(status, note: outcome.failure?.description)
           journal.update(ticket) { $0.responseStatus = status }
-          resume(ProxyForwarder.plan(relaying: outcome, method: request.method))
+          let relayed = ProxyForwarder.plan(relaying: outcome, method: request.method)
+          resume(sandboxes ? relayed.sandboxingDocuments() : relayed)
         }
       })
     return ResponsePlan(steps: steps) { served in

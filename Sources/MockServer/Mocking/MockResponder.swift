@@ -14,6 +14,8 @@ public final class MockResponder: Sendable {
   let logger: RequestLogger
   let settings: MockSettings
   let builder: ResponsePlanBuilder
+  /// True while the admin API is open: documents the mock serves get ``DocumentSandbox/policy``.
+  let sandboxesDocuments: Bool
   let requestCheck: (@Sendable (HTTPRequest) -> (response: HTTPResponse, note: String)?)?
   let unmatchedAnswer: (@Sendable (HTTPRequest) -> (response: HTTPResponse, note: String)?)?
   /// Response templating settings (`--global-response-templating`, …).
@@ -41,7 +43,9 @@ public final class MockResponder: Sendable {
     self.journal = journal
     self.logger = logger
     self.settings = settings
-    builder = ResponsePlanBuilder(maxHoldMilliseconds: configuration.maxHoldMilliseconds)
+    sandboxesDocuments = configuration.adminEnabled && configuration.adminToken == nil
+    builder = ResponsePlanBuilder(
+      maxHoldMilliseconds: configuration.maxHoldMilliseconds, sandboxesDocuments: sandboxesDocuments)
     requestCheck = configuration.requestCheck
     unmatchedAnswer = configuration.unmatchedAnswer
     templating = configuration.templating
@@ -189,7 +193,9 @@ public final class MockResponder: Sendable {
     logger.request(
       request, status: response.status.code, fault: nil, stub: note, durationMilliseconds: 0,
       responseHead: response.head, responseBody: response.body)
-    return .respond(status: response.status, headers: response.head.headers, body: response.body)
+    let plan = ResponsePlan.respond(
+      status: response.status, headers: response.head.headers, body: response.body)
+    return sandboxesDocuments ? plan.sandboxingDocuments() : plan
   }
 
   /// The table's answer for `request`, and the winner's index in it. RFC 9110 §9.3.2: HEAD is GET without
@@ -285,7 +291,7 @@ public final class MockResponder: Sendable {
       }
       return serveProxy(
         proxy, stub: stub, request: request, context: context,
-        delayMilliseconds: MockResponder.delayMilliseconds(delay))
+        delayMilliseconds: MockResponder.delayMilliseconds(delay), sandbox: definition.sandbox)
     }
     // WireMock names the stub that answered in every stubbed response (`StubResponseRenderer`). The fields
     // are appended last (a template's header indexes still fall on the stub's own fields) and only where

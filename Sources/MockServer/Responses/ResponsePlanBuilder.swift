@@ -13,6 +13,9 @@ final class ResponsePlanBuilder: Sendable {
   /// How long `NO_RESPONSE` and `HEADERS_THEN_STALL` hold a connection at most (ms); the server's
   /// `maxHoldMilliseconds` bounds it further.
   let maxHoldMilliseconds: Int
+  /// True while the admin API is open (no `--admin-token`): document answers carry
+  /// ``DocumentSandbox/policy`` unless their stub says `"x-sandbox": false`.
+  let sandboxesDocuments: Bool
   private let compressed = Mutex<[CompressionKey: [UInt8]]>([:])
 
   private struct CompressionKey: Hashable {
@@ -20,8 +23,9 @@ final class ResponsePlanBuilder: Sendable {
     var body: [UInt8]
   }
 
-  init(maxHoldMilliseconds: Int) {
+  init(maxHoldMilliseconds: Int, sandboxesDocuments: Bool) {
     self.maxHoldMilliseconds = maxHoldMilliseconds
+    self.sandboxesDocuments = sandboxesDocuments
   }
 
   /// True when `request` cannot change the answer of `definition`'s prepared response: no content coding
@@ -55,6 +59,7 @@ final class ResponsePlanBuilder: Sendable {
     let status = HTTPStatus(code: definition.status, reasonPhrase: definition.statusMessage ?? "")
     var head = HTTPResponseHead(status: status, headers: definition.headers)
     var body = definition.body
+    if sandboxesDocuments, definition.sandbox { DocumentSandbox.apply(to: &head, hasContent: !body.isEmpty) }
 
     if let fault = definition.fault {
       steps += faultSteps(fault, head: head, body: body, random: random)
