@@ -128,6 +128,11 @@ struct CORSBrowserTests {
           + #""headers":{"Content-Type":"text/html"},"body":"<!doctype html><p>trusted</p>"}}"#
       ),
       (
+        "listed.json",
+        #"{"request":{"method":"GET","url":"/listed.html"},"response":{"status":200,"#
+          + #""headers":{"Content-Type":["application/json","text/html"]},"body":"<!doctype html><p>listed</p>"}}"#
+      ),
+      (
         "api.json", stubJSON("/api/me", body: "me", extra: #","headers":{"Content-Type":"application/json"}"#)
       ),
     ])
@@ -170,7 +175,8 @@ struct CORSBrowserTests {
       })();
       """
     let base = "http://localhost:\(server.port)"
-    for path in ["/echo.html?q=hello", "/relayed.html"] {
+    // /listed.html: two Content-Type fields, the last HTML (Chromium renders it as HTML).
+    for path in ["/echo.html?q=hello", "/relayed.html", "/listed.html"] {
       let (result, text) = try CORSBrowserTests.run(attack, on: base + path, scratch: fixtures.root)
       // self.origin is the document's origin (location.origin is its URL's).
       #expect(result["origin"] as? String == "null", "an opaque origin: \(text)")

@@ -5,8 +5,9 @@ import HTTPCore
 /// A stub, a proxied upstream page or a body file is served on the admin API's own origin: without
 /// `--admin-token`, an HTML page there (a templated stub that echoes a query parameter, a page relayed by
 /// `--proxy-all`) could create stubs and read the journal, other clients' `Authorization` fields included.
-/// So, while the admin API is open, every answer a browser would run as a document (HTML, XHTML, SVG, XML,
-/// or content without a `Content-Type`, which browsers sniff) carries ``policy``: a CSP `sandbox` directive
+/// So, while the admin API is open, every answer a browser could run as a document (any type but the inert
+/// ones of ``isDocument(_:hasContent:)``, or content without a `Content-Type`, which browsers sniff)
+/// carries ``policy``: a CSP `sandbox` directive
 /// without `allow-same-origin` (W3C CSP Level 3 §6.3.1; HTML's sandboxing flags), so the browser gives the
 /// page an opaque origin. Scripts, forms, pop-ups and dialogs still work; the page's requests to the
 /// admin API carry `Origin: null`, which the admin API refuses (``AdminAPI/browserRefusal(_:context:)``).
@@ -15,22 +16,58 @@ enum DocumentSandbox {
   /// The field's value: everything a page usually needs except its origin.
   static let policy = "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads"
 
-  /// True when a browser would render an answer with these fields and content as a document that can run
-  /// script: a `Content-Type` of HTML, XHTML, SVG or XML (`text/xml`, `application/xml`, `text/xsl`,
-  /// any `+xml`), `multipart/x-mixed-replace`, or none at all (or an unparsable one) with content.
+  /// True unless a browser would never run this answer as a document: every media type in every
+  /// `Content-Type` field (a list, as WHATWG Fetch's "extract a MIME type" reads it: the browser uses the
+  /// last valid one) must be one of ``inertTypes`` (or an image, audio, video or font type other than SVG,
+  /// or a `+json` type). Anything else is a document: HTML, XML, SVG, a type that does not parse
+  /// (`text / html`), the sniffed ones (`unknown/unknown`, `application/unknown`, `*/*`), or no
+  /// `Content-Type` at all when there is content (browsers sniff it).
   static func isDocument(_ headers: HTTPHeaders, hasContent: Bool) -> Bool {
-    guard let value = headers.first("Content-Type") else { return hasContent }
-    let type =
-      value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingOWS().lowercasedASCII() } ?? ""
-    guard let slash = type.firstIndex(of: "/"), slash != type.startIndex,
-      type.index(after: slash) != type.endIndex
-    else { return hasContent }
-    switch type {
-    case "text/html", "application/xhtml+xml", "image/svg+xml", "text/xml", "application/xml", "text/xsl",
-      "multipart/x-mixed-replace":
+    var sawType = false
+    for value in headers.values("Content-Type") {
+      for element in value.split(separator: ",") {
+        let type =
+          element.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first
+          .map { $0.trimmingOWS().lowercasedASCII() } ?? ""
+        if type.isEmpty, !element.contains(";") { continue }
+        guard isInert(type) else { return true }
+        sawType = true
+      }
+    }
+    return !sawType && hasContent
+  }
+
+  /// Media types a browser shows as data, downloads or hands to a plugin, and never runs as a page.
+  static let inertTypes: Set<String> = [
+    "application/json", "text/plain", "text/css", "text/csv", "text/javascript", "application/javascript",
+    "application/ecmascript", "text/event-stream", "application/x-ndjson", "application/octet-stream",
+    "application/pdf", "application/zip", "application/gzip", "application/wasm", "application/grpc",
+    "application/protobuf", "application/x-protobuf", "application/x-www-form-urlencoded",
+    "multipart/form-data", "text/markdown", "application/yaml", "text/yaml", "application/x-yaml",
+    "application/cbor", "application/msgpack", "text/calendar", "application/jwt",
+  ]
+
+  /// True for a well-formed `type/subtype` (RFC 9110 tokens) a browser never renders as a document.
+  static func isInert(_ type: String) -> Bool {
+    let parts = type.split(separator: "/", omittingEmptySubsequences: false)
+    guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
+      parts.allSatisfy({ $0.utf8.allSatisfy(isTokenByte) })
+    else { return false }
+    if inertTypes.contains(type) || parts[1].hasSuffix("+json") { return true }
+    switch parts[0] {
+    case "image": return parts[1] != "svg+xml"
+    case "audio", "video", "font": return true
+    default: return false
+    }
+  }
+
+  /// RFC 9110 §5.6.2 `tchar`.
+  static func isTokenByte(_ b: UInt8) -> Bool {
+    switch b {
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+      UInt8(ascii: "0")...UInt8(ascii: "9"):
       return true
-    default:
-      return type.hasSuffix("+xml")
+    default: return "!#$%&'*+-.^_`|~".utf8.contains(b)
     }
   }
 
