@@ -28,6 +28,13 @@ public struct FixtureProblem: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// Creates an error `expected X, found Y`.
+  /// `value` quoted as JSON for a message, its first 200 characters when longer (a 100 KB pattern is not
+  /// repeated whole in a lint line).
+  package static func excerpt(_ value: String) -> String {
+    guard value.count > 200 else { return JSONValue.quoted(value) }
+    return JSONValue.quoted(String(value.prefix(200))) + "… (\(value.count) characters)"
+  }
+
   public static func error(file: String, path: String, expected: String, found: String) -> FixtureProblem {
     FixtureProblem(severity: .error, file: file, path: path, message: "expected \(expected), found \(found)")
   }

@@ -37,7 +37,7 @@ extension StubParser {
       } catch {
         d.error(
           operandPath, expected: "a valid regular expression",
-          found: "\(JSONValue.quoted(s)) (\(error.message))")
+          found: "\(FixtureProblem.excerpt(s)) (\(error.message))")
         return nil
       }
     }

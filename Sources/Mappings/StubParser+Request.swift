@@ -183,7 +183,8 @@ extension StubParser {
         return key == "urlPattern" ? .urlPattern(r) : .urlPathPattern(r)
       } catch {
         d.error(
-          path(), expected: "a valid regular expression", found: "\(JSONValue.quoted(s)) (\(error.message))")
+          path(), expected: "a valid regular expression",
+          found: "\(FixtureProblem.excerpt(s)) (\(error.message))")
         return .any
       }
     }

@@ -33,6 +33,13 @@ struct RegexTranslation {
   var out = ""
   var i = 0
   var classDepth = 0
+  /// `(?x)` at the start: `#` to the end of the line is a comment.
+  var comments = false
+  /// A top-level class under ASCII-only folding is wrapped in ``foldGuard`` … `)`.
+  var wrappedClass = false
+  /// Under Java's ASCII-only case folding, ICU's folding would let `k`, `s` and classes holding them match
+  /// the Kelvin sign (U+212A) and the long s (U+017F); this look-ahead keeps them out.
+  static let foldGuard = "(?:(?-i:(?![\\x{212A}\\x{17F}]))"
 
   init(_ pattern: String, dialect: RegexDialect, caseInsensitive: Bool) {
     source = Array(pattern.unicodeScalars)
@@ -40,6 +47,7 @@ struct RegexTranslation {
     guard dialect == .java else { return }
     // Java's (?i) folds ASCII only unless (?u) is also given somewhere; ICU always folds Unicode.
     let flagGroups = Self.flagGroups(source)
+    comments = Self.flagGroup(source, at: 0)?.on.contains("x") == true
     let hasI = caseInsensitive || flagGroups.contains { $0.on.contains("i") }
     foldsASCIIOnly = hasI && !flagGroups.contains { $0.on.contains("u") }
   }
@@ -50,6 +58,12 @@ struct RegexTranslation {
     var k = 0
     var depth = 0
     while k < s.count {
+      if s[k] == "\\", k + 1 < s.count, s[k + 1] == "Q" {
+        k += 2
+        while k + 1 < s.count, !(s[k] == "\\" && s[k + 1] == "E") { k += 1 }
+        k += 2
+        continue
+      }
       if s[k] == "\\" {
         k += 2
         continue
@@ -97,7 +111,17 @@ struct RegexTranslation {
       case "\\":
         try escape()
         continue
+      case "#" where comments && classDepth == 0:
+        // A comment under (?x): copied to the end of the line, unread.
+        let end = source[i...].firstIndex(of: "\n") ?? source.count
+        out.unicodeScalars.append(contentsOf: source[i..<end])
+        i = end
+        continue
       case "[":
+        if classDepth == 0, foldsASCIIOnly {
+          out += Self.foldGuard
+          wrappedClass = true
+        }
         classDepth += 1
         out.unicodeScalars.append(c)
         i += 1
@@ -112,6 +136,16 @@ struct RegexTranslation {
         continue
       case "]" where classDepth > 0:
         classDepth -= 1
+        if classDepth == 0, wrappedClass {
+          out += "])"
+          wrappedClass = false
+          i += 1
+          continue
+        }
+      case "-" where dialect == .java && classDepth > 0 && i + 1 < source.count && source[i + 1] == "-":
+        throw refusal(
+          "-- in a character class: Java reads the dashes as characters or a range, ICU as a set difference; "
+            + "escape them as \\-")
       case "(" where classDepth == 0 && dialect == .java && i + 1 < source.count && source[i + 1] == "?":
         if try flags() { continue }
       case "{" where classDepth == 0:
@@ -122,6 +156,13 @@ struct RegexTranslation {
         }
       case "}" where classDepth == 0:
         out += "\\"
+      case "k", "K", "s",
+        "S" where foldsASCIIOnly && classDepth == 0:
+        out += Self.foldGuard
+        out.unicodeScalars.append(c)
+        out += ")"
+        i += 1
+        continue
       default:
         if foldsASCIIOnly, !c.isASCII, c.properties.changesWhenCaseMapped {
           guard classDepth == 0 else {
@@ -142,6 +183,28 @@ struct RegexTranslation {
     return out
   }
 
+  /// `set` (a bracketed positive set written by this translation) behind ``foldGuard`` when it stands
+  /// outside a class under ASCII-only folding.
+  func guarded(_ set: String) -> String {
+    guard foldsASCIIOnly, classDepth == 0, set.hasPrefix("["), !set.hasPrefix("[^") else { return set }
+    return Self.foldGuard + set + ")"
+  }
+
+  /// Appends the code point `c` (written as `text`) so that it matches as Java's ASCII-only folding would:
+  /// a non-ASCII letter exactly, outside a class; refused inside one.
+  mutating func appendLiteral(_ c: Unicode.Scalar, as text: String) throws(RegexError) {
+    guard foldsASCIIOnly, !c.isASCII, c.properties.changesWhenCaseMapped else {
+      out += text
+      return
+    }
+    guard classDepth == 0 else {
+      throw refusal(
+        "the letter \(c) in a character class under case-insensitive matching: Java folds ASCII "
+          + "letters only (unless (?u) is given), ICU folds every letter; add (?u) or list both cases")
+    }
+    out += "(?-i:" + text + ")"
+  }
+
   func refusal(_ what: String) -> RegexError {
     RegexError(
       pattern: String(String.UnicodeScalarView(source)),
@@ -157,11 +220,16 @@ struct RegexTranslation {
         "(?d) (Java's UNIX_LINES: only \\n ends a line) has no equal here, where \\r, \\u0085, \\u2028 and "
           + "\\u2029 end lines too")
     }
-    if group.on.contains("U") || group.off.contains("U") {
-      guard i == 0, !group.off.contains("U") else {
-        throw refusal("(?U) (Java's UNICODE_CHARACTER_CLASS) is taken only at the start of the pattern")
+    if group.on.contains("U") {
+      guard i == 0, source[group.end] == ")" else {
+        throw refusal(
+          "(?U) (Java's UNICODE_CHARACTER_CLASS) is taken only as a flag at the start of the pattern, "
+            + "not in a group or later")
       }
       unicodeClasses = true
+    } else if group.off.contains("U"), i != 0 || source[group.end] != ")" {
+      // Turning it off at the start changes nothing; anywhere else it would follow an (?U) we refused.
+      throw refusal("(?-U) is taken only as a flag at the start of the pattern")
     }
     let on = group.on.filter { $0 != "U" && $0 != "u" }
     let off = group.off.filter { $0 != "U" && $0 != "u" }
@@ -188,21 +256,53 @@ struct RegexTranslation {
     if braced, i + 2 < source.count, source[i + 2] == "{" {
       // \x{hhhh}, \N{name} (and \p{…} in ECMA-262): copied through their closing brace.
       let end = source[(i + 2)...].firstIndex(of: "}").map { $0 + 1 } ?? source.count
-      out.unicodeScalars.append(contentsOf: source[i..<end])
+      let text = String(String.UnicodeScalarView(source[i..<end]))
+      if e == "x", end - 1 > i + 3, let value = UInt32(String(text.dropFirst(3).dropLast()), radix: 16),
+        let scalar = Unicode.Scalar(value)
+      {
+        try appendLiteral(scalar, as: text)
+      } else {
+        out += text
+      }
       i = end
       return
+    }
+    if dialect == .java, e == "x" || e == "u", foldsASCIIOnly {
+      // \xhh and \uhhhh: a non-ASCII letter is matched exactly, as a literal one.
+      let digits = e == "x" ? 2 : 4
+      if i + 2 + digits <= source.count,
+        let value = UInt32(String(String.UnicodeScalarView(source[(i + 2)..<(i + 2 + digits)])), radix: 16),
+        let scalar = Unicode.Scalar(value)
+      {
+        try appendLiteral(scalar, as: String(String.UnicodeScalarView(source[i..<(i + 2 + digits)])))
+        i += 2 + digits
+        return
+      }
     }
     switch e {
     case "Q":
       var j = i + 2
-      while j + 1 < source.count, !(source[j] == "\\" && source[j + 1] == "E") { j += 1 }
+      while j < source.count, !(source[j] == "\\" && j + 1 < source.count && source[j + 1] == "E") { j += 1 }
       let end = min(source.count, j + 2)
-      out.unicodeScalars.append(contentsOf: source[i..<end])
+      if foldsASCIIOnly {
+        // Quoted text one character at a time, so that each non-ASCII letter is matched exactly.
+        for c in source[(i + 2)..<min(j, source.count)] {
+          if classDepth == 0, c == "k" || c == "K" || c == "s" || c == "S" {
+            out += Self.foldGuard + String(c) + ")"
+          } else if ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) {
+            try appendLiteral(c, as: String(c))
+          } else {
+            try appendLiteral(c, as: "\\x{" + String(c.value, radix: 16) + "}")
+          }
+        }
+      } else {
+        out.unicodeScalars.append(contentsOf: source[i..<end])
+      }
       i = end
       return
     case "d", "D", "w", "W", "s", "S":
       if let set = asciiShorthand(e) {
-        out += set
+        out += guarded(set)
         i += 2
         return
       }
@@ -258,7 +358,9 @@ struct RegexTranslation {
     }
     let set = try Self.icuSet(for: name, unicode: unicodeClasses) ?? ("\\p{" + name + "}")
     // A set in brackets negates by `[^…]`; a `\p{…}` by `\P{…}` and the other way round.
-    if negated {
+    if !negated, set.hasPrefix("[") {
+      out += guarded(set)
+    } else if negated {
       if set.hasPrefix("[") {
         out += "[^" + set + "]"
       } else {
@@ -286,7 +388,8 @@ struct RegexTranslation {
     if name.hasPrefix("In"), name.count > 2 { return "\\p{Block=" + name.dropFirst(2) + "}" }
     if name.hasPrefix("Is"), name.count > 2 {
       let rest = String(name.dropFirst(2))
-      if let posix = posixClasses[rest] { return unicode ? posix.unicode : posix.ascii }
+      // Java reads \p{IsLower} (and the other POSIX names after Is) as the Unicode property.
+      if let posix = posixClasses[rest] { return posix.unicode }
       return "\\p{" + rest + "}"
     }
     return nil

@@ -219,6 +219,22 @@ struct CompiledRegexTests {
     // A lone } is a literal; quantifiers still count; \x{…} and \N{…} keep their braces.
     #expect(try CompiledRegex(#"\x{1F600}\N{LATIN SMALL LETTER A}"#).matches("😀a"))
     #expect(try CompiledRegex("a}b{2}").matches("a}bb") && !CompiledRegex("a}b{2}").matches("a}b"))
+    // Found by an attack round, each compared with WireMock 2.35.1 on Java 17:
+    // ASCII-only folding keeps the Kelvin sign and the long s away from k, s, classes and \w;
+    for p in ["(?i)k", "(?i)[a-z]", "(?i)\\w", #"(?i)\Qk\E"#] {
+      #expect(try !CompiledRegex(p).matches("\u{212A}"), "\(p)")
+      #expect(try CompiledRegex(p).matches("K"), "\(p)")
+    }
+    #expect(try !CompiledRegex("(?i)s+").matches("s\u{17F}") && CompiledRegex("(?i)[a-z]+").matches("aBc"))
+    // escaped and quoted non-ASCII letters are matched exactly too;
+    for p in [#"(?i)\Qé\E"#, #"(?i)\x{E9}"#, #"(?i)\u00e9"#, #"(?i)\xe9"#] {
+      #expect(try CompiledRegex(p).matches("é") && !CompiledRegex(p).matches("É"), "\(p)")
+    }
+    // \p{IsLower} is the Unicode property; (?-U) at the start changes nothing;
+    #expect(try CompiledRegex(#"\p{IsLower}"#).matches("é") && CompiledRegex(#"(?-U)\w"#).matches("a"))
+    // text inside \Q…\E and (?x) comments is not read as syntax.
+    #expect(try CompiledRegex(#"\Q(?i)\E[é]"#).matches("(?i)é"))
+    #expect(try CompiledRegex("(?x)a # [ é\n}").matches("a}"))
     // ECMA-262 (JSON Schema): \d and \w ASCII, \s and \p{…} Unicode.
     #expect(try !CompiledRegex(#"^\d$"#, dialect: .ecma262).containsMatch(in: "١"))
     #expect(try CompiledRegex(#"^\s$"#, dialect: .ecma262).containsMatch(in: "\u{3000}"))
@@ -229,6 +245,7 @@ struct CompiledRegexTests {
     let cases: [(String, String)] = [
       (#"a\b{g}"#, "grapheme"), ("a(?U)b", "(?U)"), ("(?d)^a$", "UNIX_LINES"),
       (#"\p{javaJavaIdentifierStart}"#, "java.lang.Character"), ("(?i)[é]", "folds ASCII"),
+      ("[a-c--b]", "set difference"), ("(?U:a)b", "(?U)"), ("a(?-U)b", "(?-U)"),
     ]
     for (pattern, named) in cases {
       let error = #expect(throws: RegexError.self, "\(pattern)") { try CompiledRegex(pattern) }
