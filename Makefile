@@ -106,11 +106,16 @@ format:
 
 # libFuzzer + AddressSanitizer, FUZZ_SECONDS each (default 60): HTTPCore's parser (requests and
 # responses, whole and split), the fixture JSON parser (parse, serialize, parse again), stub mappings
-# (parse and lint, then match requests built from the input), and the admin API's JSON handlers (create,
+# (parse and lint, then match requests built from the input), the admin API's JSON handlers (create,
 # replace, import, find, count, near misses, settings, scenarios, paged reads, then requests matched
-# against what was created). The SwiftPM targets are built once with coverage instrumentation into
-# .build/fuzz (MockServer with -enable-testing, for the admin fuzzer); each Fuzz/*.swift entry point is
-# linked against their objects. New inputs go to .build/fuzz/*corpus, crashes to .build/fuzz/.
+# against what was created), the XML reader (libxml2 through XMLSupport: equalToXml against itself,
+# matchesXPath, the formatXml and xPath helpers; entities nested, external ones never loaded) and the
+# OpenAPI loader (OpenAPI 3.x and Swagger 2.0, JSON or YAML, loaded from a private temporary folder as
+# --openapi does, then stubs generated, linted, example requests validated and answered, generated
+# examples checked with JSONSchemaValidator). The SwiftPM targets are built once with coverage
+# instrumentation into .build/fuzz (MockServer with -enable-testing, for the admin fuzzer; its dependency
+# closure includes XMLSupport, Contracts and JSONSchema); each Fuzz/*.swift entry point is linked against
+# their objects. New inputs go to .build/fuzz/*corpus, crashes to .build/fuzz/.
 # UndefinedBehaviorSanitizer: the HTTP parser is fuzzed under it too where swiftc accepts
 # -sanitize=undefined (Swift 6.3 on Linux does not: "unsupported option"; the rule says so and goes on).
 # Swift's own overflow, bounds and unwrap checks stay on in these -O builds, so libFuzzer reports their
@@ -139,7 +144,10 @@ fuzz: deps
 	  $(call FUZZ_OBJECTS,RegularExpressions) -l_FoundationICU -o $(FUZZ_BUILD)/json-parser
 	$(FUZZ_LINK) $(FUZZ_INCLUDES) Fuzz/StubFuzzer.swift $(FUZZ_ALL_OBJECTS) $(FUZZ_LIBS) -o $(FUZZ_BUILD)/stubs
 	$(FUZZ_LINK) $(FUZZ_INCLUDES) Fuzz/AdminFuzzer.swift $(FUZZ_ALL_OBJECTS) $(FUZZ_LIBS) -o $(FUZZ_BUILD)/admin
-	mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/json-corpus $(FUZZ_BUILD)/stub-corpus $(FUZZ_BUILD)/admin-corpus
+	$(FUZZ_LINK) $(FUZZ_INCLUDES) Fuzz/XMLFuzzer.swift $(FUZZ_ALL_OBJECTS) $(FUZZ_LIBS) -o $(FUZZ_BUILD)/xml
+	$(FUZZ_LINK) $(FUZZ_INCLUDES) Fuzz/OpenAPIFuzzer.swift $(FUZZ_ALL_OBJECTS) $(FUZZ_LIBS) -o $(FUZZ_BUILD)/openapi
+	mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/json-corpus $(FUZZ_BUILD)/stub-corpus $(FUZZ_BUILD)/admin-corpus \
+	  $(FUZZ_BUILD)/xml-corpus $(FUZZ_BUILD)/openapi-corpus
 	cd $(FUZZ_BUILD) && ./http-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 corpus ../../Fuzz/corpus
 	cd $(FUZZ_BUILD) && ./json-parser -max_total_time=$(FUZZ_SECONDS) -max_len=4096 json-corpus ../../Fuzz/json-corpus
 	cd $(FUZZ_BUILD) && ./stubs -max_total_time=$(FUZZ_SECONDS) -max_len=2048 stub-corpus ../../Fuzz/stub-corpus
@@ -154,6 +162,9 @@ fuzz: deps
 	else echo "fuzz: swiftc does not support -sanitize=undefined on this platform; HTTP parser under UBSan skipped"; fi
 	cd $(FUZZ_BUILD) && ./admin -max_total_time=$(FUZZ_SECONDS) -max_len=2048 -rss_limit_mb=4096 \
 	  admin-corpus ../../Fuzz/admin-corpus
+	cd $(FUZZ_BUILD) && ./xml -max_total_time=$(FUZZ_SECONDS) -max_len=4096 xml-corpus ../../Fuzz/xml-corpus
+	cd $(FUZZ_BUILD) && ./openapi -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -rss_limit_mb=4096 \
+	  openapi-corpus ../../Fuzz/openapi-corpus
 
 bench: deps
 	@sh Benchmarks/bench.sh

@@ -42,7 +42,8 @@ let adminCalls: [(method: HTTPMethod, path: String, bodyIsQuery: Bool)] = [
 
 func fuzzContext() -> RequestContext {
   RequestContext(
-    clientAddress: "127.0.0.1:40000", localPort: 8080, isTLS: false, clientCertificateSubject: nil,
+    client: .ipv4(address: 0x7F00_0001, port: 40000), localPort: 8080, isTLS: false,
+    clientCertificateSubject: nil,
     connectionID: 1, requestNumber: 1, receivedAt: 0)
 }
 

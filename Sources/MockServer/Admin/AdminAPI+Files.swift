@@ -45,16 +45,19 @@ extension AdminAPI {
     let fm = FileManager.default
     switch call.method {
     case "GET":
+      // FileTree's read, not `FileManager.contents(atPath:)`: that leaks the 4 KiB buffer it reads an empty
+      // file into (FoundationEssentials of Swift 6.3.1), on every GET of an empty body file. Regular files
+      // only (a named pipe would block the loop).
       var isDirectory: ObjCBool = false
       guard fm.fileExists(atPath: target.path, isDirectory: &isDirectory), !isDirectory.boolValue,
-        let data = fm.contents(atPath: target.path)
+        let data = FileTree.contents(target.path)
       else { return noFile(name) }
       let ext = name.split(separator: ".").last.map { String($0).lowercased() } ?? ""
       // A file's content is never run on the admin API's origin (DocumentSandbox).
       return ResponsePlan.respond(
         status: .ok,
         headers: ["Content-Type": MockResponder.bodyFileTypes[ext] ?? "application/octet-stream"],
-        body: [UInt8](data)
+        body: data
       ).sandboxingDocuments()
     case "PUT":
       do {
