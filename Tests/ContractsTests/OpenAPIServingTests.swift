@@ -93,6 +93,108 @@ import Testing
     #expect(wrongType.0 == 422 && wrongType.2 == #"{"error":"bad pet"}"#, "\(wrongType)")
   }
 
+  /// A document whose example breaks its own schema (`123` for an object) and a deprecated parameter.
+  static let brokenExample = #"""
+    openapi: 3.0.0
+    info: {title: Broken, version: '1'}
+    paths:
+      /pets:
+        get:
+          parameters:
+            - {name: old, in: query, deprecated: true, schema: {type: string}}
+          responses:
+            '200':
+              description: ok
+              content:
+                application/json:
+                  schema: {type: object}
+                  example: 123
+      /fine:
+        get:
+          responses:
+            '200': {description: ok, content: {application/json: {example: {ok: true}}}}
+    """#
+
+  func header(_ head: String, _ name: String) -> String? {
+    head.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix(name.lowercased() + ":") }
+      .map { String($0.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces) }
+  }
+
+  /// Prism's CORS under --openapi, on by default: the document's answers carry it and preflights are
+  /// answered 204 before the document; fixture stubs and the admin API do not get it.
+  @Test func documentAnswersCarryPrismsCORSByDefault() throws {
+    let folder = NSTemporaryDirectory() + "openapi-cors-" + UUID().uuidString
+    try FileManager.default.createDirectory(
+      atPath: folder + "/fixtures/mappings", withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    try Data(OpenAPIServingTests.brokenExample.utf8).write(to: URL(fileURLWithPath: folder + "/doc.yaml"))
+    try Data(#"{"request":{"url":"/stubbed"},"response":{"status":200,"body":"stub"}}"#.utf8).write(
+      to: URL(fileURLWithPath: folder + "/fixtures/mappings/stub.json"))
+    let server = try MockServerProcess.launch(arguments: [
+      "--openapi", folder + "/doc.yaml", "--validate-requests", "--fixtures", folder + "/fixtures",
+      "--no-watch",
+    ])
+    defer { server.stop() }
+    let origin = "Origin: http://app.test\r\n"
+    let answer = try send(server.port, "GET /fine HTTP/1.1\r\n" + origin)
+    #expect(answer.0 == 200, "\(answer)")
+    #expect(header(answer.1, "Access-Control-Allow-Origin") == "http://app.test", "\(answer)")
+    #expect(header(answer.1, "Access-Control-Allow-Credentials") == "true", "\(answer)")
+    #expect(header(answer.1, "Access-Control-Allow-Headers") == "*", "\(answer)")
+    #expect(header(answer.1, "Access-Control-Expose-Headers") == "*", "\(answer)")
+    let noOrigin = try send(server.port, "GET /nowhere HTTP/1.1\r\n")
+    #expect(noOrigin.0 == 404 && header(noOrigin.1, "Access-Control-Allow-Origin") == "*", "\(noOrigin)")
+    let preflight = try send(
+      server.port,
+      "OPTIONS /fine HTTP/1.1\r\n" + origin
+        + "Access-Control-Request-Method: PUT\r\nAccess-Control-Request-Headers: x-a\r\n")
+    #expect(preflight.0 == 204, "\(preflight)")
+    #expect(header(preflight.1, "Access-Control-Allow-Methods") == "PUT", "\(preflight)")
+    #expect(header(preflight.1, "Access-Control-Allow-Headers") == "x-a", "\(preflight)")
+    // A fixture stub keeps its own CORS rules (none here); the admin API never gets the document's.
+    let stub = try send(server.port, "GET /stubbed HTTP/1.1\r\n" + origin)
+    #expect(stub.0 == 200 && header(stub.1, "Access-Control-Allow-Origin") == nil, "\(stub)")
+    let admin = try send(server.port, "GET /__admin/mappings HTTP/1.1\r\n" + origin)
+    #expect(header(admin.1, "Access-Control-Allow-Origin") == nil, "\(admin)")
+    // A deprecated parameter is served, and listed in sl-violations as Prism's warning.
+    let deprecated = try send(server.port, "GET /fine HTTP/1.1\r\n")
+    #expect(header(deprecated.1, "sl-violations") == nil, "\(deprecated)")
+    let warned = try send(server.port, "GET /pets?old=1 HTTP/1.1\r\n")
+    #expect(warned.0 == 200 && warned.2 == "123", "\(warned)")
+    #expect(
+      header(warned.1, "sl-violations")?.contains(
+        #"{"location":["request","query","old"],"severity":"Warning","code":"deprecated""#) == true,
+      "\(warned)")
+  }
+
+  /// `--errors`: an answer that breaks its own schema is a 500 listing why; `--openapi-cors false` turns
+  /// CORS off, so a preflight goes to the document (405: no `options` operation).
+  @Test func errorsTurnABrokenAnswerInto500() throws {
+    let folder = NSTemporaryDirectory() + "openapi-errors-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    try Data(OpenAPIServingTests.brokenExample.utf8).write(to: URL(fileURLWithPath: folder + "/doc.yaml"))
+    let server = try MockServerProcess.launch(arguments: [
+      "--openapi", folder + "/doc.yaml", "--errors", "--openapi-cors", "false", "--fixtures",
+      folder + "/none",
+      "--no-watch",
+    ])
+    defer { server.stop() }
+    let broken = try send(server.port, "GET /pets HTTP/1.1\r\nOrigin: http://app.test\r\n")
+    #expect(broken.0 == 500, "\(broken)")
+    #expect(header(broken.1, "Content-Type") == "application/problem+json", "\(broken)")
+    #expect(
+      broken.2.contains(#""validation":[{"location":["response","body"],"severity":"Error","code":"type""#))
+    #expect(header(broken.1, "sl-violations")?.hasPrefix(#"[{"location":["response","body"]"#) == true)
+    #expect(header(broken.1, "Access-Control-Allow-Origin") == nil, "\(broken)")
+    let fine = try send(server.port, "GET /fine HTTP/1.1\r\n")
+    #expect(fine.0 == 200 && fine.2 == #"{"ok":true}"# && header(fine.1, "sl-violations") == nil, "\(fine)")
+    let preflight = try send(
+      server.port,
+      "OPTIONS /fine HTTP/1.1\r\nOrigin: http://app.test\r\nAccess-Control-Request-Method: GET\r\n")
+    #expect(preflight.0 == 405, "\(preflight)")
+  }
+
   /// Every operation of every shared document answers from the binary with a declared status, and a JSON
   /// answer conforms to its schema.
   @Test(arguments: sharedDocuments)
