@@ -30,11 +30,15 @@ package struct OpenAPIRequestProblem: Sendable {
   package var isWarning = false
 
   /// The entry of a `validation` array: `location`, `severity`, `code` (the keyword, else the status as
-  /// a number, as Prism's `401`), `message`.
+  /// a number, as Prism's `401`; none for a warning without keyword), `message`.
   var json: JSONValue {
     var fields: [(String, JSONValue)] = [("location", .array(location.map(JSONValue.string)))]
     fields.append(("severity", .string(isWarning ? "Warning" : "Error")))
-    fields.append(("code", keyword.map(JSONValue.string) ?? .number(JSONNumber(status))))
+    if let keyword {
+      fields.append(("code", .string(keyword)))
+    } else if !isWarning {
+      fields.append(("code", .number(JSONNumber(status))))
+    }
     fields.append(("message", .string(message)))
     return .object(JSONObject(pairs: fields))
   }
@@ -232,7 +236,8 @@ package struct OpenAPIMock: Sendable {
     case .operation(let op, _):
       var answer = answer(request, op, preference: Preference(request))
       if reportsRequestWarnings {
-        answer.violations.insert(contentsOf: deprecationWarnings(request, op).map { $0.on("request") }, at: 0)
+        let warnings = deprecationWarnings(request, op) + securityProblems(request, op).filter(\.isWarning)
+        answer.violations.insert(contentsOf: warnings.map { $0.on("request") }, at: 0)
       }
       return finish(answer)
     }

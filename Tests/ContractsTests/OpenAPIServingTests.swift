@@ -195,6 +195,69 @@ import Testing
     #expect(preflight.0 == 405, "\(preflight)")
   }
 
+  static let unsupportedSecurity = #"""
+    openapi: 3.1.0
+    info: {title: Secure, version: '1'}
+    components:
+      securitySchemes:
+        mtls: {type: mutualTLS}
+        token: {type: http, scheme: bearer}
+    paths:
+      /mtls:
+        get:
+          security: [{mtls: []}]
+          responses: {'200': {description: ok, content: {application/json: {example: {ok: 1}}}}}
+      /either:
+        get:
+          security: [{mtls: []}, {token: []}]
+          responses: {'200': {description: ok, content: {application/json: {example: {ok: 2}}}}}
+      /ghost:
+        get:
+          security: [{ghost: []}]
+          responses: {'200': {description: ok, content: {application/json: {example: {ok: 3}}}}}
+    """#
+
+  /// A security scheme the validator does not enforce (mutualTLS, an undeclared name) is a start-up and
+  /// lint warning naming its JSON pointer, and is never silently satisfied: alone it serves the request
+  /// with Prism's warning in sl-violations; beside an enforced alternative that fails, it is a 401.
+  @Test func unsupportedSecuritySchemesAreWarnedAboutAndNotSilentlySatisfied() async throws {
+    let folder = NSTemporaryDirectory() + "openapi-security-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let spec = folder + "/doc.yaml"
+    try Data(OpenAPIServingTests.unsupportedSecurity.utf8).write(to: URL(fileURLWithPath: spec))
+    let (status, lint) = try await run(
+      MockServerProcess.defaultBinary(), ["lint", "--openapi", spec, folder, "--allow-empty"])
+    #expect(status == 0, "\(lint)")
+    #expect(
+      lint.contains(
+        "#/components/securitySchemes/mtls: security scheme mtls (type mutualTLS) is not enforced"))
+    #expect(
+      lint.contains("#/paths/~1ghost/get/security/0/ghost: security scheme ghost is not declared"), "\(lint)")
+    #expect(!lint.contains("securitySchemes/token"), "\(lint)")
+    let server = try MockServerProcess.launch(arguments: [
+      "--openapi", spec, "--validate-requests", "--fixtures", folder + "/none", "--no-watch",
+    ])
+    defer { server.stop() }
+    // Standard error is read in the background: wait for the start-up lines (a timeout, not a bound).
+    for _ in 0..<400 where !server.standardErrorText.contains("securitySchemes/mtls") { usleep(50_000) }
+    #expect(
+      server.standardErrorText.contains("warning: #/components/securitySchemes/mtls"),
+      "\(server.standardErrorText)")
+    let mtls = try send(server.port, "GET /mtls HTTP/1.1\r\n")
+    #expect(mtls.0 == 200 && mtls.2 == #"{"ok":1}"#, "\(mtls)")
+    #expect(
+      header(mtls.1, "sl-violations")?.contains(#""location":["request"],"severity":"Warning""#) == true
+        && header(mtls.1, "sl-violations")?.contains("mtls (type mutualTLS)") == true, "\(mtls)")
+    let ghost = try send(server.port, "GET /ghost HTTP/1.1\r\n")
+    #expect(
+      ghost.0 == 200 && header(ghost.1, "sl-violations")?.contains("ghost (not declared") == true, "\(ghost)")
+    let refused = try send(server.port, "GET /either HTTP/1.1\r\n")
+    #expect(refused.0 == 401 && refused.2.contains("mtls (type mutualTLS): not enforced"), "\(refused)")
+    let bearer = try send(server.port, "GET /either HTTP/1.1\r\nAuthorization: Bearer abc\r\n")
+    #expect(bearer.0 == 200 && header(bearer.1, "sl-violations") == nil, "\(bearer)")
+  }
+
   /// Every operation of every shared document answers from the binary with a declared status, and a JSON
   /// answer conforms to its schema.
   @Test(arguments: sharedDocuments)
