@@ -195,6 +195,35 @@ import Testing
     #expect(preflight.0 == 405, "\(preflight)")
   }
 
+  /// `--validate-responses` checks the document's own answers too: one that breaks its schema is served as
+  /// written, listed in sl-violations and named in the log line.
+  @Test func validateResponsesChecksTheDocumentsAnswers() throws {
+    let folder = NSTemporaryDirectory() + "openapi-answers-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    try Data(OpenAPIServingTests.brokenExample.utf8).write(to: URL(fileURLWithPath: folder + "/doc.yaml"))
+    let server = try MockServerProcess.launch(arguments: [
+      "--openapi", folder + "/doc.yaml", "--validate-responses", "--fixtures", folder + "/none", "--no-watch",
+    ])
+    defer { server.stop() }
+    let broken = try send(server.port, "GET /pets HTTP/1.1\r\n")
+    #expect(broken.0 == 200 && broken.2 == "123", "\(broken)")
+    #expect(
+      header(broken.1, "sl-violations")?.hasPrefix(
+        #"[{"location":["response","body"],"severity":"Error","code":"type","message":"Response body: expected an object"#
+      )
+        == true, "\(broken)")
+    let fine = try send(server.port, "GET /fine HTTP/1.1\r\n")
+    #expect(fine.0 == 200 && header(fine.1, "sl-violations") == nil, "\(fine)")
+    // The log line (standard error, read in the background) names the violation.
+    let logged = "GET /pets 200 openapi"
+    for _ in 0..<400 where !server.standardErrorText.contains(logged) { usleep(50_000) }
+    let line = server.standardErrorText.split(separator: "\n").first { $0.hasPrefix(logged) } ?? ""
+    #expect(
+      line.contains("violations: response body: Response body: expected an object"),
+      "\(server.standardErrorText)")
+  }
+
   static let unsupportedSecurity = #"""
     openapi: 3.1.0
     info: {title: Secure, version: '1'}
