@@ -207,8 +207,9 @@ package struct OpenAPIMock: Sendable {
   {
     let request = Request(method: method, target: target, headers: headers, body: body)
     guard case .operation(let op, let pathValues) = route(request) else { return nil }
-    let found = problems(request, op, pathValues)
+    var found = problems(request, op, pathValues)
     guard found.contains(where: { !$0.isWarning }) else { return nil }
+    if reportsRequestWarnings { found += deprecationWarnings(request, op) }
     return finish(invalidRequestAnswer(request, op, found))
   }
 
