@@ -3,6 +3,7 @@ import Foundation
 import HTTPCore
 import JSONSchema
 import MockJSON
+import MockServerCLI
 import MockServerTesting
 import Testing
 
@@ -222,6 +223,20 @@ import Testing
     #expect(
       line.contains("violations: response body: Response body: expected an object"),
       "\(server.standardErrorText)")
+  }
+
+  /// `--errors` and `--openapi-cors` (Prism's `--cors`) parse as switches and need `--openapi`.
+  @Test func prismsFlagsParse() throws {
+    let defaults = try CommandLineOptions.parse(["--openapi", "x.yaml"])
+    #expect(defaults.openAPICORS && !defaults.answerViolationsAreErrors)
+    let o = try CommandLineOptions.parse(["--openapi", "x.yaml", "--errors", "--openapi-cors", "false"])
+    #expect(o.answerViolationsAreErrors && !o.openAPICORS)
+    #expect(try !CommandLineOptions.parse(["--openapi", "x.yaml", "--cors=false"]).openAPICORS)
+    #expect(throws: CommandLineOptions.UsageError.self) { try CommandLineOptions.parse(["--errors"]) }
+    #expect(throws: CommandLineOptions.UsageError.self) { try CommandLineOptions.parse(["--cors=false"]) }
+    #expect(
+      CommandLineOptions.helpText.contains("--errors")
+        && CommandLineOptions.helpText.contains("--openapi-cors"))
   }
 
   static let unsupportedSecurity = #"""
