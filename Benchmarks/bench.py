@@ -120,14 +120,15 @@ def proc_rss_kib(pid, field="VmRSS"):
     return None
 
 
-def http_get_status(port, path, timeout=2.0):
+def http_get_status(port, path, timeout=2.0, headers=None):
     """One request on a fresh connection; returns the status code, or None if it could not connect."""
     try:
         s = socket.create_connection((HOST, port), timeout=timeout)
     except OSError:
         return None
     try:
-        s.sendall(f"GET {path} HTTP/1.1\r\nHost: {HOST}\r\nConnection: close\r\n\r\n".encode())
+        extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: {HOST}\r\n{extra}Connection: close\r\n\r\n".encode())
         data = b""
         while b"\r\n" not in data:
             chunk = s.recv(4096)
@@ -602,9 +603,10 @@ def make_bundled_fixtures(root, repo):
 # Startup
 
 
-def measure_startup(make_server):
-    """Process start to the first 200 response to GET /friends, polling from CPU 1. Returns (ms, status):
-    when the server answers but never 200 within 1 s, the time of its first answer and that status."""
+def measure_startup(make_server, path=BENCH_PATH, headers=None):
+    """Process start to the first 200 response to GET `path` (/friends), polling from CPU 1. Returns (ms,
+    status): when the server answers but never 200 within 1 s, the time of its first answer and that
+    status."""
     port = free_port()
     server = make_server()
     t0 = time.perf_counter()
@@ -613,7 +615,7 @@ def measure_startup(make_server):
     deadline = time.monotonic() + 30
     try:
         while True:
-            status = http_get_status(port, BENCH_PATH, timeout=5)
+            status = http_get_status(port, path, timeout=5, headers=headers)
             now = time.perf_counter()
             if status == 200:
                 return (now - t0) * 1000, 200
@@ -729,6 +731,90 @@ def templating_rows(runs):
     ], ratio(median_of(templated), median_of(prepared)), sum(x["non2xx"] for g in runs.values() for x in g)
 
 
+# An OpenAPI 3.1 document written into the temp dir (nothing outside the repository is read): one GET
+# operation with a path and a query parameter, a security requirement, and a $ref'd response schema with
+# an example, so --validate-requests has parameters, security and a schema to check.
+OPENAPI_PATH = "/pets/42?limit=10"
+OPENAPI_HEADERS = {"Authorization": "Bearer bench"}
+OPENAPI_DOC = {
+    "openapi": "3.1.0",
+    "info": {"title": "Bench pets", "version": "1"},
+    "components": {
+        "securitySchemes": {"token": {"type": "http", "scheme": "bearer"}},
+        "schemas": {"Pet": {"type": "object", "required": ["id", "name"], "properties": {
+            "id": {"type": "integer", "minimum": 1}, "name": {"type": "string", "maxLength": 40},
+            "tags": {"type": "array", "items": {"type": "string"}}}}},
+    },
+    "security": [{"token": []}],
+    "paths": {"/pets/{petId}": {"get": {
+        "operationId": "getPet",
+        "parameters": [
+            {"name": "petId", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}},
+            {"name": "limit", "in": "query", "schema": {"type": "integer", "maximum": 100}}],
+        "responses": {
+            "200": {"description": "a pet", "content": {"application/json": {
+                "schema": {"$ref": "#/components/schemas/Pet"},
+                "example": {"id": 42, "name": "rex", "tags": ["dog", "good"]}}}},
+            "404": {"description": "none"}}}}},
+}
+
+
+def write_openapi_doc(tmp):
+    path = os.path.join(tmp, "openapi-bench.json")
+    with open(path, "w") as f:
+        json.dump(OPENAPI_DOC, f)
+    script = os.path.join(tmp, "openapi-bench.lua")
+    with open(script, "w") as f:
+        f.write("".join(f'wrk.headers["{k}"] = "{v}"\n' for k, v in OPENAPI_HEADERS.items()))
+    return path, script
+
+
+def measure_openapi(binary, tmp):
+    """`--openapi DOC` answering a GET operation from the document (no stubs), without and with
+    --validate-requests, alternated round by round; and start-up to the first 200 of that operation."""
+    doc, script = write_openapi_doc(tmp)
+    none = os.path.join(tmp, "openapi-no-fixtures")
+    servers = {
+        "plain": Ours("ours-openapi", binary, none, os.path.join(tmp, "ours-openapi"), extra=["--openapi", doc]),
+        "validating": Ours("ours-openapi-validate", binary, none, os.path.join(tmp, "ours-openapi-validate"),
+                           extra=["--openapi", doc, "--validate-requests"]),
+    }
+    for s in servers.values():
+        s.start()
+        wrk(s, 32, 1, path=OPENAPI_PATH, script=script)
+    runs = {"plain": [], "validating": []}
+    for _ in range(ROUNDS):
+        for name, s in servers.items():
+            runs[name].append(wrk(s, 32, DURATION, path=OPENAPI_PATH, script=script))
+    for s in servers.values():
+        s.stop()
+    for name, extra in (("plain", ["--openapi", doc]), ("validating", ["--openapi", doc, "--validate-requests"])):
+        times = []
+        for i in range(STARTUP_RUNS):
+            ms, _ = measure_startup(lambda: Ours("ours-openapi-startup", binary, none,
+                                                 os.path.join(tmp, "openapi-startup"), extra=extra),
+                                    path=OPENAPI_PATH, headers=OPENAPI_HEADERS)
+            times.append(ms)
+        runs["startup_" + name] = times
+    return runs
+
+
+def openapi_rows(runs):
+    """The --openapi rows: (label, summary, unit), the validating / plain ratio and the non-2xx count."""
+    plain = summary([x["rps"] for x in runs["plain"]])
+    validating = summary([x["rps"] for x in runs["validating"]])
+    return [
+        ("req/s, --openapi GET (document answer)", plain, "req/s"),
+        ("req/s, --openapi --validate-requests", validating, "req/s"),
+        ("  server CPU µs/req, --openapi", summary([x["cpu_us_per_req"] for x in runs["plain"]]), "µs"),
+        ("  server CPU µs/req, --validate-requests",
+         summary([x["cpu_us_per_req"] for x in runs["validating"]]), "µs"),
+        ("startup ms, --openapi", summary(runs["startup_plain"]), "ms-abs"),
+        ("startup ms, --openapi --validate-requests", summary(runs["startup_validating"]), "ms-abs"),
+    ], ratio(median_of(validating), median_of(plain)), sum(x["non2xx"] for k in ("plain", "validating")
+                                                           for x in runs[k])
+
+
 def median_of(s):
     return s["median"] if s else None
 
@@ -810,6 +896,15 @@ def main():
         for label, value, unit in rows:
             print(f"{label:36} {fmt_summary(value, unit):>26}")
         print(f"templated / prepared: {r:.2f}" + (f"; {non2xx} non-2xx responses" if non2xx else "")
+              + f"; load average before {load_before:.2f}, after {os.getloadavg()[0]:.2f}")
+        return
+    if os.environ.get("BENCH_ONLY") == "openapi":
+        # Only the --openapi rows (a generated document's GET operation); nothing is written.
+        log(f"load average before: {load_before:.2f}; rounds={ROUNDS}, wrk {DURATION} s")
+        rows, r, non2xx = openapi_rows(measure_openapi(binary, tmp))
+        for label, value, unit in rows:
+            print(f"{label:42} {fmt_summary(value, unit):>26}")
+        print(f"validating / plain: {r:.2f}" + (f"; {non2xx} non-2xx responses" if non2xx else "")
               + f"; load average before {load_before:.2f}, after {os.getloadavg()[0]:.2f}")
         return
     many = make_many_stub_fixtures(os.path.join(tmp, "fixtures-10k"))
@@ -894,6 +989,8 @@ def main():
 
     log("proxy overhead: through a proxy stub against the upstream alone")
     proxy_runs = measure_proxy(binary, single, tmp)
+    log("--openapi: a document's GET operation, without and with --validate-requests")
+    openapi_runs = measure_openapi(binary, tmp)
     log("content matching (equalToJson, matchesJsonPath on 2 KB) and gzip")
     feat_root, post_script, gzip_script, close_script = make_feature_fixtures(os.path.join(tmp, "fixtures-features"))
     feat = Ours("ours-features", binary, feat_root, os.path.join(tmp, "ours-features")).start()
@@ -1003,6 +1100,10 @@ def main():
     o["proxy_direct_rps"], o["proxy_rps"], o["proxy_cpu_us_per_req"], o["proxy_p99_ms"] = (
         v for _, v, _ in p_rows)
     o["match_non2xx"] += p_non2xx
+    oa_rows, oa_ratio, oa_non2xx = openapi_rows(openapi_runs)
+    (o["openapi_rps"], o["openapi_validate_rps"], o["openapi_cpu_us_per_req"], o["openapi_validate_cpu_us_per_req"],
+     o["openapi_startup_ms"], o["openapi_validate_startup_ms"]) = (v for _, v, _ in oa_rows)
+    o["match_non2xx"] += oa_non2xx
     for name, key in (("literal", "post_literal"), ("equal-json", "equal_json"), ("json-path", "json_path"),
                       ("pact", "pact")):
         o[f"{key}_rps"] = summary([x["rps"] for x in feat_runs[name]])
@@ -1044,6 +1145,7 @@ def main():
         "templated_vs_prepared": ratio(median_of(o["template_rendered_rps"]),
                                        median_of(o["template_prepared_rps"])),
         "proxied_vs_direct": p_ratio,
+        "openapi_validate_vs_plain": oa_ratio,
         "equal_json_vs_literal": ratio(median_of(o["equal_json_rps"]), median_of(o["post_literal_rps"])),
         "json_path_vs_literal": ratio(median_of(o["json_path_rps"]), median_of(o["post_literal_rps"])),
         "pact_vs_literal": ratio(median_of(o["pact_rps"]), median_of(o["post_literal_rps"])),
@@ -1092,6 +1194,13 @@ def main():
         ("req/s, through a proxy stub", "proxy_rps", "req/s", "proxied_vs_direct", "", None),
         ("  proxy server CPU µs/req", "proxy_cpu_us_per_req", "µs", None, "", None),
         ("  proxied p99", "proxy_p99_ms", "ms", None, "", None),
+        ("req/s, --openapi GET (document answer)", "openapi_rps", "req/s", None, "", None),
+        ("req/s, --openapi --validate-requests", "openapi_validate_rps", "req/s", "openapi_validate_vs_plain", "",
+         None),
+        ("  server CPU µs/req, --openapi", "openapi_cpu_us_per_req", "µs", None, "", None),
+        ("  server CPU µs/req, --validate-requests", "openapi_validate_cpu_us_per_req", "µs", None, "", None),
+        ("startup ms, --openapi", "openapi_startup_ms", "ms-abs", None, "", None),
+        ("startup ms, --openapi --validate-requests", "openapi_validate_startup_ms", "ms-abs", None, "", None),
         ("req/s, POST literal path (baseline)", "post_literal_rps", "req/s", None, "", None),
         ("req/s, equalToJson on 2 KB (vs literal)", "equal_json_rps", "req/s", "equal_json_vs_literal", "", None),
         ("req/s, matchesJsonPath on 2 KB (vs lit.)", "json_path_rps", "req/s", "json_path_vs_literal", "", None),

@@ -15,6 +15,7 @@
 #   BENCH_ONLY=matching  only the matching-cost rows (1 stub, 10,000 stubs: literal and template hit)
 #   BENCH_ONLY=startup   only start-up with 10,000 stubs, pinned to CPU 0 and unpinned
 #   BENCH_ONLY=templating only the templating rows (the same JSON answer prepared and templated)
+#   BENCH_ONLY=openapi   only the --openapi rows (a generated document's GET, with and without --validate-requests)
 set -eu
 
 cd "$(dirname "$0")/.."

@@ -6,7 +6,8 @@ import MockJSON
 /// would be served (or sent by `verify`) as it is, so `--openapi` and `lint --openapi` report each as a
 /// warning naming its JSON pointer in the document:
 /// `#/paths/~1pets/get/responses/200/content/application~1json/example $.id: expected an integer
-/// (#/components/schemas/Pet/properties/id), found "x"`.
+/// (#/components/schemas/Pet/properties/id), found "x"`. Security schemes mockserver does not enforce
+/// (`mutualTLS`, unknown types, undeclared names) are warnings too (``OpenAPIMock/securityWarnings(_:)``).
 package enum OpenAPIExampleCheck {
   package static func warnings(_ document: OpenAPIDocument) -> [String] {
     var out: [String] = []
@@ -43,6 +44,6 @@ package enum OpenAPIExampleCheck {
         }
       }
     }
-    return out
+    return out + OpenAPIMock.securityWarnings(document)
   }
 }

@@ -27,21 +27,37 @@ extension OpenAPIMock {
     else { return [] }
     var challenges: [String] = []
     var reasons: [String] = []
+    var unsupported: [String] = []
+    var enforcedFailure = false
     for requirement in requirements {
       let names = requirement.objectValue?.keys ?? []
       var holds = true
       if names.isEmpty {
         if request.headers.contains("Authorization") {
           holds = false
+          enforcedFailure = true
           reasons.append("an anonymous alternative needs no Authorization header")
         }
       }
       for name in names {
         let location = SchemaLocation(tokens: ["components", "securitySchemes", name])
-        guard let raw = document.schema(at: location) else { continue }
+        // A scheme we cannot check (undeclared, mutualTLS, an unknown type) is not satisfied silently:
+        // its alternative does not hold (as Prism's "We currently do not support this type of security
+        // scheme").
+        guard let raw = document.schema(at: location) else {
+          holds = false
+          unsupported.append("\(name) (not declared in components.securitySchemes)")
+          continue
+        }
         let (scheme, _) = document.dereference(raw, at: location)
+        if let why = OpenAPIMock.unsupportedSecurity(scheme) {
+          holds = false
+          unsupported.append("\(name) (\(why))")
+          continue
+        }
         if let failure = OpenAPIMock.check(scheme, request) {
           holds = false
+          enforcedFailure = true
           reasons.append("\(name): \(failure.reason)")
           if let challenge = failure.challenge, !challenges.contains(challenge) {
             challenges.append(challenge)
@@ -50,6 +66,17 @@ extension OpenAPIMock {
       }
       if holds { return [] }
     }
+    if !enforcedFailure {
+      // Only schemes mockserver does not enforce stand in the way: served, with Prism's warning.
+      return [
+        OpenAPIRequestProblem(
+          location: ["request"], keyword: nil,
+          message: "Security scheme not enforced by mockserver: " + unsupported.joined(separator: ", ")
+            + "; the request is served",
+          status: 200, isWarning: true)
+      ]
+    }
+    reasons += unsupported.map { "\($0): not enforced by mockserver" }
     return [
       OpenAPIRequestProblem(
         location: ["request"], keyword: nil,
@@ -115,6 +142,53 @@ extension OpenAPIMock {
     default:
       return nil
     }
+  }
+
+  /// Why mockserver does not enforce `scheme` (nil when ``check(_:_:)`` does): `type mutualTLS`,
+  /// `http scheme hoba`, `apiKey in body`, an unknown or missing type.
+  static func unsupportedSecurity(_ scheme: JSONValue) -> String? {
+    switch scheme["type"]?.stringValue {
+    case "apiKey":
+      let place = scheme["in"]?.stringValue ?? "(no in)"
+      return ["header", "query", "cookie"].contains(place) ? nil : "apiKey in \(place)"
+    case "http":
+      let kind = scheme["scheme"]?.stringValue?.lowercased() ?? "(no scheme)"
+      return ["basic", "bearer", "digest"].contains(kind) ? nil : "http scheme \(kind)"
+    case "oauth2", "openIdConnect": return nil
+    case let type?: return "type \(type)"
+    case nil: return "no type"
+    }
+  }
+
+  /// Start-up and `lint --openapi` warnings for security schemes mockserver does not enforce: each
+  /// declared one (its JSON pointer) and each requirement naming an undeclared one.
+  package static func securityWarnings(_ document: OpenAPIDocument) -> [String] {
+    var out: [String] = []
+    let effect =
+      "not enforced: under --validate-requests a request that meets no other alternative of a requirement "
+      + "naming it is served with a warning (sl-violations), neither refused nor silently accepted"
+    for member in document.root["components"]?["securitySchemes"]?.objectValue ?? JSONObject() {
+      let location = SchemaLocation(tokens: ["components", "securitySchemes", member.key])
+      let (scheme, _) = document.dereference(member.value, at: location)
+      if let why = unsupportedSecurity(scheme) {
+        out.append("\(location): security scheme \(member.key) (\(why)) is \(effect)")
+      }
+    }
+    let declared = document.root["components"]?["securitySchemes"]?.objectValue
+    func requirements(_ value: JSONValue?, at location: SchemaLocation) {
+      for (k, requirement) in (value?.arrayValue ?? []).enumerated() {
+        for name in requirement.objectValue?.keys ?? [] where declared?[name] == nil {
+          out.append(
+            "\(location.appending(String(k), name)): security scheme \(name) is not declared in "
+              + "components.securitySchemes; it is \(effect)")
+        }
+      }
+    }
+    requirements(document.root["security"], at: SchemaLocation(tokens: ["security"]))
+    for op in document.operations {
+      requirements(document.schema(at: op.location)?["security"], at: op.location.appending("security"))
+    }
+    return out
   }
 
   static func isBearer(_ authorization: String?) -> Bool {

@@ -10,11 +10,15 @@ package struct OpenAPIMockAnswer: Sendable {
   package var body: [UInt8]
   /// `openapi listPets 200 application/json`, `contract violation: …`.
   package var note: String
+  /// What the request and the answer break, as Prism's `sl-violations` header lists them: locations start
+  /// with `request` or `response` (``OpenAPIMock/finish(_:)`` turns them into the header).
+  package var violations: [OpenAPIRequestProblem] = []
 }
 
-/// One way a request breaks the document, as Prism reports it in its `validation` array: where
-/// (`["query", "limit"]`, `["body", "id"]`, `["header"]`), the JSON Schema keyword (`type`, `required`, …)
-/// and a message; `status` says which kind it is (401 security, 415 media type, 422 the rest).
+/// One way a request (or an answer) breaks the document, as Prism reports it in its `validation` array:
+/// where (`["query", "limit"]`, `["body", "id"]`, `["header"]`), the JSON Schema keyword (`type`,
+/// `required`, …) and a message; `status` says which kind it is (401 security, 415 media type, 422 the
+/// rest). A warning (a deprecated parameter sent) does not make a request invalid.
 package struct OpenAPIRequestProblem: Sendable {
   package var location: [String]
   package var keyword: String?
@@ -22,13 +26,30 @@ package struct OpenAPIRequestProblem: Sendable {
   package var status: Int
   /// `WWW-Authenticate` challenges of the security schemes that were not satisfied.
   package var challenges: [String] = []
+  /// True for Prism's `Warning` severity (`deprecated`); false for `Error`.
+  package var isWarning = false
 
+  /// The entry of a `validation` array: `location`, `severity`, `code` (the keyword, else the status as
+  /// a number, as Prism's `401`; none for a warning without keyword), `message`.
   var json: JSONValue {
     var fields: [(String, JSONValue)] = [("location", .array(location.map(JSONValue.string)))]
-    fields.append(("severity", .string("Error")))
-    if let keyword { fields.append(("code", .string(keyword))) }
+    fields.append(("severity", .string(isWarning ? "Warning" : "Error")))
+    if let keyword {
+      fields.append(("code", .string(keyword)))
+    } else if !isWarning {
+      fields.append(("code", .number(JSONNumber(status))))
+    }
     fields.append(("message", .string(message)))
     return .object(JSONObject(pairs: fields))
+  }
+
+  /// The same problem with `side` (`request`, `response`) before its location.
+  /// A security problem's location is already `["request"]` (the request as a whole).
+  func on(_ side: String) -> OpenAPIRequestProblem {
+    guard location.first != side else { return self }
+    var copy = self
+    copy.location.insert(side, at: 0)
+    return copy
   }
 }
 
@@ -41,6 +62,14 @@ package struct OpenAPIRequestProblem: Sendable {
 package struct OpenAPIMock: Sendable {
   package let document: OpenAPIDocument
   let seed: UInt64
+  /// `--validate-responses` or `--errors`: each answer is checked against its own schema; what it breaks
+  /// is listed in `sl-violations` (and in the log note).
+  package var checksAnswers = false
+  /// `--errors`: an answer that breaks its own schema becomes Prism's 500 `VIOLATIONS` problem.
+  package var answerViolationsAreErrors = false
+  /// `--validate-requests`: warnings about a request that is served anyway (a deprecated parameter sent)
+  /// are listed in `sl-violations`.
+  package var reportsRequestWarnings = false
 
   package init(document: OpenAPIDocument, seed: UInt64 = 1) {
     self.document = document
@@ -178,9 +207,10 @@ package struct OpenAPIMock: Sendable {
   {
     let request = Request(method: method, target: target, headers: headers, body: body)
     guard case .operation(let op, let pathValues) = route(request) else { return nil }
-    let found = problems(request, op, pathValues)
-    guard !found.isEmpty else { return nil }
-    return invalidRequestAnswer(request, op, found)
+    var found = problems(request, op, pathValues)
+    guard found.contains(where: { !$0.isWarning }) else { return nil }
+    if reportsRequestWarnings { found += deprecationWarnings(request, op) }
+    return finish(invalidRequestAnswer(request, op, found))
   }
 
   /// The document's answer to a request (no validation): the selected response, or 404/405/406 and the
@@ -205,8 +235,84 @@ package struct OpenAPIMock: Sendable {
       answer.headers.append(("Allow", methods.joined(separator: ", ")))
       return answer
     case .operation(let op, _):
-      return answer(request, op, preference: Preference(request))
+      var answer = answer(request, op, preference: Preference(request))
+      if reportsRequestWarnings {
+        let warnings = deprecationWarnings(request, op) + securityProblems(request, op).filter(\.isWarning)
+        answer.violations.insert(contentsOf: warnings.map { $0.on("request") }, at: 0)
+      }
+      return finish(answer)
     }
+  }
+
+  /// Prism's warnings for a request it serves: each `deprecated` parameter that was sent.
+  func deprecationWarnings(_ request: Request, _ op: OpenAPIOperation) -> [OpenAPIRequestProblem] {
+    op.parameters.compactMap { p in
+      guard p.raw["deprecated"]?.boolValue == true else { return nil }
+      let sent: Bool
+      switch p.location {
+      case "query": sent = request.query.contains { $0.0 == p.name }
+      case "header": sent = request.headers.contains(p.name)
+      case "cookie":
+        sent = request.headers.values("Cookie").contains { cookie in
+          cookie.split(separator: ";").contains {
+            $0.split(separator: "=", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces) == p.name
+          }
+        }
+      default: sent = false
+      }
+      guard sent else { return nil }
+      let kind = p.location.prefix(1).uppercased() + p.location.dropFirst()
+      return OpenAPIRequestProblem(
+        location: [p.location, p.name], keyword: "deprecated",
+        message: "\(kind) param \(p.name) is deprecated",
+        status: 200, isWarning: true)
+    }
+  }
+
+  /// Most bytes of an `sl-violations` value (Prism's: 8 KiB less some); a longer list is cut and marked.
+  static let violationsHeaderLimit = 8 * 1024 - 100
+
+  /// The answer as sent: with `--errors`, one that breaks its own schema becomes Prism's 500 `VIOLATIONS`
+  /// problem; any violation (request or answer) is listed in `sl-violations` and in the log note.
+  package func finish(_ answer: OpenAPIMockAnswer) -> OpenAPIMockAnswer {
+    guard !answer.violations.isEmpty else { return answer }
+    var out = answer
+    let answerErrors = answer.violations.filter { $0.location.first == "response" && !$0.isWarning }
+    if answerViolationsAreErrors, !answerErrors.isEmpty {
+      out = problem(
+        500, "violations", "Request/Response not valid",
+        "The answer breaks its own schema in the document and --errors is set: "
+          + answerErrors.map(\.message).joined(separator: "; "),
+        extra: [("validation", .array(answerErrors.map(\.json)))])
+      out.violations = answer.violations
+      out.note = answer.note + ", replaced by 500 (--errors)"
+    }
+    var value = OpenAPIMock.asciiJSON(JSONValue.array(answer.violations.map(\.json)).serialized())
+    if value.utf8.count > OpenAPIMock.violationsHeaderLimit {
+      // ASCII (asciiJSON), so characters are bytes.
+      value = "Too many violations! " + String(value.prefix(OpenAPIMock.violationsHeaderLimit))
+    }
+    out.headers.append(("sl-violations", value))
+    let listed = answer.violations.map {
+      ($0.isWarning ? "warning " : "") + $0.location.joined(separator: " ") + ": " + $0.message
+    }
+    out.note += "; violations: " + listed.joined(separator: "; ")
+    return out
+  }
+
+  /// JSON text with every character past ASCII written as `\uXXXX` (a header value stays ASCII).
+  static func asciiJSON(_ text: String) -> String {
+    guard text.utf8.contains(where: { $0 >= 0x80 }) else { return text }
+    var out = ""
+    for unit in text.utf16 {
+      if unit < 0x80 {
+        out.unicodeScalars.append(Unicode.Scalar(UInt8(unit)))
+      } else {
+        out +=
+          "\\u" + String(repeating: "0", count: 4 - String(unit, radix: 16).count) + String(unit, radix: 16)
+      }
+    }
+    return out
   }
 
   func answer(_ request: Request, _ op: OpenAPIOperation, preference: Preference) -> OpenAPIMockAnswer {
@@ -303,6 +409,15 @@ package struct OpenAPIMock: Sendable {
       return OpenAPIMockAnswer(status: status, headers: headers, body: [], note: note + " " + contentType)
     }
     let name = MediaTypeName(contentType)
+    var violations: [OpenAPIRequestProblem] = []
+    if checksAnswers, name.isJSON, let location = media.schemaLocation {
+      violations = document.validator.validate(value, at: location).map { v in
+        OpenAPIRequestProblem(
+          location: ["response", "body"] + OpenAPIMock.components(v), keyword: v.keyword,
+          message: "Response body" + (v.instancePath == "$" ? "" : " " + v.instancePath) + ": " + v.message,
+          status: 500)
+      }
+    }
     let body: [UInt8]
     if name.isJSON {
       body = Array(value.serialized().utf8)
@@ -326,7 +441,8 @@ package struct OpenAPIMock: Sendable {
       }
     }
     headers.insert(("Content-Type", contentType), at: 0)
-    return OpenAPIMockAnswer(status: status, headers: headers, body: body, note: note + " " + contentType)
+    return OpenAPIMockAnswer(
+      status: status, headers: headers, body: body, note: note + " " + contentType, violations: violations)
   }
 
   func exampleNotFound(_ op: OpenAPIOperation, _ response: OpenAPIResponse, media: String, example: String)
@@ -393,6 +509,8 @@ package struct OpenAPIMock: Sendable {
       var answer = render(
         op, response, status: status, media: request.method == "HEAD" ? nil : media, example: exampleKey)
       answer.note = note
+      // As Prism: the document's own answer to an invalid request lists what was wrong in sl-violations.
+      answer.violations.insert(contentsOf: found.map { $0.on("request") }, at: 0)
       return answer
     }
     var answer: OpenAPIMockAnswer
@@ -411,7 +529,7 @@ package struct OpenAPIMock: Sendable {
         422, "unprocessable-entity", "Invalid request",
         "\(request.method) \(request.path): \(found.count) violation\(found.count == 1 ? "" : "s") of "
           + "\(document.title); the document declares no 422 or 400 response",
-        extra: [("validation", .array(found.map(\.json)))])
+        extra: [("validation", .array(found.filter { !$0.isWarning }.map(\.json)))])
     }
     answer.note = note
     return answer

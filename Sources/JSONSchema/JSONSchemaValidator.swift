@@ -377,12 +377,27 @@ public struct JSONSchemaValidator: Sendable {
       }
     }
     if let contains = s["contains"] {
-      let any = items.contains { item in
+      func matches(_ item: JSONValue) -> Bool {
         var r: [SchemaViolation] = []
         check(item, path, contains, loc.appending("contains"), depth: depth.child, work, &r)
         return r.isEmpty
       }
-      if !any { fail("an array containing an item that matches contains", nil, nil) }
+      let minimum = s["minContains"]?.numberValue?.intValue
+      let maximum = s["maxContains"]?.numberValue?.intValue
+      if minimum == nil, maximum == nil {
+        if !items.contains(where: matches) {
+          fail("an array containing an item that matches contains", nil, nil)
+        }
+      } else {
+        // 2019-09 and later: minContains (default 1, 0 accepts any array) and maxContains count the matches.
+        let count = items.count(where: matches)
+        if count < (minimum ?? 1) {
+          fail("an array containing at least \(minimum ?? 1) items that match contains", "\(count)", nil)
+        }
+        if let maximum, count > maximum {
+          fail("an array containing at most \(maximum) items that match contains", "\(count)", nil)
+        }
+      }
     }
   }
 

@@ -109,8 +109,17 @@ public struct CommandLineOptions: Sendable, Equatable {
   /// `400` report, no security schemes, no declared responses); 422, the default, is Prism's.
   public var invalidRequestStatus = 422
   /// `--validate-responses` (with `--openapi`): stub answers that break the document are logged and carry
-  /// an `x-contract-violation` header.
+  /// an `x-contract-violation` header; the document's own answers that break their schema are logged and
+  /// carry `sl-violations`.
   public var validateResponses = false
+  /// `--errors` (Prism's flag, with `--openapi`): a document answer that breaks its own schema becomes a
+  /// 500 problem+json listing the violations (implies checking the document's answers).
+  public var answerViolationsAreErrors = false
+  /// `--openapi-cors false` (Prism's `--cors=false`): the document's answers carry no CORS headers and
+  /// preflights go to the document. On by default under `--openapi`.
+  public var openAPICORS = true
+  /// True when `--openapi-cors`/`--cors` was given (it needs `--openapi`).
+  var openAPICORSGiven = false
 
   /// Proxying and recording: `--proxy-timeout-ms`, `--proxy-ca`, `--proxy-insecure`, `--proxy-all`,
   /// `--record-mappings`, and `record`'s `--upstream`, `--out`, `--match-headers`, `--redact`, `--no-scenarios`.
@@ -277,6 +286,10 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "--openapi": options.openAPISpec = try value(name)
       case "--validate-requests": options.validateRequests = true
       case "--validate-responses": options.validateResponses = true
+      case "--errors": options.answerViolationsAreErrors = try switchValue(name, inline: inlineValue)
+      case "--openapi-cors", "--cors":
+        options.openAPICORS = try switchValue(name, inline: inlineValue)
+        options.openAPICORSGiven = true
       case "--invalid-request-status":
         let status = try integer(name, 400...422)
         guard status == 400 || status == 422 else {
@@ -302,6 +315,9 @@ public struct CommandLineOptions: Sendable, Equatable {
     try options.validateProxy()
     if options.validateRequests || options.validateResponses, options.openAPISpec == nil {
       throw UsageError(description: "--validate-requests and --validate-responses need --openapi SPEC")
+    }
+    if options.answerViolationsAreErrors || options.openAPICORSGiven, options.openAPISpec == nil {
+      throw UsageError(description: "--errors and --openapi-cors need --openapi SPEC")
     }
     return options
   }
@@ -332,7 +348,11 @@ public struct CommandLineOptions: Sendable, Equatable {
       mockserver --openapi SPEC        serve an OpenAPI 3 or Swagger 2.0 document as Prism does (Prefer:
                                        code=404, example=x; ?__code=, ?__example=; Accept)
                  [--validate-requests [--invalid-request-status 400]] [--validate-responses]
-                                       check traffic against the document
+                                       check traffic against the document (sl-violations lists what
+                                       a served request or answer breaks)
+                 [--errors]            an answer that breaks its own schema becomes a 500 listing why
+                 [--openapi-cors false]   no CORS headers or preflight answers for the document's
+                                       answers (on by default, as Prism; --cors=false is the same)
       mockserver import openapi SPEC [--out DIR] [--seed N] [--force]   write DIR/mappings/ from an OpenAPI
         document (a mapping file changed since it was written is kept unless --force; exit 1 then)
       mockserver import pact FILE... [--out DIR] [--lenient]   write DIR/mappings/ from Pact files (v1-v4)

@@ -151,9 +151,7 @@ public enum MockServerMain {
     configuration.maxHoldMilliseconds = options.maxHoldMilliseconds
     configuration.shutdownGraceMilliseconds = options.shutdownGraceMilliseconds
     if let openAPIDocument {
-      OpenAPIServing.configure(
-        &serviceConfiguration, document: openAPIDocument, seed: options.seed ?? 1,
-        validateRequests: options.validateRequests, invalidRequestStatus: options.invalidRequestStatus)
+      OpenAPIServing.configure(&serviceConfiguration, document: openAPIDocument, options: options)
     }
     switch RecordingSession.configuration(options) {
     case .success(let proxy): serviceConfiguration.proxy = proxy

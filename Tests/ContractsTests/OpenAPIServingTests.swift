@@ -3,6 +3,7 @@ import Foundation
 import HTTPCore
 import JSONSchema
 import MockJSON
+import MockServerCLI
 import MockServerTesting
 import Testing
 
@@ -91,6 +92,214 @@ import Testing
     // A media type the operation does not take: Prism looks for a 415, then 422, then 400 response.
     let wrongType = try send(server.port, "POST /v1/pets HTTP/1.1\r\nContent-Type: text/plain\r\n", body: "x")
     #expect(wrongType.0 == 422 && wrongType.2 == #"{"error":"bad pet"}"#, "\(wrongType)")
+  }
+
+  /// A document whose example breaks its own schema (`123` for an object) and a deprecated parameter.
+  static let brokenExample = #"""
+    openapi: 3.0.0
+    info: {title: Broken, version: '1'}
+    paths:
+      /pets:
+        get:
+          parameters:
+            - {name: old, in: query, deprecated: true, schema: {type: string}}
+          responses:
+            '200':
+              description: ok
+              content:
+                application/json:
+                  schema: {type: object}
+                  example: 123
+      /fine:
+        get:
+          responses:
+            '200': {description: ok, content: {application/json: {example: {ok: true}}}}
+    """#
+
+  func header(_ head: String, _ name: String) -> String? {
+    head.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix(name.lowercased() + ":") }
+      .map { String($0.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces) }
+  }
+
+  /// Prism's CORS under --openapi, on by default: the document's answers carry it and preflights are
+  /// answered 204 before the document; fixture stubs and the admin API do not get it.
+  @Test func documentAnswersCarryPrismsCORSByDefault() throws {
+    let folder = NSTemporaryDirectory() + "openapi-cors-" + UUID().uuidString
+    try FileManager.default.createDirectory(
+      atPath: folder + "/fixtures/mappings", withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    try Data(OpenAPIServingTests.brokenExample.utf8).write(to: URL(fileURLWithPath: folder + "/doc.yaml"))
+    try Data(#"{"request":{"url":"/stubbed"},"response":{"status":200,"body":"stub"}}"#.utf8).write(
+      to: URL(fileURLWithPath: folder + "/fixtures/mappings/stub.json"))
+    let server = try MockServerProcess.launch(arguments: [
+      "--openapi", folder + "/doc.yaml", "--validate-requests", "--fixtures", folder + "/fixtures",
+      "--no-watch",
+    ])
+    defer { server.stop() }
+    let origin = "Origin: http://app.test\r\n"
+    let answer = try send(server.port, "GET /fine HTTP/1.1\r\n" + origin)
+    #expect(answer.0 == 200, "\(answer)")
+    #expect(header(answer.1, "Access-Control-Allow-Origin") == "http://app.test", "\(answer)")
+    #expect(header(answer.1, "Access-Control-Allow-Credentials") == "true", "\(answer)")
+    #expect(header(answer.1, "Access-Control-Allow-Headers") == "*", "\(answer)")
+    #expect(header(answer.1, "Access-Control-Expose-Headers") == "*", "\(answer)")
+    let noOrigin = try send(server.port, "GET /nowhere HTTP/1.1\r\n")
+    #expect(noOrigin.0 == 404 && header(noOrigin.1, "Access-Control-Allow-Origin") == "*", "\(noOrigin)")
+    let preflight = try send(
+      server.port,
+      "OPTIONS /fine HTTP/1.1\r\n" + origin
+        + "Access-Control-Request-Method: PUT\r\nAccess-Control-Request-Headers: x-a\r\n")
+    #expect(preflight.0 == 204, "\(preflight)")
+    #expect(header(preflight.1, "Access-Control-Allow-Methods") == "PUT", "\(preflight)")
+    #expect(header(preflight.1, "Access-Control-Allow-Headers") == "x-a", "\(preflight)")
+    // A fixture stub keeps its own CORS rules (none here); the admin API never gets the document's.
+    let stub = try send(server.port, "GET /stubbed HTTP/1.1\r\n" + origin)
+    #expect(stub.0 == 200 && header(stub.1, "Access-Control-Allow-Origin") == nil, "\(stub)")
+    let admin = try send(server.port, "GET /__admin/mappings HTTP/1.1\r\n" + origin)
+    #expect(header(admin.1, "Access-Control-Allow-Origin") == nil, "\(admin)")
+    // A deprecated parameter is served, and listed in sl-violations as Prism's warning.
+    let deprecated = try send(server.port, "GET /fine HTTP/1.1\r\n")
+    #expect(header(deprecated.1, "sl-violations") == nil, "\(deprecated)")
+    let warned = try send(server.port, "GET /pets?old=1 HTTP/1.1\r\n")
+    #expect(warned.0 == 200 && warned.2 == "123", "\(warned)")
+    #expect(
+      header(warned.1, "sl-violations")?.contains(
+        #"{"location":["request","query","old"],"severity":"Warning","code":"deprecated""#) == true,
+      "\(warned)")
+  }
+
+  /// `--errors`: an answer that breaks its own schema is a 500 listing why; `--openapi-cors false` turns
+  /// CORS off, so a preflight goes to the document (405: no `options` operation).
+  @Test func errorsTurnABrokenAnswerInto500() throws {
+    let folder = NSTemporaryDirectory() + "openapi-errors-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    try Data(OpenAPIServingTests.brokenExample.utf8).write(to: URL(fileURLWithPath: folder + "/doc.yaml"))
+    let server = try MockServerProcess.launch(arguments: [
+      "--openapi", folder + "/doc.yaml", "--errors", "--openapi-cors", "false", "--fixtures",
+      folder + "/none",
+      "--no-watch",
+    ])
+    defer { server.stop() }
+    let broken = try send(server.port, "GET /pets HTTP/1.1\r\nOrigin: http://app.test\r\n")
+    #expect(broken.0 == 500, "\(broken)")
+    #expect(header(broken.1, "Content-Type") == "application/problem+json", "\(broken)")
+    #expect(
+      broken.2.contains(#""validation":[{"location":["response","body"],"severity":"Error","code":"type""#))
+    #expect(header(broken.1, "sl-violations")?.hasPrefix(#"[{"location":["response","body"]"#) == true)
+    #expect(header(broken.1, "Access-Control-Allow-Origin") == nil, "\(broken)")
+    let fine = try send(server.port, "GET /fine HTTP/1.1\r\n")
+    #expect(fine.0 == 200 && fine.2 == #"{"ok":true}"# && header(fine.1, "sl-violations") == nil, "\(fine)")
+    let preflight = try send(
+      server.port,
+      "OPTIONS /fine HTTP/1.1\r\nOrigin: http://app.test\r\nAccess-Control-Request-Method: GET\r\n")
+    #expect(preflight.0 == 405, "\(preflight)")
+  }
+
+  /// `--validate-responses` checks the document's own answers too: one that breaks its schema is served as
+  /// written, listed in sl-violations and named in the log line.
+  @Test func validateResponsesChecksTheDocumentsAnswers() throws {
+    let folder = NSTemporaryDirectory() + "openapi-answers-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    try Data(OpenAPIServingTests.brokenExample.utf8).write(to: URL(fileURLWithPath: folder + "/doc.yaml"))
+    let server = try MockServerProcess.launch(arguments: [
+      "--openapi", folder + "/doc.yaml", "--validate-responses", "--fixtures", folder + "/none", "--no-watch",
+    ])
+    defer { server.stop() }
+    let broken = try send(server.port, "GET /pets HTTP/1.1\r\n")
+    #expect(broken.0 == 200 && broken.2 == "123", "\(broken)")
+    #expect(
+      header(broken.1, "sl-violations")?.hasPrefix(
+        #"[{"location":["response","body"],"severity":"Error","code":"type","message":"Response body: expected an object"#
+      )
+        == true, "\(broken)")
+    let fine = try send(server.port, "GET /fine HTTP/1.1\r\n")
+    #expect(fine.0 == 200 && header(fine.1, "sl-violations") == nil, "\(fine)")
+    // The log line (standard error, read in the background) names the violation.
+    let logged = "GET /pets 200 openapi"
+    for _ in 0..<400 where !server.standardErrorText.contains(logged) { usleep(50_000) }
+    let line = server.standardErrorText.split(separator: "\n").first { $0.hasPrefix(logged) } ?? ""
+    #expect(
+      line.contains("violations: response body: Response body: expected an object"),
+      "\(server.standardErrorText)")
+  }
+
+  /// `--errors` and `--openapi-cors` (Prism's `--cors`) parse as switches and need `--openapi`.
+  @Test func prismsFlagsParse() throws {
+    let defaults = try CommandLineOptions.parse(["--openapi", "x.yaml"])
+    #expect(defaults.openAPICORS && !defaults.answerViolationsAreErrors)
+    let o = try CommandLineOptions.parse(["--openapi", "x.yaml", "--errors", "--openapi-cors", "false"])
+    #expect(o.answerViolationsAreErrors && !o.openAPICORS)
+    #expect(try !CommandLineOptions.parse(["--openapi", "x.yaml", "--cors=false"]).openAPICORS)
+    #expect(throws: CommandLineOptions.UsageError.self) { try CommandLineOptions.parse(["--errors"]) }
+    #expect(throws: CommandLineOptions.UsageError.self) { try CommandLineOptions.parse(["--cors=false"]) }
+    #expect(
+      CommandLineOptions.helpText.contains("--errors")
+        && CommandLineOptions.helpText.contains("--openapi-cors"))
+  }
+
+  static let unsupportedSecurity = #"""
+    openapi: 3.1.0
+    info: {title: Secure, version: '1'}
+    components:
+      securitySchemes:
+        mtls: {type: mutualTLS}
+        token: {type: http, scheme: bearer}
+    paths:
+      /mtls:
+        get:
+          security: [{mtls: []}]
+          responses: {'200': {description: ok, content: {application/json: {example: {ok: 1}}}}}
+      /either:
+        get:
+          security: [{mtls: []}, {token: []}]
+          responses: {'200': {description: ok, content: {application/json: {example: {ok: 2}}}}}
+      /ghost:
+        get:
+          security: [{ghost: []}]
+          responses: {'200': {description: ok, content: {application/json: {example: {ok: 3}}}}}
+    """#
+
+  /// A security scheme the validator does not enforce (mutualTLS, an undeclared name) is a start-up and
+  /// lint warning naming its JSON pointer, and is never silently satisfied: alone it serves the request
+  /// with Prism's warning in sl-violations; beside an enforced alternative that fails, it is a 401.
+  @Test func unsupportedSecuritySchemesAreWarnedAboutAndNotSilentlySatisfied() async throws {
+    let folder = NSTemporaryDirectory() + "openapi-security-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let spec = folder + "/doc.yaml"
+    try Data(OpenAPIServingTests.unsupportedSecurity.utf8).write(to: URL(fileURLWithPath: spec))
+    let (status, lint) = try await run(
+      MockServerProcess.defaultBinary(), ["lint", "--openapi", spec, folder, "--allow-empty"])
+    #expect(status == 0, "\(lint)")
+    #expect(
+      lint.contains(
+        "#/components/securitySchemes/mtls: security scheme mtls (type mutualTLS) is not enforced"))
+    #expect(
+      lint.contains("#/paths/~1ghost/get/security/0/ghost: security scheme ghost is not declared"), "\(lint)")
+    #expect(!lint.contains("securitySchemes/token"), "\(lint)")
+    let server = try MockServerProcess.launch(arguments: [
+      "--openapi", spec, "--validate-requests", "--fixtures", folder + "/none", "--no-watch",
+    ])
+    defer { server.stop() }
+    // Standard error is read in the background: wait for the start-up lines (a timeout, not a bound).
+    for _ in 0..<400 where !server.standardErrorText.contains("securitySchemes/mtls") { usleep(50_000) }
+    #expect(
+      server.standardErrorText.contains("warning: #/components/securitySchemes/mtls"),
+      "\(server.standardErrorText)")
+    let mtls = try send(server.port, "GET /mtls HTTP/1.1\r\n")
+    #expect(mtls.0 == 200 && mtls.2 == #"{"ok":1}"#, "\(mtls)")
+    #expect(
+      header(mtls.1, "sl-violations")?.contains(#""location":["request"],"severity":"Warning""#) == true
+        && header(mtls.1, "sl-violations")?.contains("mtls (type mutualTLS)") == true, "\(mtls)")
+    let ghost = try send(server.port, "GET /ghost HTTP/1.1\r\n")
+    #expect(
+      ghost.0 == 200 && header(ghost.1, "sl-violations")?.contains("ghost (not declared") == true, "\(ghost)")
+    let refused = try send(server.port, "GET /either HTTP/1.1\r\n")
+    #expect(refused.0 == 401 && refused.2.contains("mtls (type mutualTLS): not enforced"), "\(refused)")
+    let bearer = try send(server.port, "GET /either HTTP/1.1\r\nAuthorization: Bearer abc\r\n")
+    #expect(bearer.0 == 200 && header(bearer.1, "sl-violations") == nil, "\(bearer)")
   }
 
   /// Every operation of every shared document answers from the binary with a declared status, and a JSON

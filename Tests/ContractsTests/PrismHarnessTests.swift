@@ -15,8 +15,10 @@ import Testing
 /// own implementation limits is there, Swagger 2.0 twins included. A case with `difference` is a stated
 /// difference from Prism (docs/contracts.md): its `expect` is our answer, and the difference names Prism's.
 ///
-/// Each case is served by the in-process server as `mockserver --openapi DOC --validate-requests` wires
-/// it (OpenAPIServing), over a real socket, one server per case.
+/// Each case is served by the in-process server as `mockserver --openapi DOC` with the case's `options`
+/// wires it (OpenAPIServing), over a real socket, one server per case. `slViolations` lists what Prism's
+/// `sl-violations` header holds (location, severity, code); Prism's specs that do not show the header
+/// do not compare it.
 @Suite struct PrismHarnessTests {
   struct Case: Sendable, CustomTestStringConvertible {
     var source: String
@@ -52,7 +54,8 @@ import Testing
     var configuration = MockServiceConfiguration()
     configuration.logLevel = .quiet
     OpenAPIServing.configure(
-      &configuration, document: document, seed: 1, validateRequests: options.contains("--validate-requests"))
+      &configuration, document: document,
+      options: try CommandLineOptions.parse(["--openapi", spec] + options))
     let service = MockService(configuration: configuration, fixtures: FixtureSet())
     var serverConfiguration = ServerConfiguration()
     serverConfiguration.port = 0
@@ -71,6 +74,19 @@ import Testing
         #expect(found.map { MediaTypeName($0).essence } == header.value.stringValue, "\(context)")
       } else {
         #expect(found == header.value.stringValue, "\(header.key): \(context)")
+      }
+    }
+    if let wanted = expect["slViolations"]?.arrayValue {
+      // Prism's sl-violations header: each violation's location, severity and code (messages are ours).
+      let listed =
+        reply.headers["sl-violations"].flatMap { try? JSONValue.parse(bytes: Array($0.utf8)) }?.arrayValue
+        ?? []
+      #expect(listed.count == wanted.count, "sl-violations: \(context)")
+      for w in wanted {
+        #expect(
+          listed.contains {
+            $0["location"] == w["location"] && $0["severity"] == w["severity"] && $0["code"] == w["code"]
+          }, "sl-violations \(w.serialized()) missing: \(context)")
       }
     }
     guard let body = expect["body"] else { return }

@@ -142,13 +142,14 @@ public final class MockResponder: Sendable {
         stub, index: stubIndex ?? -1, table: table, request: request, context: context,
         pathParameters: parameters)
     case .unmatched(let report):
-      if let unmatchedAnswer, let (response, note) = unmatchedAnswer(request) {
-        return answerWithoutStub(request, context: context, response: response, note: note)
-      }
+      // A stub with CORS on answers its preflights ahead of an OpenAPI document's answer.
       if let preflight = corsPreflight(
         request, table: table, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted })
       {
         return preflight
+      }
+      if let unmatchedAnswer, let (response, note) = unmatchedAnswer(request) {
+        return answerWithoutStub(request, context: context, response: response, note: note)
       }
       if let base = forwarder.configuration.proxyAllBaseURL {
         // Journaled as matched by the catch-all proxy stub WireMock adds for --proxy-all.
