@@ -240,6 +240,10 @@ public struct CommandLineOptions: Sendable, Equatable {
           )
         }
         options.templating.environment.fixedTimeMilliseconds = ms
+      case "--max-template-bytes":
+        options.templating.environment.maximumOutputBytes = try integer(name, 1_024...(1 << 30))
+      case "--max-template-steps":
+        options.templating.environment.maximumSteps = try integer(name, 1_000...1_000_000_000)
       case "--template-env":
         let names = try value(name).split(separator: ",").map {
           String($0).trimmingCharacters(in: .whitespaces)
@@ -385,6 +389,10 @@ public struct CommandLineOptions: Sendable, Equatable {
       --template-escaping      HTML-escape {{expr}} output in templates (off by default, as WireMock 3)
       --fixed-time ISO8601     pin the templates' now, e.g. 2024-01-02T03:04:05Z
       --template-env NAME,...  environment variables systemValue may read (default none)
+      --max-template-bytes N   bytes one template rendering may produce, 1024 to 2^30; past it the
+                               answer is a 500 naming the stub (default 16777216)
+      --max-template-steps N   steps (tags, expressions, loop passes) one rendering may take, 1000 to
+                               10^9; past it the same 500 (default 1000000)
       --global-delay-ms N      add N ms to every stub response (default 0)
       --max-hold-ms N          longest NO_RESPONSE / HEADERS_THEN_STALL hold (default 300000)
       --shutdown-grace-ms N    on SIGINT/SIGTERM, responses in flight get N ms to finish (default 5000)

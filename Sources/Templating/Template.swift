@@ -149,11 +149,11 @@ extension Template {
   /// The most bytes one rendering produces (16 MiB), counted over everything it writes (every block and
   /// capture, a capture's text again where it is used) and every text a helper or sub-expression returns
   /// (`{{join (range …)}}`, `(replace …)` inside another call).
-  public static let maximumOutputBytes = RenderState.maximumOutputBytes
+  public static let maximumOutputBytes = RenderState.defaultMaximumOutputBytes
   /// The most steps one rendering takes (1,000,000): each tag and text part rendered, each expression and
   /// sub-expression evaluated, each pass of a loop (`each`, sections, `range`'s items); an XPath helper's
   /// operations count a tenth of a step each. A nested loop over request data stops here.
-  public static let maximumSteps = RenderState.maximumSteps
+  public static let maximumSteps = RenderState.defaultMaximumSteps
 }
 
 /// What a template can see and how it behaves: the request model, `parameters`, time, randomness, options.
@@ -197,13 +197,22 @@ public struct TemplateEnvironment: Sendable, Hashable {
   public var allowedEnvironment: Set<String> = []
   /// `now` pinned to this many milliseconds since 1970 (`--fixed-time`), or nil for the clock.
   public var fixedTimeMilliseconds: Int64?
+  /// The most bytes one rendering produces (`--max-template-bytes`; default ``Template/maximumOutputBytes``,
+  /// 16 MiB), counted as ``Template/maximumOutputBytes`` says; at least 1.
+  public var maximumOutputBytes: Int
+  /// The most steps one rendering takes (`--max-template-steps`; default ``Template/maximumSteps``,
+  /// 1,000,000), counted as ``Template/maximumSteps`` says; at least 1.
+  public var maximumSteps: Int
   /// Creates the defaults.
   public init(
-    escapesHTML: Bool = false, allowedEnvironment: Set<String> = [], fixedTimeMilliseconds: Int64? = nil
+    escapesHTML: Bool = false, allowedEnvironment: Set<String> = [], fixedTimeMilliseconds: Int64? = nil,
+    maximumOutputBytes: Int = Template.maximumOutputBytes, maximumSteps: Int = Template.maximumSteps
   ) {
     self.escapesHTML = escapesHTML
     self.allowedEnvironment = allowedEnvironment
     self.fixedTimeMilliseconds = fixedTimeMilliseconds
+    self.maximumOutputBytes = max(1, maximumOutputBytes)
+    self.maximumSteps = max(1, maximumSteps)
   }
 }
 
@@ -215,13 +224,18 @@ final class RenderState {
     var data: [String: TemplateValue] = [:]
   }
 
-  /// The most bytes one rendering writes, counted over every block and capture and every text a helper
-  /// returns (16 MiB); past it the rendering stops (``budgetExceeded``), so no template or request grows
-  /// memory without bound.
-  static let maximumOutputBytes = 16 << 20
-  /// The most steps one rendering takes (tags, texts, expressions, loop passes; ``step(_:)``); past it the
-  /// rendering stops (``budgetExceeded``), so no template keeps a thread busy without bound.
-  static let maximumSteps = 1_000_000
+  /// The most bytes one rendering writes by default, counted over every block and capture and every text a
+  /// helper returns (16 MiB); past ``maximumOutputBytes`` the rendering stops (``budgetExceeded``), so no
+  /// template or request grows memory without bound.
+  static let defaultMaximumOutputBytes = 16 << 20
+  /// The most steps one rendering takes by default (tags, texts, expressions, loop passes; ``step(_:)``);
+  /// past ``maximumSteps`` the rendering stops (``budgetExceeded``), so no template keeps a thread busy
+  /// without bound.
+  static let defaultMaximumSteps = 1_000_000
+  /// This rendering's byte budget (the environment's).
+  let maximumOutputBytes: Int
+  /// This rendering's step budget (the environment's).
+  let maximumSteps: Int
   /// XPath operations per step (libxml2 counts one per operation and per node visited).
   static let xpathOperationsPerStep = 10
   /// The most items a helper builds into one list (`range`): 100,000.
@@ -241,9 +255,9 @@ final class RenderState {
   /// True once a budget was passed.
   var isExhausted: Bool { budgetExceeded != nil }
   /// Bytes the rendering may still produce.
-  var remainingBytes: Int { max(0, RenderState.maximumOutputBytes - written) }
+  var remainingBytes: Int { max(0, maximumOutputBytes - written) }
   /// Steps the rendering may still take.
-  var remainingSteps: Int { max(0, RenderState.maximumSteps - steps) }
+  var remainingSteps: Int { max(0, maximumSteps - steps) }
   var problems: [String] = []
   var frames: [Frame]
   var variables: [String: TemplateValue] = [:]
@@ -251,6 +265,8 @@ final class RenderState {
 
   init(context: TemplateContext) {
     self.context = context
+    maximumOutputBytes = context.environment.maximumOutputBytes
+    maximumSteps = context.environment.maximumSteps
     random = TemplateRandom(seed: context.seed)
     var root = TemplateMap([("request", context.request), ("parameters", context.parameters)])
     for entry in context.additionalModel.entries { root.set(entry.key, entry.value) }
@@ -286,8 +302,8 @@ final class RenderState {
   func charge(bytes count: Int) -> Bool {
     guard !isExhausted else { return false }
     written += count
-    guard written <= RenderState.maximumOutputBytes else {
-      exceed("it produced more than \(RenderState.maximumOutputBytes) bytes")
+    guard written <= maximumOutputBytes else {
+      exceed("it produced more than \(maximumOutputBytes) bytes")
       return false
     }
     return true
@@ -299,8 +315,8 @@ final class RenderState {
   func step(_ count: Int = 1) -> Bool {
     guard !isExhausted else { return false }
     steps += count
-    guard steps <= RenderState.maximumSteps else {
-      exceed("it took more than \(RenderState.maximumSteps) steps")
+    guard steps <= maximumSteps else {
+      exceed("it took more than \(maximumSteps) steps")
       return false
     }
     return true
@@ -557,7 +573,7 @@ struct HelperCall {
   func fits(bytes: Int) -> Bool {
     guard bytes > state.remainingBytes else { return !state.isExhausted }
     state.exceed(
-      "a helper (\(name)) would have made more than the \(RenderState.maximumOutputBytes) bytes one rendering may"
+      "a helper (\(name)) would have made more than the \(state.maximumOutputBytes) bytes one rendering may"
     )
     return false
   }

@@ -323,8 +323,8 @@ enum TemplateHelpers {
     // MARK: Random
     t["randomValue"] = { c in
       let length = max(0, c.int("length") ?? 36)
-      guard length <= RenderState.maximumOutputBytes else {
-        return c.error("randomValue length \(length) is more than \(RenderState.maximumOutputBytes)")
+      guard length <= c.state.maximumOutputBytes else {
+        return c.error("randomValue length \(length) is more than \(c.state.maximumOutputBytes)")
       }
       guard c.fits(bytes: length) else { return .null }
       let type = c.string("type") ?? "ALPHANUMERIC"

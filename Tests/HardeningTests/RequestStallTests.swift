@@ -278,6 +278,47 @@ struct RequestStallTests {
     #expect(peak < 128 << 20, "peak RSS \(peak >> 20) MiB")
   }
 
+  /// The two budgets are flags: `--max-template-steps 1000` stops a 40 × 40 loop that the default lets
+  /// through, `--max-template-bytes 1024` 2,100 random characters in 21 passes; values out of range are refused at start.
+  @Test func templateBudgetsAreSetByFlags() throws {
+    func templated(_ url: String, _ body: String) -> String {
+      #"{"request":{"method":"GET","url":"\#(url)"},"response":{"status":200,"body":"\#(body)","transformers":["response-template"]}}"#
+    }
+    let fixtures = try TemporaryFixtures([
+      ("loops.json", templated("/loops", "{{#each (range 0 40)}}{{#each (range 0 40)}}x{{/each}}{{/each}}")),
+      (
+        "bytes.json",
+        templated("/bytes", "{{#each (range 0 20)}}{{randomValue length=100 type='ALPHABETIC'}}{{/each}}")
+      ),
+    ])
+    defer { fixtures.remove() }
+    let defaults = try MockServerProcess.launch(arguments: ["--fixtures", fixtures.fixtures, "--no-watch"])
+    defer { defaults.stop() }
+    #expect(status(get(defaults.port, "/loops")) == 200)
+    #expect(status(get(defaults.port, "/bytes")) == 200)
+    let tight = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet", "--max-template-steps", "1000",
+      "--max-template-bytes", "1024",
+    ])
+    defer { tight.stop() }
+    let loops = get(tight.port, "/loops")
+    #expect(status(loops) == 500 && loops.contains("it took more than 1000 steps"), "\(loops.prefix(400))")
+    let bytes = get(tight.port, "/bytes")
+    #expect(status(bytes) == 500 && bytes.contains("1024 bytes"), "\(bytes.prefix(400))")
+    for (flag, value) in [("--max-template-steps", "999"), ("--max-template-bytes", "1073741825")] {
+      let refused = Process()
+      refused.executableURL = URL(fileURLWithPath: MockServerProcess.defaultBinary())
+      refused.arguments = [flag, value, "--fixtures", fixtures.fixtures]
+      let err = Pipe()
+      refused.standardError = err
+      refused.standardOutput = Pipe()
+      try refused.run()
+      let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      refused.waitUntilExit()
+      #expect(refused.terminationStatus == 2 && text.contains(flag), "\(flag) \(value): \(text)")
+    }
+  }
+
   /// A 27 MB JSON body sent to an `equalToJson` stub is matched off the event loop: once the server has
   /// spent half a second of CPU on it (read from /proc, so the matching has begun), another client's
   /// `GET /ping` is answered while the large request's answer has still not come (before, the loop parsed
