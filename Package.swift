@@ -137,7 +137,7 @@ let package = Package(
       exclude: [
         "Pact/consumer.py", "Pact/verify.py", "Pact/reference_match.py", "Pact/compatibility-cases.json",
         "Pact/rule-cases.json",
-        "Documents/users.yaml", "PrismHarness/cases.json", "PrismHarness/README.md",
+        "Documents/users.yaml", "Documents/keywords.yaml", "PrismHarness/cases.json", "PrismHarness/README.md",
       ]),
     .testTarget(
       name: "ContractTests",

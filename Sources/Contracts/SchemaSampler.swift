@@ -2,11 +2,15 @@ import Foundation
 import HTTPCore
 import JSONSchema
 import MockJSON
+import RegularExpressions
 
 /// Generates a value that conforms to a schema, reproducibly from a seed: `example`/`default`/`const`
 /// first, then enums, formats (`date-time`, `date`, `uuid`, `email`, `uri`, `hostname`, `ipv4`, `ipv6`),
 /// `minimum`/`maximum` (exclusive too) and `multipleOf`, `minLength`/`maxLength`, `minItems`/`maxItems`,
-/// every declared property, `allOf` merged, the first `oneOf`/`anyOf` branch.
+/// `uniqueItems`, `contains` with `minContains`/`maxContains`, every declared property, `patternProperties`
+/// and `dependentRequired`, `allOf` merged, the first `oneOf`/`anyOf` branch, `if`/`then`/`else`, `not`.
+/// A value that still breaks its schema (a combination of keywords the rules above do not meet at once) is
+/// made again from the next random values, up to ``attempts`` times, and the first that validates is kept.
 public struct SchemaSampler {
   /// The document whose `$ref`s the schemas use.
   public let document: OpenAPIDocument
@@ -25,17 +29,46 @@ public struct SchemaSampler {
     self.random = SplitMix64(seed: seed)
   }
 
-  /// A value for the schema at `location` (nil when there is no schema there).
+  /// How many values ``sample(at:)`` makes at most before it keeps one that breaks its schema.
+  public static let attempts = 8
+
+  /// A value for the schema at `location` (nil when there is no schema there): the first of up to
+  /// ``attempts`` values that validates against it, else the last one made.
   public mutating func sample(at location: SchemaLocation) -> JSONValue? {
     guard let schema = document.schema(at: location) else { return nil }
-    remaining = SchemaSampler.generationBudget
-    return sample(schema, location, depth: 0)
+    var value = JSONValue.null
+    for _ in 0..<SchemaSampler.attempts {
+      remaining = SchemaSampler.generationBudget
+      value = sample(schema, location, depth: 0)
+      if document.validator.conforms(value, at: location) { break }
+    }
+    return value
+  }
+
+  /// True when `value` validates against the schema at `location`.
+  func conforms(_ value: JSONValue, _ location: SchemaLocation) -> Bool {
+    document.validator.conforms(value, at: location)
   }
 
   mutating func sample(_ schema: JSONValue, _ location: SchemaLocation, depth: Int) -> JSONValue {
     let (schema, location) = document.dereference(schema, at: location)
     guard case .object(var s) = schema, depth < 12 else {
       return schema == .bool(false) ? .null : .object(JSONObject())
+    }
+    if s["not"] != nil || s["if"] != nil {
+      // The value of the rest of the schema, then `then`/`else` applied, made again while it matches `not`.
+      let conditional = s
+      s.members.removeAll { ["not", "if", "then", "else"].contains($0.key) }
+      var value = JSONValue.null
+      for _ in 0..<SchemaSampler.attempts {
+        value = sample(.object(s), location, depth: depth)
+        if conditional["if"] != nil {
+          let branch = conforms(value, location.appending("if")) ? "then" : "else"
+          if conditional[branch] != nil { value = applying(branch, to: value, location, depth: depth) }
+        }
+        guard conditional["not"] != nil, conforms(value, location.appending("not")) else { break }
+      }
+      return value
     }
     if let c = s["const"] { return c }
     if let e = s["example"] { return e }
@@ -100,6 +133,41 @@ public struct SchemaSampler {
     }
   }
 
+  /// `value` made to meet the `then` or `else` (`branch`) of the schema at `location`: an object gets the
+  /// branch's members (a branch's value replaces the member of the same name); another value is replaced by
+  /// the branch's when that one also meets the whole schema.
+  mutating func applying(_ branch: String, to value: JSONValue, _ location: SchemaLocation, depth: Int)
+    -> JSONValue
+  {
+    guard let schema = document.schema(at: location.appending(branch)) else { return value }
+    let made = sample(schema, location.appending(branch), depth: depth + 1)
+    if case .object(var o) = value, case .object(let extra) = made {
+      for m in extra {
+        o.members.removeAll { $0.key == m.key }
+        o.members.append(m)
+      }
+      return .object(o)
+    }
+    return made
+  }
+
+  /// The schema a member named `name` takes: its `properties` entry, else the first `patternProperties`
+  /// entry whose pattern (ECMA-262) finds a match in the name, else `additionalProperties`; nil when none.
+  func memberSchema(_ s: JSONObject, _ name: String, _ location: SchemaLocation) -> (
+    JSONValue, SchemaLocation
+  )? {
+    if let p = s["properties"]?[name] { return (p, location.appending("properties", name)) }
+    for p in s["patternProperties"]?.objectValue ?? JSONObject() {
+      if (try? CompiledRegex(p.key, dialect: .ecma262))?.containsMatch(in: name) == true {
+        return (p.value, location.appending("patternProperties", p.key))
+      }
+    }
+    if let extra = s["additionalProperties"], extra != .bool(false) {
+      return (extra, location.appending("additionalProperties"))
+    }
+    return nil
+  }
+
   mutating func object(_ s: JSONObject, _ location: SchemaLocation, depth: Int) -> JSONValue {
     var members: [JSONObject.Member] = []
     let required = Set(s["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
@@ -111,22 +179,37 @@ public struct SchemaSampler {
         JSONObject.Member(
           key: p.key, value: sample(p.value, location.appending("properties", p.key), depth: depth + 1)))
     }
-    for name in required.sorted() where !members.contains(where: { $0.key == name }) {
-      let extra = s["additionalProperties"]
-      let value =
-        extra.map { sample($0, location.appending("additionalProperties"), depth: depth + 1) }
-        ?? .string(string(JSONObject()))
-      members.append(JSONObject.Member(key: name, value: value))
+    // Required names, then the names `dependentRequired` asks for once a member is present.
+    var wanted = required.sorted()
+    var k = 0
+    while k < wanted.count, k < 1_000 {
+      let name = wanted[k]
+      k += 1
+      if !members.contains(where: { $0.key == name }) {
+        let value =
+          memberSchema(s, name, location).map { sample($0.0, $0.1, depth: depth + 1) }
+          ?? .string(string(JSONObject()))
+        members.append(JSONObject.Member(key: name, value: value))
+      }
+      if k == wanted.count, let dependencies = s["dependentRequired"]?.objectValue {
+        for d in dependencies where members.contains(where: { $0.key == d.key }) {
+          for dependent in d.value.arrayValue?.compactMap(\.stringValue) ?? []
+          where !wanted.contains(dependent) {
+            wanted.append(dependent)
+          }
+        }
+      }
     }
-    if let wanted = s["minProperties"]?.numberValue?.intValue, members.count < wanted,
-      let extra = s["additionalProperties"], extra != .bool(false)
+    if let minimum = s["minProperties"]?.numberValue?.intValue, members.count < minimum,
+      s["additionalProperties"] != .bool(false)
     {
-      let end = min(wanted, members.count + remaining)
+      let extra = s["additionalProperties"] ?? .object(JSONObject())
+      let end = min(minimum, members.count + remaining)
       remaining -= max(0, end - members.count)
-      for k in members.count..<max(members.count, end) {
+      for n in members.count..<max(members.count, end) {
         members.append(
           JSONObject.Member(
-            key: "property\(k + 1)",
+            key: "property\(n + 1)",
             value: sample(extra, location.appending("additionalProperties"), depth: depth + 1)))
       }
     }
@@ -156,6 +239,24 @@ public struct SchemaSampler {
       }
       if unique, items.contains(item) { continue }
       items.append(item)
+    }
+    if s["contains"] != nil {
+      // At least `minContains` (default 1) and at most `maxContains` items match `contains`.
+      let containsLocation = location.appending("contains")
+      let least = SchemaSampler.count(s["minContains"]) ?? 1
+      let most = SchemaSampler.count(s["maxContains"]) ?? Int.max
+      var matching = items.indices.filter { conforms(items[$0], containsLocation) }
+      while matching.count > most, let last = matching.popLast() { items.remove(at: last) }
+      var added = 0
+      while matching.count + added < least, added < remaining, added < 1_000,
+        let schema = document.schema(at: containsLocation)
+      {
+        let item = sample(schema, containsLocation, depth: depth + 1)
+        if unique, items.contains(item) { break }
+        items.insert(item, at: 0)
+        added += 1
+      }
+      remaining -= added
     }
     return .array(items)
   }

@@ -377,20 +377,25 @@ public struct JSONSchemaValidator: Sendable {
       }
     }
     if let contains = s["contains"] {
-      func matches(_ item: JSONValue) -> Bool {
+      // Each item is checked at its own instance path: the work budget remembers results by instance path
+      // and schema location, so checking every item at the array's path counted the first item's result
+      // for all of them.
+      func matches(_ k: Int) -> Bool {
         var r: [SchemaViolation] = []
-        check(item, path, contains, loc.appending("contains"), depth: depth.child, work, &r)
+        check(
+          items[k], InstancePath.index(path, k), contains, loc.appending("contains"), depth: depth.child,
+          work, &r)
         return r.isEmpty
       }
       let minimum = s["minContains"]?.numberValue?.intValue
       let maximum = s["maxContains"]?.numberValue?.intValue
       if minimum == nil, maximum == nil {
-        if !items.contains(where: matches) {
+        if !items.indices.contains(where: matches) {
           fail("an array containing an item that matches contains", nil, nil)
         }
       } else {
         // 2019-09 and later: minContains (default 1, 0 accepts any array) and maxContains count the matches.
-        let count = items.count(where: matches)
+        let count = items.indices.count(where: matches)
         if count < (minimum ?? 1) {
           fail("an array containing at least \(minimum ?? 1) items that match contains", "\(count)", nil)
         }

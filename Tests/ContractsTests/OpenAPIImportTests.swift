@@ -121,29 +121,39 @@ func mockserver(_ arguments: String...) -> Int32 { MockServerMain.run(arguments:
     #expect(owner(other) != Array(owners.body))
   }
 
-  /// Generated values conform to their schemas for many seeds (formats, enums, bounds, allOf, oneOf).
+  /// Generated values conform to their schemas for many seeds: every response, request body and component
+  /// schema of every document in ../shared/openapi (the OpenAPI Initiative's examples), of the tests' users
+  /// document, and of Documents/keywords.yaml (contains with minContains/maxContains, uniqueItems,
+  /// patternProperties, dependentRequired, if/then/else, not).
   @Test(arguments: [1, 2, 3, 42, 1000] as [UInt64])
   func generatedValuesConform(seed: UInt64) throws {
-    for spec in [usersDocument, SharedDocuments.path("split/main.yaml"), SharedDocuments.path("uspto.yaml")] {
+    let shared = (try? FileManager.default.contentsOfDirectory(atPath: SharedDocuments.folder)) ?? []
+    let documents =
+      [usersDocument, keywordsDocument, SharedDocuments.path("split/main.yaml")]
+      + shared.filter { $0.hasSuffix(".yaml") }.sorted().map { SharedDocuments.path($0) }
+    #expect(documents.count >= 10, "\(documents)")
+    var checked = 0
+    for spec in documents {
       let document = try OpenAPIDocument.load(path: spec)
       var sampler = SchemaSampler(document: document, seed: seed)
+      var locations: [(String, SchemaLocation)] = []
       for op in document.operations {
-        for response in op.responses {
-          for media in response.content where media.isJSON {
-            guard let location = media.schemaLocation, let value = sampler.sample(at: location) else {
-              continue
-            }
-            #expect(document.validator.validate(value, at: location).map(\.description) == [], "\(op.name)")
-          }
+        for media in op.responses.flatMap(\.content) + op.requestBody where media.isJSON {
+          if let location = media.schemaLocation { locations.append((op.name, location)) }
         }
       }
-      for name in ["User", "Pet", "Cat"] where spec == usersDocument {
-        let location = SchemaLocation(tokens: ["components", "schemas", name])
-        let sampled = sampler.sample(at: location)
-        let value = try #require(sampled)
-        #expect(document.validator.validate(value, at: location).map(\.description) == [])
+      for schema in document.root["components"]?["schemas"]?.objectValue ?? JSONObject() {
+        locations.append((schema.key, SchemaLocation(tokens: ["components", "schemas", schema.key])))
+      }
+      for (name, location) in locations {
+        guard let value = sampler.sample(at: location) else { continue }
+        checked += 1
+        #expect(
+          document.validator.validate(value, at: location).map(\.description) == [],
+          "\(spec): \(name): \(value.serialized())")
       }
     }
+    #expect(checked >= 50, "\(checked) schemas checked")
   }
 }
 

@@ -15,6 +15,7 @@ let sharedDocuments = [
 ]
 
 let usersDocument = SharedDocuments.repositoryRoot.path + "/Tests/ContractsTests/Documents/users.yaml"
+let keywordsDocument = SharedDocuments.repositoryRoot.path + "/Tests/ContractsTests/Documents/keywords.yaml"
 
 @Suite struct YAMLTests {
   @Test(arguments: sharedDocuments + ["split/main", "split/schemas"])
@@ -260,6 +261,22 @@ let usersDocument = SharedDocuments.repositoryRoot.path + "/Tests/ContractsTests
       doc.validator.validate(try .parse(#"{"kind":"cow","name":"Bess"}"#), at: pet).map(\.description) == [
         "$.kind: expected property kind naming one of the schemas Cat, Dog (#/components/schemas/Pet), found \"cow\""
       ])
+  }
+}
+
+@Suite struct ContainsCountTests {
+  /// maxContains counts each item on its own: a remembered result for the array's path was reused for every
+  /// item, so one matching item made all of them match (found by the value generator's property test).
+  @Test func eachItemIsCheckedAgainstContains() throws {
+    let validator = JSONSchemaValidator(
+      schema: try .parse(
+        #"{"type":"array","contains":{"properties":{"kind":{"const":"special"}}},"minContains":1,"maxContains":2}"#
+      ))
+    let two = #"[{"kind":"special"},{"kind":"special"},{"kind":"plain"}]"#
+    let three = #"[{"kind":"special"},{"kind":"special"},{"kind":"special"}]"#
+    #expect(validator.validate(try .parse(two)).isEmpty)
+    #expect(validator.validate(try .parse(three)).count == 1)
+    #expect(validator.validate(try .parse(#"[{"kind":"plain"}]"#)).count == 1)
   }
 }
 
