@@ -44,6 +44,7 @@ package enum OpenAPIExampleCheck {
         }
       }
     }
-    return out + OpenAPIMock.securityWarnings(document)
+    // A Swagger 2.0 document's pointers name the user's file, not its OpenAPI 3 form.
+    return (out + OpenAPIMock.securityWarnings(document)).map(document.originalPointers(in:))
   }
 }

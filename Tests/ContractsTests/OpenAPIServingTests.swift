@@ -302,6 +302,66 @@ import Testing
     #expect(bearer.0 == 200 && header(bearer.1, "sl-violations") == nil, "\(bearer)")
   }
 
+  /// A Swagger 2.0 document whose examples break its definitions, and with a security definition
+  /// mockserver does not enforce.
+  static let brokenSwagger = #"""
+    swagger: '2.0'
+    info: {title: Broken pets, version: '1'}
+    securityDefinitions:
+      inBody: {type: apiKey, name: key, in: body}
+    paths:
+      /pets:
+        get:
+          produces: [application/json]
+          parameters:
+            - {name: limit, in: query, type: integer, x-example: many}
+          responses:
+            '200':
+              description: ok
+              schema: {$ref: '#/definitions/Pet'}
+              examples:
+                application/json: {id: x, name: rex}
+        post:
+          parameters:
+            - in: body
+              name: pet
+              schema: {$ref: '#/definitions/Pet'}
+              x-examples: {application/json: {id: 1, name: 2}}
+          responses:
+            '201': {description: made}
+    definitions:
+      Pet:
+        type: object
+        properties:
+          id: {type: integer}
+          name: {type: string}
+    """#
+
+  /// Warnings about a Swagger 2.0 document name pointers into the user's file, not into the OpenAPI 3
+  /// form it is converted to: `responses.examples` by media type, `definitions`, a body parameter's
+  /// `x-examples`, a query parameter's `x-example`, and `securityDefinitions`.
+  @Test func swaggerWarningsNameTheOriginalPointers() async throws {
+    let folder = NSTemporaryDirectory() + "openapi-swagger-warnings-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let spec = folder + "/pets.yaml"
+    try Data(OpenAPIServingTests.brokenSwagger.utf8).write(to: URL(fileURLWithPath: spec))
+    let (status, lint) = try await run(
+      MockServerProcess.defaultBinary(), ["lint", "--openapi", spec, folder, "--allow-empty"])
+    #expect(status == 0, "\(lint)")
+    for expected in [
+      #"#/paths/~1pets/get/responses/200/examples/application~1json $.id: expected an integer "#
+        + #"(#/definitions/Pet/properties/id), found "x""#,
+      #"#/paths/~1pets/get/parameters/0/x-example: expected an integer (#/paths/~1pets/get/parameters/0)"#,
+      #"#/paths/~1pets/post/parameters/0/x-examples/application~1json $.name: expected a string "#
+        + #"(#/definitions/Pet/properties/name)"#,
+      "#/securityDefinitions/inBody: security scheme inBody (apiKey in body) is not enforced",
+    ] {
+      #expect(lint.contains(expected), "\(expected) in \(lint)")
+    }
+    #expect(!lint.contains("components"), "\(lint)")
+  }
+
   /// Every operation of every shared document answers from the binary with a declared status, and a JSON
   /// answer conforms to its schema.
   @Test(arguments: sharedDocuments)
