@@ -334,12 +334,15 @@ import Testing
         type: object
         properties:
           id: {type: integer}
-          name: {type: string}
+          name: {type: string, example: 7}
+        example: {id: 1, name: rex, born: 2020}
+        additionalProperties: false
     """#
 
   /// Warnings about a Swagger 2.0 document name pointers into the user's file, not into the OpenAPI 3
-  /// form it is converted to: `responses.examples` by media type, `definitions`, a body parameter's
-  /// `x-examples`, a query parameter's `x-example`, and `securityDefinitions`.
+  /// form it is converted to: `responses.examples` by media type, `definitions` (a schema's own
+  /// `example` and a property's), a body parameter's `x-examples`, a query parameter's `x-example`, and
+  /// `securityDefinitions`.
   @Test func swaggerWarningsNameTheOriginalPointers() async throws {
     let folder = NSTemporaryDirectory() + "openapi-swagger-warnings-" + UUID().uuidString
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -356,6 +359,8 @@ import Testing
       #"#/paths/~1pets/post/parameters/0/x-examples/application~1json $.name: expected a string "#
         + #"(#/definitions/Pet/properties/name)"#,
       "#/securityDefinitions/inBody: security scheme inBody (apiKey in body) is not enforced",
+      "#/definitions/Pet/example $.born: ",
+      #"#/definitions/Pet/properties/name/example: expected a string (#/definitions/Pet/properties/name)"#,
     ] {
       #expect(lint.contains(expected), "\(expected) in \(lint)")
     }
