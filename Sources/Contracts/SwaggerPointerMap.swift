@@ -1,3 +1,4 @@
+import Foundation
 import JSONSchema
 
 /// Where the parts of a converted Swagger 2.0 document came from: converted pointer prefix → the pointer
@@ -50,11 +51,11 @@ package struct SwaggerPointerMap: Sendable {
         end += 1
       }
       let pointer = String(chars[(i + 1)..<end])
-      if let tokens = SchemaLocation().resolving(reference: "#" + pointer)?.tokens {
-        out += SchemaLocation(tokens: original(tokens)).description
-      } else {
-        out += "#" + pointer
+      // As ``SchemaLocation/pointer`` writes them: `~1` and `~0` escaped, nothing percent-encoded.
+      let tokens = pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map {
+        $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
       }
+      out += SchemaLocation(tokens: original(tokens)).description
       i = end
     }
     return out.replacingOccurrences(of: "components.securitySchemes", with: "securityDefinitions")
