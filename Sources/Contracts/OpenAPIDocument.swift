@@ -29,6 +29,14 @@ public struct OpenAPIDocument: Sendable {
   public var operations: [OpenAPIOperation]
   /// Validator over the main document and its siblings.
   public var validator: JSONSchemaValidator
+  /// For a Swagger 2.0 document, where each part of its OpenAPI 3 form came from (nil otherwise).
+  package var swaggerPointers: SwaggerPointerMap?
+
+  /// `message` with its JSON pointers into the document's OpenAPI 3 form translated to pointers into the
+  /// user's file, for a Swagger 2.0 document (`#/components/schemas/Pet` → `#/definitions/Pet`).
+  package func originalPointers(in message: String) -> String {
+    swaggerPointers?.translate(message) ?? message
+  }
 
   /// The document's title, or the file name.
   public var title: String { root["info"]?["title"]?.stringValue ?? (path as NSString).lastPathComponent }
@@ -86,7 +94,12 @@ public struct OpenAPIDocument: Sendable {
         file: path, message: "expected an OpenAPI document (an object), found \(root.kindDescription)")
     }
     // Swagger 2.0 is read as the OpenAPI 3.0 document it stands for (SwaggerConverter).
-    let root = SwaggerConverter.isSwagger2(root) ? SwaggerConverter.convert(root) : root
+    var swaggerPointers: SwaggerPointerMap?
+    var root = root
+    if SwaggerConverter.isSwagger2(root) {
+      (root, swaggerPointers) = SwaggerConverter.convertWithPointers(root)
+    }
+    self.swaggerPointers = swaggerPointers
     guard let version = root["openapi"]?.stringValue, version.hasPrefix("3.") else {
       let found = root["swagger"].map { "swagger: \($0.serialized())" } ?? "no openapi: 3.x field"
       throw OpenAPILoadError(

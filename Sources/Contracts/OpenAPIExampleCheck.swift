@@ -2,7 +2,8 @@ import JSONSchema
 import MockJSON
 
 /// The document's own examples against their schemas: each response and request body media type's
-/// `example` and named `examples`, and each parameter's and response header's `example`. A wrong example
+/// `example` and named `examples`, each parameter's and response header's `example`, and each named
+/// schema's (and its properties') `example` and `examples`. A wrong example
 /// would be served (or sent by `verify`) as it is, so `--openapi` and `lint --openapi` report each as a
 /// warning naming its JSON pointer in the document:
 /// `#/paths/~1pets/get/responses/200/content/application~1json/example $.id: expected an integer
@@ -27,6 +28,20 @@ package enum OpenAPIExampleCheck {
         check(value, at: at.appending("examples", name, "value"), schema: m.schemaLocation)
       }
     }
+    // Named schemas' own examples and their properties' (served as the static value of the schema).
+    for member in document.root["components"]?["schemas"]?.objectValue ?? JSONObject() {
+      let location = SchemaLocation(tokens: ["components", "schemas", member.key])
+      var schemas = [(member.value, location)]
+      for p in member.value["properties"]?.objectValue ?? JSONObject() {
+        schemas.append((p.value, location.appending("properties", p.key)))
+      }
+      for (schema, at) in schemas where schema["$ref"] == nil {
+        if let e = schema["example"] { check(e, at: at.appending("example"), schema: at) }
+        for (k, e) in (schema["examples"]?.arrayValue ?? []).enumerated() {
+          check(e, at: at.appending("examples", String(k)), schema: at)
+        }
+      }
+    }
     for op in document.operations {
       for p in op.parameters {
         if let e = p.raw["example"], var at = p.schemaLocation, at.tokens.last == "schema" {
@@ -44,6 +59,7 @@ package enum OpenAPIExampleCheck {
         }
       }
     }
-    return out + OpenAPIMock.securityWarnings(document)
+    // A Swagger 2.0 document's pointers name the user's file, not its OpenAPI 3 form.
+    return (out + OpenAPIMock.securityWarnings(document)).map(document.originalPointers(in:))
   }
 }

@@ -38,7 +38,12 @@ public struct OpenAPILinter: Sendable {
 
   /// Every finding for `stubs` (errors; a stub that addresses no operation is a warning).
   public func check(_ stubs: [StubMapping]) -> [FixtureProblem] {
-    stubs.flatMap(check)
+    stubs.flatMap(check).map {
+      // A Swagger 2.0 document's pointers name the user's file, not its OpenAPI 3 form.
+      var problem = $0
+      problem.message = document.originalPointers(in: problem.message)
+      return problem
+    }
   }
 
   /// The findings for one stub.

@@ -478,6 +478,8 @@ extension OpenAPIMock {
     guard let schemaLocation = media.schemaLocation else { return [] }
     let value: JSONValue
     var out: [OpenAPIRequestProblem] = []
+    // Multipart file parts: read as bytes, counted in bytes (``binaryParts(_:_:_:)``).
+    var binary: Set<String> = []
     if wanted.isJSON || (contentType == nil && MediaTypeName(media.name).isJSON) {
       do {
         value = try JSONValue.parse(bytes: request.body)
@@ -492,7 +494,7 @@ extension OpenAPIMock {
     {
       let fields: [(String, String)]
       if wanted.essence == "multipart/form-data" {
-        guard let parsed = MultipartForm.fields(request.body, contentType: contentType ?? "") else {
+        guard let parts = MultipartForm.parts(request.body, contentType: contentType ?? "") else {
           return [
             OpenAPIRequestProblem(
               location: ["body"], keyword: nil,
@@ -500,8 +502,16 @@ extension OpenAPIMock {
               status: 422)
           ]
         }
-        fields = parsed
-        out += reservedProblems(op, media, parsed)
+        let encoding = mediaObject(op, media)?["encoding"]?.objectValue
+        binary = binaryParts(parts, schemaLocation, encoding)
+        out += partTypeProblems(parts, encoding)
+        // A file part stands in the object as a string of its length in bytes: no UTF-8 requirement, and
+        // `minLength`/`maxLength` count bytes; its content is not read.
+        fields = parts.map {
+          ($0.name, binary.contains($0.name) ? String(repeating: "a", count: $0.bytes.count) : $0.text)
+        }
+        out += reservedProblems(
+          op, media, parts.filter { !binary.contains($0.name) }.map { ($0.name, $0.text) })
       } else {
         let text = String(decoding: request.body, as: UTF8.self)
         let raw = text.split(separator: "&").map { pair -> (String, String) in
@@ -518,13 +528,66 @@ extension OpenAPIMock {
       value = .string(String(decoding: request.body, as: UTF8.self))
     }
     for v in document.validator.validate(value, at: schemaLocation) {
+      let field = OpenAPIMock.components(v).first
+      var message = v.message
+      if let field, binary.contains(field), v.keyword != "required" {
+        // A file part's content stands for itself: only its presence, type and length in bytes count.
+        guard ["minLength", "maxLength", "type"].contains(v.keyword) else { continue }
+        message = message.replacingOccurrences(of: "characters", with: "bytes")
+          .replacingOccurrences(of: "character", with: "byte")
+      }
       out.append(
         OpenAPIRequestProblem(
           location: ["body"] + OpenAPIMock.components(v), keyword: v.keyword,
-          message: "body" + (v.instancePath == "$" ? "" : " " + v.instancePath) + ": " + v.message,
+          message: "body" + (v.instancePath == "$" ? "" : " " + v.instancePath) + ": " + message,
           status: 422))
     }
     return out
+  }
+
+  /// The names of multipart parts that are files: their `encoding.contentType` names a type that is not
+  /// text (`text/*`, JSON, XML, a form), else their property's schema (or its `items`, for an array) is a
+  /// `format: binary` string or has a `contentMediaType` without a `contentEncoding`.
+  func binaryParts(_ parts: [MultipartForm.Part], _ location: SchemaLocation, _ encoding: JSONObject?)
+    -> Set<String>
+  {
+    let schema = schemaObject(location)
+    var out: Set<String> = []
+    for name in Set(parts.map(\.name)) {
+      if let declared = encoding?[name]?["contentType"]?.stringValue {
+        if MultipartForm.ranges(declared).contains(where: { !MultipartForm.isText($0) }) { out.insert(name) }
+        continue
+      }
+      guard let (s, l) = schema, s["properties"]?[name] != nil,
+        var (property, propertyLocation) = schemaObject(l.appending("properties", name))
+      else { continue }
+      if OpenAPIMock.typeName(property) == "array",
+        let items = schemaObject(propertyLocation.appending("items"))
+      {
+        (property, propertyLocation) = items
+      }
+      if property["format"]?.stringValue == "binary"
+        || (property["contentMediaType"] != nil && property["contentEncoding"] == nil)
+      {
+        out.insert(name)
+      }
+    }
+    return out
+  }
+
+  /// A part whose `Content-Type` is none of its `encoding.contentType` (a list, wildcards allowed); a
+  /// part that sends no `Content-Type` is not checked.
+  func partTypeProblems(_ parts: [MultipartForm.Part], _ encoding: JSONObject?) -> [OpenAPIRequestProblem] {
+    parts.compactMap { part in
+      guard let declared = encoding?[part.name]?["contentType"]?.stringValue, let sent = part.contentType,
+        !MultipartForm.ranges(declared).contains(where: { $0.covers(MediaTypeName(sent)) })
+      else { return nil }
+      return OpenAPIRequestProblem(
+        location: ["body", part.name], keyword: nil,
+        message: "body part \(part.name): Content-Type \(JSONValue.quoted(sent)) is not the encoding's "
+          + "contentType \(declared)",
+        status: 422)
+    }
   }
 
   /// Fields whose `encoding` says `allowReserved: false` but whose text (as sent) holds RFC 3986 reserved
@@ -587,9 +650,30 @@ extension OpenAPIMock {
   }
 }
 
-/// `multipart/form-data` fields (name and text) of a request body (RFC 7578).
+/// `multipart/form-data` parts of a request body (RFC 7578), read as bytes.
 enum MultipartForm {
-  static func fields(_ body: [UInt8], contentType: String) -> [(String, String)]? {
+  /// One part: its `Content-Disposition` name, its `Content-Type` (nil when it sends none) and content.
+  struct Part {
+    var name: String
+    var contentType: String?
+    var bytes: [UInt8]
+    /// The content as text (invalid UTF-8 replaced).
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+  }
+
+  /// The media ranges of an `encoding.contentType` (`image/png, image/jpeg`).
+  static func ranges(_ declared: String) -> [MediaTypeName] {
+    declared.split(separator: ",").map { MediaTypeName(String($0)) }.filter { !$0.essence.isEmpty }
+  }
+
+  /// True for a type whose content is text: `text/*`, JSON, XML, `application/x-www-form-urlencoded`.
+  static func isText(_ type: MediaTypeName) -> Bool {
+    type.essence.hasPrefix("text/") || type.isJSON || type.essence.hasSuffix("/xml")
+      || type.essence.hasSuffix("+xml") || type.essence == "application/x-www-form-urlencoded"
+  }
+
+  /// The parts, or nil when the Content-Type has no boundary or the body does not hold it.
+  static func parts(_ body: [UInt8], contentType: String) -> [Part]? {
     guard
       let boundaryParameter = contentType.split(separator: ";").dropFirst()
         .map({ $0.trimmingCharacters(in: .whitespaces) })
@@ -598,22 +682,43 @@ enum MultipartForm {
     let boundary = boundaryParameter.dropFirst("boundary=".count).trimmingCharacters(
       in: CharacterSet(charactersIn: "\""))
     guard !boundary.isEmpty else { return nil }
-    let text = String(decoding: body, as: UTF8.self)
-    let parts = text.components(separatedBy: "--" + boundary)
-    guard parts.count >= 2 else { return nil }
-    var out: [(String, String)] = []
-    for part in parts.dropFirst() {
-      if part.hasPrefix("--") { break }
-      var section = part
-      // "\r\n" is one Character (one grapheme cluster).
-      if section.hasPrefix("\r\n") || section.hasPrefix("\n") { section.removeFirst() }
-      guard let headEnd = section.range(of: "\r\n\r\n") ?? section.range(of: "\n\n") else { continue }
-      let head = section[..<headEnd.lowerBound]
-      var content = String(section[headEnd.upperBound...])
-      if content.hasSuffix("\r\n") || content.hasSuffix("\n") { content.removeLast() }
+    let delimiter = Array(("--" + boundary).utf8)
+    let starts = occurrences(of: delimiter, in: body[...])
+    guard !starts.isEmpty else { return nil }
+    let cr: UInt8 = 13
+    let lf: UInt8 = 10
+    let dash: UInt8 = 45
+    var out: [Part] = []
+    for (k, start) in starts.enumerated() {
+      var section = body[(start + delimiter.count)..<(k + 1 < starts.count ? starts[k + 1] : body.count)]
+      if section.starts(with: [dash, dash]) { break }
+      if section.starts(with: [cr, lf]) {
+        section = section.dropFirst(2)
+      } else if section.first == lf {
+        section = section.dropFirst()
+      }
+      let headEnd: Range<Int>
+      if let crlf = occurrences(of: [cr, lf, cr, lf], in: section).first {
+        headEnd = crlf..<(crlf + 4)
+      } else if let bare = occurrences(of: [lf, lf], in: section).first {
+        headEnd = bare..<(bare + 2)
+      } else {
+        continue
+      }
+      let head = String(decoding: section[..<headEnd.lowerBound], as: UTF8.self)
+      var content = section[headEnd.upperBound...]
+      if content.last == lf {
+        content = content.dropLast()
+        if content.last == cr { content = content.dropLast() }
+      }
       var name: String?
-      for line in head.split(whereSeparator: { $0 == "\r\n" || $0 == "\n" }) {
-        guard line.lowercased().hasPrefix("content-disposition:") else { continue }
+      var type: String?
+      for line in head.split(whereSeparator: { $0 == "\r\n" || $0 == "\n" || $0 == "\r" }) {
+        let lower = line.lowercased()
+        if lower.hasPrefix("content-type:") {
+          type = line.dropFirst("content-type:".count).trimmingCharacters(in: .whitespaces)
+        }
+        guard lower.hasPrefix("content-disposition:") else { continue }
         for parameter in line.split(separator: ";").dropFirst() {
           let kv = parameter.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
           if kv.count == 2, kv[0].lowercased() == "name" {
@@ -621,7 +726,24 @@ enum MultipartForm {
           }
         }
       }
-      if let name { out.append((name, content)) }
+      if let name { out.append(Part(name: name, contentType: type, bytes: Array(content))) }
+    }
+    return out
+  }
+
+  /// Where `needle` starts in `haystack`, left to right, without overlaps.
+  static func occurrences(of needle: [UInt8], in haystack: ArraySlice<UInt8>) -> [Int] {
+    guard let first = needle.first, haystack.count >= needle.count else { return [] }
+    var out: [Int] = []
+    var i = haystack.startIndex
+    let last = haystack.endIndex - needle.count
+    while i <= last {
+      if haystack[i] == first, haystack[i..<(i + needle.count)].elementsEqual(needle) {
+        out.append(i)
+        i += needle.count
+      } else {
+        i += 1
+      }
     }
     return out
   }

@@ -210,7 +210,7 @@ package struct OpenAPIMock: Sendable {
     var found = problems(request, op, pathValues)
     guard found.contains(where: { !$0.isWarning }) else { return nil }
     if reportsRequestWarnings { found += deprecationWarnings(request, op) }
-    return finish(invalidRequestAnswer(request, op, found))
+    return finish(invalidRequestAnswer(request, op, found.map(originalPointers)))
   }
 
   /// The document's answer to a request (no validation): the selected response, or 404/405/406 and the
@@ -240,6 +240,7 @@ package struct OpenAPIMock: Sendable {
         let warnings = deprecationWarnings(request, op) + securityProblems(request, op).filter(\.isWarning)
         answer.violations.insert(contentsOf: warnings.map { $0.on("request") }, at: 0)
       }
+      answer.violations = answer.violations.map(originalPointers)
       return finish(answer)
     }
   }
@@ -274,6 +275,13 @@ package struct OpenAPIMock: Sendable {
 
   /// The answer as sent: with `--errors`, one that breaks its own schema becomes Prism's 500 `VIOLATIONS`
   /// problem; any violation (request or answer) is listed in `sl-violations` and in the log note.
+  /// `problem` with its message's pointers naming a Swagger 2.0 document's own file (translated once).
+  func originalPointers(_ problem: OpenAPIRequestProblem) -> OpenAPIRequestProblem {
+    var copy = problem
+    copy.message = document.originalPointers(in: problem.message)
+    return copy
+  }
+
   package func finish(_ answer: OpenAPIMockAnswer) -> OpenAPIMockAnswer {
     guard !answer.violations.isEmpty else { return answer }
     var out = answer

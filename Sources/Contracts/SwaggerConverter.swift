@@ -1,3 +1,4 @@
+import JSONSchema
 import MockJSON
 
 /// Reads a Swagger 2.0 document as the OpenAPI 3.0 document it stands for, so that serving, validation,
@@ -18,8 +19,9 @@ import MockJSON
 ///   else `application/json`), its `examples` (by media type) → that media type's `example`, its `headers`
 ///   → header objects with a `schema`.
 ///
-/// JSON pointers in messages point into the converted document (`#/components/schemas/Pet` for
-/// `#/definitions/Pet`); docs/contracts.md says so.
+/// As it converts it records where each converted part came from (``SwaggerPointerMap``), so that
+/// messages about the document name pointers into the user's file (`#/definitions/Pet`, not
+/// `#/components/schemas/Pet`).
 package enum SwaggerConverter {
   /// True for a `swagger: "2.0"` document.
   package static func isSwagger2(_ root: JSONValue) -> Bool {
@@ -27,7 +29,11 @@ package enum SwaggerConverter {
   }
 
   /// The OpenAPI 3.0 form of a Swagger 2.0 document.
-  package static func convert(_ root: JSONValue) -> JSONValue {
+  package static func convert(_ root: JSONValue) -> JSONValue { convertWithPointers(root).0 }
+
+  /// The OpenAPI 3.0 form of a Swagger 2.0 document and where its parts came from.
+  package static func convertWithPointers(_ root: JSONValue) -> (JSONValue, SwaggerPointerMap) {
+    var map = SwaggerPointerMap()
     let swagger = rewriteReferences(root)
     var out: [(String, JSONValue)] = [("openapi", .string("3.0.3"))]
     out.append(
@@ -53,21 +59,28 @@ package enum SwaggerConverter {
         continue
       }
       var converted: [(String, JSONValue)] = []
-      let itemParameters = item["parameters"]?.arrayValue ?? []
+      let itemLocation = ["paths", member.key]
+      let itemParameters = (item["parameters"]?.arrayValue ?? []).enumerated().map {
+        ($0.element, itemLocation + ["parameters", String($0.offset)])
+      }
       for field in item {
         if OpenAPIDocument.methods.contains(field.key), let op = field.value.objectValue {
           converted.append(
             (
               field.key,
               operation(
-                op, inherited: itemParameters, shared: sharedParameters, consumes: consumes,
-                produces: produces)
+                op, at: itemLocation + [field.key], inherited: itemParameters, shared: sharedParameters,
+                consumes: consumes, produces: produces, map: &map)
             ))
         } else if field.key == "parameters" {
           let plain = itemParameters.filter {
-            resolve($0, sharedParameters)["in"]?.stringValue.map { $0 != "body" && $0 != "formData" } ?? true
+            resolve($0.0, sharedParameters)["in"]?.stringValue.map { $0 != "body" && $0 != "formData" }
+              ?? true
           }
-          if !plain.isEmpty { converted.append(("parameters", .array(plain.map { parameter($0) }))) }
+          for (i, p) in plain.enumerated() {
+            mapParameter(p.0, converted: itemLocation + ["parameters", String(i)], original: p.1, map: &map)
+          }
+          if !plain.isEmpty { converted.append(("parameters", .array(plain.map { parameter($0.0) }))) }
         } else {
           converted.append((field.key, field.value))
         }
@@ -76,10 +89,17 @@ package enum SwaggerConverter {
     }
     out.append(("paths", .object(JSONObject(pairs: paths))))
     var components: [(String, JSONValue)] = []
-    if let definitions = swagger["definitions"] { components.append(("schemas", definitions)) }
+    if let definitions = swagger["definitions"] {
+      components.append(("schemas", definitions))
+      map.add(["components", "schemas"], ["definitions"])
+    }
     if let params = swagger["parameters"]?.objectValue {
       let plain = params.members.filter {
         $0.value["in"]?.stringValue != "body" && $0.value["in"]?.stringValue != "formData"
+      }
+      for p in plain {
+        mapParameter(
+          p.value, converted: ["components", "parameters", p.key], original: ["parameters", p.key], map: &map)
       }
       if !plain.isEmpty {
         components.append(
@@ -87,6 +107,11 @@ package enum SwaggerConverter {
       }
     }
     if let responses = swagger["responses"]?.objectValue {
+      for r in responses {
+        mapResponse(
+          r.value, converted: ["components", "responses", r.key], original: ["responses", r.key],
+          produces: produces, map: &map)
+      }
       components.append(
         (
           "responses",
@@ -96,6 +121,7 @@ package enum SwaggerConverter {
         ))
     }
     if let schemes = swagger["securityDefinitions"]?.objectValue {
+      map.add(["components", "securitySchemes"], ["securityDefinitions"])
       components.append(
         (
           "securitySchemes",
@@ -109,7 +135,7 @@ package enum SwaggerConverter {
     for member in swagger.objectValue ?? JSONObject() where member.key.hasPrefix("x-") {
       out.append((member.key, member.value))
     }
-    return .object(JSONObject(pairs: out))
+    return (.object(JSONObject(pairs: out)), map)
   }
 
   static func strings(_ value: JSONValue?) -> [String] { value?.arrayValue?.compactMap(\.stringValue) ?? [] }
@@ -218,27 +244,73 @@ package enum SwaggerConverter {
     return .object(JSONObject(pairs: fields))
   }
 
+  /// Records where a converted non-body parameter came from: its `schema` is the parameter's own fields,
+  /// its `example` its `x-example`.
+  static func mapParameter(
+    _ raw: JSONValue, converted: [String], original: [String], map: inout SwaggerPointerMap
+  ) {
+    map.add(converted, original)
+    guard raw["$ref"] == nil else { return }
+    map.add(converted + ["schema"], original)
+    map.add(converted + ["example"], original + ["x-example"])
+  }
+
+  /// Records where a converted response's parts came from: each media type's `schema` is the response's
+  /// `schema`, its `example` the response's `examples` entry for that type; a header's `schema` is the
+  /// header itself.
+  static func mapResponse(
+    _ r: JSONValue, converted: [String], original: [String], produces: [String], map: inout SwaggerPointerMap
+  ) {
+    guard let object = r.objectValue, object["$ref"] == nil else { return }
+    map.add(converted, original)
+    for h in object["headers"]?.objectValue ?? JSONObject() {
+      map.add(converted + ["headers", h.key, "schema"], original + ["headers", h.key])
+      let example = h.value["x-example"] != nil ? "x-example" : "example"
+      map.add(converted + ["headers", h.key, "example"], original + ["headers", h.key, example])
+    }
+    let examples = object["examples"]?.objectValue ?? JSONObject()
+    var types = produces.isEmpty ? ["application/json"] : produces
+    for e in examples where !types.contains(e.key) { types.append(e.key) }
+    for type in types {
+      let media = converted + ["content", type]
+      map.add(media, examples[type] != nil ? original + ["examples", type] : original)
+      map.add(media + ["schema"], original + ["schema"])
+      map.add(media + ["example"], original + ["examples", type])
+    }
+  }
+
   static func operation(
-    _ op: JSONObject, inherited: [JSONValue], shared: JSONObject, consumes: [String], produces: [String]
+    _ op: JSONObject, at location: [String], inherited: [(JSONValue, [String])], shared: JSONObject,
+    consumes: [String], produces: [String], map: inout SwaggerPointerMap
   ) -> JSONValue {
     let opConsumes = op["consumes"].map(strings) ?? consumes
     let opProduces = op["produces"].map(strings) ?? produces
     // Operation parameters replace the path item's of the same name and location.
-    var all: [JSONValue] = []
-    let own = op["parameters"]?.arrayValue ?? []
+    var all: [(JSONValue, [String])] = []
+    let own = (op["parameters"]?.arrayValue ?? []).enumerated().map {
+      ($0.element, location + ["parameters", String($0.offset)])
+    }
     func key(_ p: JSONValue) -> String {
       let r = resolve(p, shared)
       return (r["in"]?.stringValue ?? "") + " " + (r["name"]?.stringValue ?? "")
     }
-    let ownKeys = Set(own.map(key))
-    all = inherited.filter { !ownKeys.contains(key($0)) } + own
+    let ownKeys = Set(own.map { key($0.0) })
+    all = inherited.filter { !ownKeys.contains(key($0.0)) } + own
     var parameters: [JSONValue] = []
     var body: JSONValue?
     var form: [(String, JSONValue)] = []
     var formRequired: [JSONValue] = []
     var hasFile = false
-    for raw in all {
+    // A shared parameter's parts are at `#/parameters/Name`.
+    var formOrigins: [(String, [String])] = []
+    for (raw, rawLocation) in all {
       let p = resolve(raw, shared)
+      var origin = rawLocation
+      if let ref = raw["$ref"]?.stringValue, ref.hasPrefix("#/components/parameters/"),
+        let tokens = SchemaLocation().resolving(reference: ref)?.tokens
+      {
+        origin = Array(tokens.dropFirst())
+      }
       switch p["in"]?.stringValue {
       case "body":
         var content: [(String, JSONValue)] = []
@@ -248,8 +320,13 @@ package enum SwaggerConverter {
         if let e = p["x-examples"]?.objectValue?.members.first?.value ?? p["example"] {
           media.append(("example", e))
         }
+        let exampleKey =
+          p["x-examples"]?.objectValue?.members.first.map { ["x-examples", $0.key] } ?? ["example"]
+        map.add(location + ["requestBody"], origin)
         for type in types.isEmpty ? ["application/json"] : types {
           content.append((type, .object(JSONObject(pairs: media))))
+          map.add(location + ["requestBody", "content", type, "schema"], origin + ["schema"])
+          map.add(location + ["requestBody", "content", type, "example"], origin + exampleKey)
         }
         var fields: [(String, JSONValue)] = [("content", .object(JSONObject(pairs: content)))]
         if let required = p["required"] { fields.append(("required", required)) }
@@ -274,10 +351,11 @@ package enum SwaggerConverter {
           }
         }
         form.append((name, property))
+        formOrigins.append((name, origin))
         if p["required"]?.boolValue == true { formRequired.append(.string(name)) }
-      case .some:
-        parameters.append(parameter(raw))
-      case nil:
+      case .some, nil:
+        mapParameter(
+          raw, converted: location + ["parameters", String(parameters.count)], original: origin, map: &map)
         parameters.append(parameter(raw))
       }
     }
@@ -297,6 +375,11 @@ package enum SwaggerConverter {
       if !formRequired.isEmpty { objectSchema.append(("required", .array(formRequired))) }
       var types = opConsumes.filter(isForm)
       if types.isEmpty { types = [hasFile ? "multipart/form-data" : "application/x-www-form-urlencoded"] }
+      for type in types {
+        for (name, origin) in formOrigins {
+          map.add(location + ["requestBody", "content", type, "schema", "properties", name], origin)
+        }
+      }
       let media = JSONValue.object(JSONObject(pairs: [("schema", .object(JSONObject(pairs: objectSchema)))]))
       out.append(
         (
@@ -309,6 +392,11 @@ package enum SwaggerConverter {
         ))
     }
     if let responses = op["responses"]?.objectValue {
+      for r in responses {
+        mapResponse(
+          r.value, converted: location + ["responses", r.key], original: location + ["responses", r.key],
+          produces: opProduces, map: &map)
+      }
       out.append(
         (
           "responses",

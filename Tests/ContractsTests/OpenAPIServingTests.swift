@@ -302,6 +302,149 @@ import Testing
     #expect(bearer.0 == 200 && header(bearer.1, "sl-violations") == nil, "\(bearer)")
   }
 
+  /// A Swagger 2.0 document whose examples break its definitions, and with a security definition
+  /// mockserver does not enforce.
+  static let brokenSwagger = #"""
+    swagger: '2.0'
+    info: {title: Broken pets, version: '1'}
+    securityDefinitions:
+      inBody: {type: apiKey, name: key, in: body}
+    paths:
+      /pets:
+        get:
+          produces: [application/json]
+          parameters:
+            - {name: limit, in: query, type: integer, x-example: many}
+          responses:
+            '200':
+              description: ok
+              schema: {$ref: '#/definitions/Pet'}
+              examples:
+                application/json: {id: x, name: rex}
+        post:
+          parameters:
+            - in: body
+              name: pet
+              schema: {$ref: '#/definitions/Pet'}
+              x-examples: {application/json: {id: 1, name: 2}}
+          responses:
+            '201': {description: made}
+    definitions:
+      Pet:
+        type: object
+        properties:
+          id: {type: integer}
+          name: {type: string, example: 7}
+        example: {id: 1, name: rex, born: 2020}
+        additionalProperties: false
+    """#
+
+  /// Warnings about a Swagger 2.0 document name pointers into the user's file, not into the OpenAPI 3
+  /// form it is converted to: `responses.examples` by media type, `definitions` (a schema's own
+  /// `example` and a property's), a body parameter's `x-examples`, a query parameter's `x-example`, and
+  /// `securityDefinitions`.
+  @Test func swaggerWarningsNameTheOriginalPointers() async throws {
+    let folder = NSTemporaryDirectory() + "openapi-swagger-warnings-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    let spec = folder + "/pets.yaml"
+    try Data(OpenAPIServingTests.brokenSwagger.utf8).write(to: URL(fileURLWithPath: spec))
+    let (status, lint) = try await run(
+      MockServerProcess.defaultBinary(), ["lint", "--openapi", spec, folder, "--allow-empty"])
+    #expect(status == 0, "\(lint)")
+    for expected in [
+      #"#/paths/~1pets/get/responses/200/examples/application~1json $.id: expected an integer "#
+        + #"(#/definitions/Pet/properties/id), found "x""#,
+      #"#/paths/~1pets/get/parameters/0/x-example: expected an integer (#/paths/~1pets/get/parameters/0)"#,
+      #"#/paths/~1pets/post/parameters/0/x-examples/application~1json $.name: expected a string "#
+        + #"(#/definitions/Pet/properties/name)"#,
+      "#/securityDefinitions/inBody: security scheme inBody (apiKey in body) is not enforced",
+      "#/definitions/Pet/example $.born: ",
+      #"#/definitions/Pet/properties/name/example: expected a string (#/definitions/Pet/properties/name)"#,
+    ] {
+      #expect(lint.contains(expected), "\(expected) in \(lint)")
+    }
+    #expect(!lint.contains("components"), "\(lint)")
+  }
+
+  /// A multipart upload: a binary file part (`format: binary`, at most 16 bytes), a part whose
+  /// `encoding.contentType` says it is a PNG image, and a text part.
+  static let upload = #"""
+    openapi: 3.0.3
+    info: {title: Upload, version: '1'}
+    paths:
+      /photos:
+        post:
+          requestBody:
+            required: true
+            content:
+              multipart/form-data:
+                schema:
+                  type: object
+                  required: [file, caption]
+                  properties:
+                    file: {type: string, format: binary, maxLength: 16}
+                    thumbnail: {type: string}
+                    caption: {type: string, maxLength: 10}
+                encoding:
+                  thumbnail: {contentType: 'image/png, image/jpeg'}
+          responses:
+            '201': {description: stored, content: {application/json: {example: {stored: true}}}}
+    """#
+
+  /// Under --validate-requests a file part is bytes: PNG-like content that is not UTF-8 passes, counted in
+  /// bytes against `maxLength`; a part whose Content-Type is not its `encoding.contentType` is a 422
+  /// naming the part.
+  @Test func multipartFilePartsAreBytesAndTheirDeclaredTypeIsChecked() throws {
+    let folder = NSTemporaryDirectory() + "openapi-multipart-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    try Data(OpenAPIServingTests.upload.utf8).write(to: URL(fileURLWithPath: folder + "/upload.yaml"))
+    let server = try MockServerProcess.launch(arguments: [
+      "--openapi", folder + "/upload.yaml", "--validate-requests", "--fixtures", folder + "/none",
+      "--allow-empty", "--no-watch",
+    ])
+    defer { server.stop() }
+    // Not UTF-8: the PNG signature's 0x89, a lone 0xFF and 0xC3 followed by no continuation byte.
+    let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0xFF, 0xC3, 0x28, 0x00, 0xFE]
+    func post(_ parts: [(name: String, type: String?, bytes: [UInt8])]) throws -> (Int, String) {
+      var body: [UInt8] = []
+      for part in parts {
+        var head = "--XyZ\r\nContent-Disposition: form-data; name=\"\(part.name)\""
+        if let type = part.type { head += "; filename=\"x\"\r\nContent-Type: \(type)" }
+        body += Array((head + "\r\n\r\n").utf8) + part.bytes + Array("\r\n".utf8)
+      }
+      body += Array("--XyZ--\r\n".utf8)
+      let head =
+        "POST /photos HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        + "Content-Type: multipart/form-data; boundary=XyZ\r\nContent-Length: \(body.count)\r\n\r\n"
+      let reply = String(
+        decoding: try LoopbackSocket.exchange(port: server.port, Array(head.utf8) + body, timeout: 20),
+        as: UTF8.self)
+      return (Int(reply.split(separator: " ").dropFirst().first ?? "") ?? 0, reply)
+    }
+    let caption = (name: "caption", type: String?.none, bytes: Array("a cat".utf8))
+    let stored = try post([(name: "file", type: "image/png", bytes: png), caption])
+    #expect(stored.0 == 201 && stored.1.hasSuffix(#"{"stored":true}"#), "\(stored.1)")
+    let withThumbnail = try post([
+      (name: "file", type: "image/png", bytes: png), (name: "thumbnail", type: "image/jpeg", bytes: png),
+      caption,
+    ])
+    #expect(withThumbnail.0 == 201, "\(withThumbnail.1)")
+    // 20 bytes (and fewer characters once decoded): maxLength 16 counts bytes.
+    let tooLong = try post([(name: "file", type: "image/png", bytes: png + png.prefix(7)), caption])
+    #expect(
+      tooLong.0 == 422 && tooLong.1.contains(#""location":["body","file"]"#)
+        && tooLong.1.contains("maxLength"), "\(tooLong.1)")
+    let wrongType = try post([
+      (name: "file", type: "image/png", bytes: png), (name: "thumbnail", type: "image/gif", bytes: png),
+      caption,
+    ])
+    #expect(
+      wrongType.0 == 422 && wrongType.1.contains(#""location":["body","thumbnail"]"#)
+        && wrongType.1.contains(#"body part thumbnail: Content-Type \"image/gif\" is not"#), "\(wrongType.1)")
+  }
+
   /// Every operation of every shared document answers from the binary with a declared status, and a JSON
   /// answer conforms to its schema.
   @Test(arguments: sharedDocuments)

@@ -177,6 +177,40 @@ let keywordsDocument = SharedDocuments.repositoryRoot.path + "/Tests/ContractsTe
     let post = try #require(doc.operation(method: "POST", template: "/pets/{id}"))
     #expect(post.requestBody.map(\.name) == ["multipart/form-data"])
     #expect(doc.root["components"]?["securitySchemes"]?["basic"]?["scheme"]?.stringValue == "basic")
+    // Pointers into the converted form translate to the file's own, the longest recorded prefix first
+    // (the converted GET lists the path item's `id` before its own `tags`).
+    for (converted, original) in [
+      ("#/components/schemas/Pet/properties/id", "#/definitions/Pet/properties/id"),
+      ("#/components/securitySchemes/key", "#/securityDefinitions/key"),
+      (
+        "#/paths/~1pets~1{id}/get/responses/200/content/application~1json/example",
+        "#/paths/~1pets~1{id}/get/responses/200/examples/application~1json"
+      ),
+      (
+        "#/paths/~1pets~1{id}/get/responses/200/content/application~1xml/schema/properties",
+        "#/paths/~1pets~1{id}/get/responses/200/schema/properties"
+      ),
+      (
+        "#/paths/~1pets~1{id}/get/responses/200/headers/X-Rate/example",
+        "#/paths/~1pets~1{id}/get/responses/200/headers/X-Rate/x-example"
+      ),
+      ("#/paths/~1pets~1{id}/get/parameters/1/schema/items", "#/paths/~1pets~1{id}/get/parameters/0/items"),
+      ("#/paths/~1pets~1{id}/parameters/0/schema", "#/paths/~1pets~1{id}/parameters/0"),
+      (
+        "#/paths/~1pets~1{id}/put/requestBody/content/application~1json/schema",
+        "#/paths/~1pets~1{id}/put/parameters/0/schema"
+      ),
+      (
+        "#/paths/~1pets~1{id}/post/requestBody/content/multipart~1form-data/schema/properties/photo",
+        "#/paths/~1pets~1{id}/post/parameters/0"
+      ),
+      ("#/paths/~1a%20b/get", "#/paths/~1a%20b/get"),
+    ] {
+      #expect(doc.originalPointers(in: "(\(converted)): x") == "(\(original)): x")
+    }
+    #expect(
+      doc.originalPointers(in: "#/components/schemas/Pet: not declared in components.securitySchemes")
+        == "#/definitions/Pet: not declared in securityDefinitions")
   }
 }
 
