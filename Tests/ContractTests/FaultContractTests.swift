@@ -276,8 +276,9 @@ struct FaultContractTests {
       return
     }
     #expect(limit == .seconds(1))
-    // At the deadline, long before the 10 s drip would have ended.
-    #expect(elapsed >= 0.9 && elapsed < 5, "elapsed \(elapsed) s")
+    // At the deadline (.timedOut above is the event that says so); the only upper bound is the other
+    // outcome, the 10 s drip's end, which a loaded machine cannot bring forward.
+    #expect(elapsed >= 0.9 && elapsed < 10, "elapsed \(elapsed) s")
   }
 
   @Test("the bundled 350 KB catalog arrives whole with progress", arguments: TransportKind.allCases)

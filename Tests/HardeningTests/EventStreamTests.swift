@@ -371,7 +371,7 @@ extension EventStreamTests {
     #expect(status(get(server.port, "/hellp")) == 404)
     let (socket, _, rest) = try EventStreamTests.openStream(server.port)
     var text = String(decoding: rest, as: UTF8.self)
-    _ = socket.read(timeout: 20) { bytes in
+    socket.read(timeout: 20) { bytes in
       let all = text + String(decoding: bytes, as: UTF8.self)
       return EventStreamTests.requestEvents(EventStreamTests.frames(all).frames).count >= 2
     }.bytes.withUnsafeBufferPointer { text += String(decoding: $0, as: UTF8.self) }
