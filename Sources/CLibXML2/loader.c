@@ -13,6 +13,15 @@
 
 clibxml2_functions clibxml2;
 
+typedef void (*clibxml2_generic_error)(void *context, const char *message, ...);
+typedef void (*clibxml2_set_generic_error)(void *context, clibxml2_generic_error handler);
+
+/// A generic error handler that prints nothing.
+static void clibxml2_silent(void *context, const char *message, ...) {
+  (void)context;
+  (void)message;
+}
+
 const char *clibxml2_open(const char *library, clibxml2_functions *functions, char *message, size_t capacity) {
   // RTLD_LOCAL: its symbols stay out of the global namespace; the handle is never closed.
   void *handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
@@ -52,6 +61,21 @@ const char *clibxml2_open(const char *library, clibxml2_functions *functions, ch
   CLIBXML2_LOOK_UP(xmlXPathEvalExpression);
   CLIBXML2_LOOK_UP(xmlXPathFreeObject);
 #undef CLIBXML2_LOOK_UP
+  // libxml2 prints some diagnostics on stderr itself (an XPath naming an unknown function, on every
+  // evaluation; an encoding error) where our callers already read the error from xmlGetLastError. Its
+  // generic error channel is silenced for this thread and, as the default, for every thread that calls
+  // libxml2 later (both functions are in every 2.x release; missing ones are skipped).
+  void *thread_default = dlsym(handle, "xmlThrDefSetGenericErrorFunc");
+  void *this_thread = dlsym(handle, "xmlSetGenericErrorFunc");
+  clibxml2_set_generic_error set;
+  if (thread_default != NULL) {
+    memcpy(&set, &thread_default, sizeof set);
+    set(NULL, clibxml2_silent);
+  }
+  if (this_thread != NULL) {
+    memcpy(&set, &this_thread, sizeof set);
+    set(NULL, clibxml2_silent);
+  }
   // `const char *const xmlParserVersion`: "20914" for 2.9.14.
   const char *const *version = dlsym(handle, "xmlParserVersion");
   functions->version = 0;

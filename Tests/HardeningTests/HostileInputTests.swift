@@ -285,6 +285,30 @@ struct HostileInputTests {
     #expect(status(send(small)) == 200)
   }
 
+  /// libxml2 prints some diagnostics itself: an XPath naming an unknown function wrote
+  /// "xmlXPathCompOpEval: function boom not found" to stderr on every request it was evaluated for. Its
+  /// generic error channel is silenced (errors are read from xmlGetLastError), so the log holds only the
+  /// server's own lines.
+  @Test func libxml2WritesNothingToStandardError() throws {
+    let stub =
+      #"{"request":{"method":"POST","urlPath":"/x","bodyPatterns":[{"matchesXPath":"boom(//a)"}]},"response":{"status":200,"body":"ok"}}"#
+    let fixtures = try TemporaryFixtures([("x.json", stub)])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: [
+      "--fixtures", fixtures.fixtures, "--no-watch", "--quiet",
+    ])
+    for xml in ["<a><b>x</b></a>", "<a/>"] {
+      let response = exchange(
+        server.port,
+        "POST /x HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/xml\r\nContent-Length: "
+          + "\(xml.utf8.count)\r\n\r\n\(xml)", timeout: 30)
+      #expect(status(response) == 404, "\(response.prefix(300))")
+    }
+    server.stop()
+    let log = server.standardErrorText
+    #expect(!log.contains("xmlXPath"), "\(log)")
+  }
+
   /// `chunkedDribbleDelay` with 1,000,000 chunks sends the body whole in at most as many pieces as there
   /// are milliseconds, and the process stays small (one plan step per chunk took 219 MB per request).
   @Test func dribbleWithAMillionChunksIsBounded() throws {
