@@ -231,18 +231,18 @@ public enum DriftReport {
     for file in order {
       let list = byFile[file] ?? []
       xml +=
-        "  <testsuite name=\"\(escape(file))\" tests=\"\(list.count)\" failures=\"\(list.filter(\.drifted).count)\" skipped=\"\(list.filter { $0.skipped != nil }.count)\">\n"
+        "  <testsuite name=\"\(XMLRenderer.escape(file))\" tests=\"\(list.count)\" failures=\"\(list.filter(\.drifted).count)\" skipped=\"\(list.filter { $0.skipped != nil }.count)\">\n"
       for r in list {
         let name = r.request.map { "\($0.method) \($0.url) (\(r.name))" } ?? r.name
-        xml += "    <testcase classname=\"\(escape(file))\" name=\"\(escape(name))\""
+        xml += "    <testcase classname=\"\(XMLRenderer.escape(file))\" name=\"\(XMLRenderer.escape(name))\""
         if let skipped = r.skipped {
-          xml += ">\n      <skipped message=\"\(escape(skipped))\"/>\n    </testcase>\n"
+          xml += ">\n      <skipped message=\"\(XMLRenderer.escape(skipped))\"/>\n    </testcase>\n"
         } else if r.findings.isEmpty {
           xml += "/>\n"
         } else {
           let message = r.findings.map(\.description).joined(separator: "\n")
           xml +=
-            ">\n      <failure message=\"\(escape(r.findings[0].description))\">\(escape(message))</failure>\n    </testcase>\n"
+            ">\n      <failure message=\"\(XMLRenderer.escape(r.findings[0].description))\">\(XMLRenderer.escape(message))</failure>\n    </testcase>\n"
         }
       }
       xml += "  </testsuite>\n"
@@ -251,17 +251,4 @@ public enum DriftReport {
     return xml
   }
 
-  static func escape(_ s: String) -> String {
-    var out = ""
-    for c in s {
-      switch c {
-      case "&": out += "&amp;"
-      case "<": out += "&lt;"
-      case ">": out += "&gt;"
-      case "\"": out += "&quot;"
-      default: out.append(c)
-      }
-    }
-    return out
-  }
 }

@@ -109,20 +109,7 @@ public struct SchemaSampler {
         return value
       }
     }
-    var type = s["type"]?.stringValue
-    if type == nil, let list = s["type"]?.arrayValue?.compactMap(\.stringValue) {
-      type = list.first { $0 != "null" } ?? list.first
-    }
-    if type == nil {
-      if s["properties"] != nil || s["additionalProperties"] != nil {
-        type = "object"
-      } else if s["items"] != nil {
-        type = "array"
-      } else {
-        type = "string"
-      }
-    }
-    switch type {
+    switch StaticSampler.declaredType(s) ?? "string" {
     case "object": return object(s, location, depth: depth)
     case "array": return array(s, location, depth: depth)
     case "integer": return .number(integer(s))

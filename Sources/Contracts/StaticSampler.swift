@@ -24,6 +24,17 @@ package struct StaticSampler {
     return sample(schema, location, &stack, depth: 0)
   }
 
+  /// The schema's type: `type`, or the first non-null one of a `type` list, else `object` for a schema with
+  /// `properties` or `additionalProperties` and `array` for one with `items`; nil when none says.
+  static func declaredType(_ s: JSONObject) -> String? {
+    if let type = s["type"]?.stringValue { return type }
+    if let list = s["type"]?.arrayValue?.compactMap(\.stringValue), !list.isEmpty {
+      return list.first { $0 != "null" } ?? list.first
+    }
+    if s["properties"] != nil || s["additionalProperties"] != nil { return "object" }
+    return s["items"] != nil ? "array" : nil
+  }
+
   static let formats: [String: String] = [
     "email": "user@example.com", "idn-email": "пользователь@пример.ру", "password": "pa$$word",
     "date-time": "2019-08-24T14:15:22Z", "date": "2019-08-24", "time": "14:15:22Z",
@@ -86,17 +97,7 @@ package struct StaticSampler {
         return sample(first, location.appending(key, "0"), &stack, depth: depth + 1)
       }
     }
-    var type = s["type"]?.stringValue
-    if type == nil, let list = s["type"]?.arrayValue?.compactMap(\.stringValue) {
-      type = list.first { $0 != "null" } ?? list.first
-    }
-    if type == nil {
-      if s["properties"] != nil || s["additionalProperties"] != nil {
-        type = "object"
-      } else if s["items"] != nil {
-        type = "array"
-      }
-    }
+    let type = StaticSampler.declaredType(s)
     switch type {
     case "object":
       var members: [JSONObject.Member] = []

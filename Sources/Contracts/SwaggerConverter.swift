@@ -107,17 +107,12 @@ package enum SwaggerConverter {
       }
     }
     if let responses = swagger["responses"]?.objectValue {
-      for r in responses {
-        mapResponse(
-          r.value, converted: ["components", "responses", r.key], original: ["responses", r.key],
-          produces: produces, map: &map)
-      }
       components.append(
         (
           "responses",
-          .object(
-            JSONObject(
-              responses.members.map { .init(key: $0.key, value: response($0.value, produces: produces)) }))
+          convertResponses(
+            responses, converted: ["components", "responses"], original: ["responses"], produces: produces,
+            map: &map)
         ))
     }
     if let schemes = swagger["securityDefinitions"]?.objectValue {
@@ -253,6 +248,20 @@ package enum SwaggerConverter {
     guard raw["$ref"] == nil else { return }
     map.add(converted + ["schema"], original)
     map.add(converted + ["example"], original + ["x-example"])
+  }
+
+  /// A `responses` object (the document's shared one or an operation's) in OpenAPI 3's form, each response's
+  /// parts recorded in `map` under `converted` and `original` plus its name.
+  static func convertResponses(
+    _ responses: JSONObject, converted: [String], original: [String], produces: [String],
+    map: inout SwaggerPointerMap
+  ) -> JSONValue {
+    for r in responses {
+      mapResponse(
+        r.value, converted: converted + [r.key], original: original + [r.key], produces: produces, map: &map)
+    }
+    return .object(
+      JSONObject(responses.members.map { .init(key: $0.key, value: response($0.value, produces: produces)) }))
   }
 
   /// Records where a converted response's parts came from: each media type's `schema` is the response's
@@ -392,17 +401,12 @@ package enum SwaggerConverter {
         ))
     }
     if let responses = op["responses"]?.objectValue {
-      for r in responses {
-        mapResponse(
-          r.value, converted: location + ["responses", r.key], original: location + ["responses", r.key],
-          produces: opProduces, map: &map)
-      }
       out.append(
         (
           "responses",
-          .object(
-            JSONObject(
-              responses.members.map { .init(key: $0.key, value: response($0.value, produces: opProduces)) }))
+          convertResponses(
+            responses, converted: location + ["responses"], original: location + ["responses"],
+            produces: opProduces, map: &map)
         ))
     }
     return .object(JSONObject(pairs: out))

@@ -52,21 +52,9 @@ public struct CompiledRegex: Sendable, Hashable, CustomStringConvertible {
     self.caseInsensitive = caseInsensitive
     self.dotMatchesLineSeparators = dotMatchesLineSeparators
     var translation = RegexTranslation(pattern, dialect: dialect, caseInsensitive: caseInsensitive)
-    let icuPattern: String
-    do {
-      icuPattern = try translation.translate()
-    } catch {
-      throw RegexError(pattern: pattern, message: error.message)
-    }
+    let icuPattern = try translation.translate()
     engine = try RegexEngine(
       icuPattern, caseInsensitive: caseInsensitive, dotMatchesLineSeparators: dotMatchesLineSeparators)
-  }
-
-  /// `pattern` (Java's dialect) in ICU's syntax, as ``init(_:dialect:caseInsensitive:dotMatchesLineSeparators:)``
-  /// compiles it.
-  package static func javaToICU(_ pattern: String) throws(RegexError) -> String {
-    var translation = RegexTranslation(pattern, dialect: .java, caseInsensitive: false)
-    return try translation.translate()
   }
 
   /// Compiles a pattern written in the source, known to compile: a failure is a programming error.

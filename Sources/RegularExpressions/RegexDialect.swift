@@ -164,15 +164,8 @@ struct RegexTranslation {
         i += 1
         continue
       default:
-        if foldsASCIIOnly, !c.isASCII, c.properties.changesWhenCaseMapped {
-          guard classDepth == 0 else {
-            throw refusal(
-              "the letter \(c) in a character class under case-insensitive matching: Java folds ASCII "
-                + "letters only (unless (?u) is given), ICU folds every letter; add (?u) or list both cases")
-          }
-          out += "(?-i:"
-          out.unicodeScalars.append(c)
-          out += ")"
+        if foldsASCIIOnly, !c.isASCII {
+          try appendLiteral(c, as: String(c))
           i += 1
           continue
         }

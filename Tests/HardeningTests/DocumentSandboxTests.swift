@@ -84,16 +84,8 @@ struct DocumentSandboxTests {
       ("bad.json", stubJSON("/bad", body: "x", extra: #","x-sandbox":"no""#))
     ])
     defer { fixtures.remove() }
-    let lint = Process()
-    lint.executableURL = URL(fileURLWithPath: MockServerProcess.defaultBinary())
-    lint.arguments = ["lint", fixtures.fixtures]
-    let out = Pipe()
-    lint.standardOutput = out
-    lint.standardError = out
-    try lint.run()
-    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    lint.waitUntilExit()
-    #expect(lint.terminationStatus != 0)
+    let (status, text) = try runBinary(["lint", fixtures.fixtures])
+    #expect(status != 0)
     #expect(text.contains("$.response.x-sandbox: expected true or false"), "\(text)")
   }
 }

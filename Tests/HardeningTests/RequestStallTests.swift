@@ -306,16 +306,8 @@ struct RequestStallTests {
     let bytes = get(tight.port, "/bytes")
     #expect(status(bytes) == 500 && bytes.contains("1024 bytes"), "\(bytes.prefix(400))")
     for (flag, value) in [("--max-template-steps", "999"), ("--max-template-bytes", "1073741825")] {
-      let refused = Process()
-      refused.executableURL = URL(fileURLWithPath: MockServerProcess.defaultBinary())
-      refused.arguments = [flag, value, "--fixtures", fixtures.fixtures]
-      let err = Pipe()
-      refused.standardError = err
-      refused.standardOutput = Pipe()
-      try refused.run()
-      let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-      refused.waitUntilExit()
-      #expect(refused.terminationStatus == 2 && text.contains(flag), "\(flag) \(value): \(text)")
+      let (exitStatus, text) = try runBinary([flag, value, "--fixtures", fixtures.fixtures])
+      #expect(exitStatus == 2 && text.contains(flag), "\(flag) \(value): \(text)")
     }
   }
 
