@@ -100,6 +100,7 @@ check-portable:
 
 lint:
 	$(SWIFT) format lint --strict -r Sources Tests Examples Fuzz Package.swift
+	python3 Scripts/check-structure.py
 
 format:
 	$(SWIFT) format -i -r Sources Tests Examples Fuzz Package.swift

@@ -72,8 +72,8 @@ let package = Package(
     .target(
       name: "MockServer",
       dependencies: [
-        "HTTPCore", "MockJSON", "Mappings", "Templating", "NativeSupport", "CLinuxShims", "COpenSSL",
-        "JSONSchema", "Contracts",
+        "HTTPCore", "MockJSON", "Mappings", "Templating", "RegularExpressions", "NativeSupport",
+        "CLinuxShims", "COpenSSL", "JSONSchema", "Contracts",
       ]),
     // Contracts: YAML and OpenAPI documents, stubs generated from them, lint against them, Pact files in
     // and out, drift between fixtures and a running provider.
@@ -137,7 +137,8 @@ let package = Package(
       exclude: [
         "Pact/consumer.py", "Pact/verify.py", "Pact/reference_match.py", "Pact/compatibility-cases.json",
         "Pact/rule-cases.json",
-        "Documents/users.yaml", "Documents/keywords.yaml", "PrismHarness/cases.json", "PrismHarness/README.md",
+        "Documents/users.yaml", "Documents/keywords.yaml", "PrismHarness/cases.json",
+        "PrismHarness/README.md",
       ]),
     .testTarget(
       name: "ContractTests",

@@ -4,9 +4,9 @@ import Mappings
 import MockJSON
 
 /// One difference between a fixture and the provider's real answer.
-public struct DriftFinding: Sendable, Hashable, CustomStringConvertible {
+package struct DriftFinding: Sendable, Hashable, CustomStringConvertible {
   /// What differs.
-  public enum Kind: String, Sendable, Hashable {
+  package enum Kind: String, Sendable, Hashable {
     /// The status class (2xx, 4xx…) differs.
     case status
     /// The content type differs.
@@ -26,30 +26,30 @@ public struct DriftFinding: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// What differs.
-  public var kind: Kind
+  package var kind: Kind
   /// `status`, `Content-Type`, or the JSON path in the body (`$.data.email`).
-  public var path: String
+  package var path: String
   /// `expected …, found …` or a description.
-  public var message: String
+  package var message: String
 
   /// Creates a finding.
-  public init(kind: Kind, path: String, message: String) {
+  package init(kind: Kind, path: String, message: String) {
     self.kind = kind
     self.path = path
     self.message = message
   }
 
   /// `$.data.email: expected a string, found a number`.
-  public var description: String { "\(path): \(message)" }
+  package var description: String { "\(path): \(message)" }
 }
 
 /// Compares a stub's response with the provider's answer to the same request: the status class, the
 /// content type, and the JSON shape (keys present, value types, array element shape). Values are ignored
 /// unless the stub's `metadata.x-verify.values` is true.
-public enum DriftChecker {
+package enum DriftChecker {
   /// The findings for one stub (empty: no drift). As Pact's verifier judges a provider: a field the
   /// provider adds is no drift unless `strict`.
-  public static func compare(
+  package static func compare(
     stub: StubMapping, status: Int, headers: HTTPHeaders, body: [UInt8], strict: Bool = false
   ) -> [DriftFinding] {
     let all = findings(stub: stub, status: status, headers: headers, body: body)
@@ -156,20 +156,20 @@ public enum DriftChecker {
 }
 
 /// The outcome for one stub of `mockserver verify`.
-public struct DriftResult: Sendable {
+package struct DriftResult: Sendable {
   /// The stub's file (relative to the fixtures folder), or `(admin)`.
-  public var file: String
+  package var file: String
   /// `name`, or `METHOD URL`.
-  public var name: String
+  package var name: String
   /// The request sent.
-  public var request: ExampleRequest?
+  package var request: ExampleRequest?
   /// Why it was not checked (no concrete request), or nil.
-  public var skipped: String?
+  package var skipped: String?
   /// The differences (empty: in step with the provider).
-  public var findings: [DriftFinding]
+  package var findings: [DriftFinding]
 
   /// Creates a result.
-  public init(
+  package init(
     file: String, name: String, request: ExampleRequest?, skipped: String?, findings: [DriftFinding]
   ) {
     self.file = file
@@ -180,13 +180,13 @@ public struct DriftResult: Sendable {
   }
 
   /// True when checked and differing.
-  public var drifted: Bool { skipped == nil && !findings.isEmpty }
+  package var drifted: Bool { skipped == nil && !findings.isEmpty }
 }
 
 /// Renders drift results.
-public enum DriftReport {
+package enum DriftReport {
   /// Readable text grouped by fixture file, then a summary line.
-  public static func text(_ results: [DriftResult], upstream: String) -> String {
+  package static func text(_ results: [DriftResult], upstream: String) -> String {
     var lines: [String] = []
     var order: [String] = []
     var byFile: [String: [DriftResult]] = [:]
@@ -218,7 +218,7 @@ public enum DriftReport {
   }
 
   /// JUnit XML: one test suite per fixture file, one test case per stub (failure = drift).
-  public static func junit(_ results: [DriftResult]) -> String {
+  package static func junit(_ results: [DriftResult]) -> String {
     var order: [String] = []
     var byFile: [String: [DriftResult]] = [:]
     for r in results {

@@ -3,32 +3,32 @@ import JSONSchema
 import MockJSON
 
 /// Why an OpenAPI document could not be loaded.
-public struct OpenAPILoadError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct OpenAPILoadError: Error, Sendable, Hashable, CustomStringConvertible {
   /// The file (as given, or a sibling file reached through `$ref`).
-  public var file: String
+  package var file: String
   /// `line 3, column 5: …` for syntax, or what is wrong with the document.
-  public var message: String
+  package var message: String
 
   /// `petstore.yaml: line 3, column 5: …`.
-  public var description: String { "\(file): \(message)" }
+  package var description: String { "\(file): \(message)" }
 }
 
 /// An OpenAPI 3.0 or 3.1 document (JSON or YAML) with the sibling files its `$ref`s reach, its operations,
 /// and a schema validator over all of them.
-public struct OpenAPIDocument: Sendable {
+package struct OpenAPIDocument: Sendable {
   /// The main document.
-  public var root: JSONValue
+  package var root: JSONValue
   /// The file it was read from (empty when parsed from text).
-  public var path: String
+  package var path: String
   /// Sibling documents reached through `$ref`, by path relative to the main document's folder.
-  public var siblings: [String: JSONValue]
+  package var siblings: [String: JSONValue]
   /// `openapi` (e.g. `3.0.3`).
-  public var version: String
+  package var version: String
   /// The operations under `paths` in document order (path, then get, put, post, delete, options, head,
   /// patch, trace).
-  public var operations: [OpenAPIOperation]
+  package var operations: [OpenAPIOperation]
   /// Validator over the main document and its siblings.
-  public var validator: JSONSchemaValidator
+  package var validator: JSONSchemaValidator
   /// For a Swagger 2.0 document, where each part of its OpenAPI 3 form came from (nil otherwise).
   package var swaggerPointers: SwaggerPointerMap?
 
@@ -39,14 +39,14 @@ public struct OpenAPIDocument: Sendable {
   }
 
   /// The document's title, or the file name.
-  public var title: String { root["info"]?["title"]?.stringValue ?? (path as NSString).lastPathComponent }
+  package var title: String { root["info"]?["title"]?.stringValue ?? (path as NSString).lastPathComponent }
 
   /// Loads `path` (JSON when it starts with `{`, YAML otherwise) and every sibling file its `$ref`s reach.
   /// `$ref`s are read only from files inside the document's folder (after `..` and symbolic links are
   /// resolved).
   /// - Throws: ``OpenAPILoadError`` when a file cannot be read or parsed, is not an OpenAPI 3 document, or
   ///   a `$ref` reaches a file outside the document's folder.
-  public static func load(path: String) throws(OpenAPILoadError) -> OpenAPIDocument {
+  package static func load(path: String) throws(OpenAPILoadError) -> OpenAPIDocument {
     let main = try readDocument(path, name: (path as NSString).lastPathComponent)
     let folder = (path as NSString).deletingLastPathComponent
     // `$ref`s read files inside the document's own folder only: never through `..` or a symbolic link
@@ -81,7 +81,7 @@ public struct OpenAPIDocument: Sendable {
   }
 
   /// Parses a document given as text (JSON or YAML); `$ref`s to other files are not followed.
-  public static func parse(_ text: String, name: String = "openapi") throws(OpenAPILoadError)
+  package static func parse(_ text: String, name: String = "openapi") throws(OpenAPILoadError)
     -> OpenAPIDocument
   {
     let value = try parseText(text, name: name)
@@ -166,7 +166,7 @@ public struct OpenAPIDocument: Sendable {
   }
 
   /// Follows `$ref` (repeatedly) from `value` found at `location`, returning the target and its location.
-  public func dereference(_ value: JSONValue, at location: SchemaLocation) -> (JSONValue, SchemaLocation) {
+  package func dereference(_ value: JSONValue, at location: SchemaLocation) -> (JSONValue, SchemaLocation) {
     var value = value
     var location = location
     var hops = 0
@@ -274,7 +274,7 @@ public struct OpenAPIDocument: Sendable {
   }
 
   /// The schema at `location` with its `$ref`s followed (for example generation and parameter checks).
-  public func schema(at location: SchemaLocation) -> JSONValue? {
+  package func schema(at location: SchemaLocation) -> JSONValue? {
     guard let doc = location.document.isEmpty ? root : siblings[location.document],
       let value = location.value(in: doc)
     else { return nil }
@@ -284,7 +284,7 @@ public struct OpenAPIDocument: Sendable {
   /// The operation whose method and path template match `method` and `path` (a concrete request path),
   /// with the path parameters' values. Templates with more literal segments win (`/pets/mine` before
   /// `/pets/{id}`). Server URL base paths (`/v1` of `http://host/v1`) may prefix `path`.
-  public func operation(method: String, path: String) -> (OpenAPIOperation, [String: String])? {
+  package func operation(method: String, path: String) -> (OpenAPIOperation, [String: String])? {
     var candidates = [path]
     for base in serverBasePaths where path.hasPrefix(base + "/") || path == base {
       candidates.append(String(path.dropFirst(base.count)))
@@ -302,7 +302,7 @@ public struct OpenAPIDocument: Sendable {
   }
 
   /// The operation with exactly this path template (parameter names ignored: `/a/{x}` is `/a/{id}`).
-  public func operation(method: String, template: String) -> OpenAPIOperation? {
+  package func operation(method: String, template: String) -> OpenAPIOperation? {
     let key = PathTemplateMatcher.shape(template)
     let bases = [""] + serverBasePaths
     for base in bases {
@@ -315,7 +315,7 @@ public struct OpenAPIDocument: Sendable {
   }
 
   /// Path parts of the `servers` URLs (`/v1` of `http://petstore.swagger.io/v1`), without `/`.
-  public var serverBasePaths: [String] {
+  package var serverBasePaths: [String] {
     (root["servers"]?.arrayValue ?? []).compactMap { server -> String? in
       guard var url = server["url"]?.stringValue else { return nil }
       if let scheme = url.range(of: "://") {
@@ -330,27 +330,27 @@ public struct OpenAPIDocument: Sendable {
 }
 
 /// One operation (path template and method).
-public struct OpenAPIOperation: Sendable {
+package struct OpenAPIOperation: Sendable {
   /// `GET`, `POST`, …
-  public var method: String
+  package var method: String
   /// `/pets/{petId}` as written.
-  public var path: String
+  package var path: String
   /// `operationId`, when given.
-  public var operationId: String?
+  package var operationId: String?
   /// Where the operation is (`#/paths/~1pets/get`).
-  public var location: SchemaLocation
+  package var location: SchemaLocation
   /// Path-item and operation parameters (the operation's replace the path item's of the same name).
-  public var parameters: [OpenAPIParameter]
+  package var parameters: [OpenAPIParameter]
   /// `requestBody.content`.
-  public var requestBody: [OpenAPIMediaType]
+  package var requestBody: [OpenAPIMediaType]
   /// `requestBody.required`.
-  public var requestBodyRequired: Bool
+  package var requestBodyRequired: Bool
   /// `responses`, in document order.
-  public var responses: [OpenAPIResponse]
+  package var responses: [OpenAPIResponse]
 
   /// `operationId`, or `get /pets/{petId}`, in a file-name-safe form (`get-pets-petId`; characters other
   /// than letters, digits, `.`, `_` and `-` become `-`).
-  public var name: String {
+  package var name: String {
     if let operationId {
       return String(operationId.map { $0.isLetter || $0.isNumber || "._-".contains($0) ? $0 : "-" })
     }
@@ -359,7 +359,7 @@ public struct OpenAPIOperation: Sendable {
   }
 
   /// The declared response for `status`: the exact code, then `2XX`-style ranges, then `default`.
-  public func response(for status: Int) -> OpenAPIResponse? {
+  package func response(for status: Int) -> OpenAPIResponse? {
     responses.first { $0.status == String(status) }
       ?? responses.first { $0.status.uppercased() == "\(status / 100)XX" }
       ?? responses.first { $0.status == "default" }
@@ -367,37 +367,37 @@ public struct OpenAPIOperation: Sendable {
 }
 
 /// A parameter or a response header.
-public struct OpenAPIParameter: Sendable {
+package struct OpenAPIParameter: Sendable {
   /// Name (case-insensitive for headers).
-  public var name: String
+  package var name: String
   /// `path`, `query`, `header`, `cookie`.
-  public var location: String
+  package var location: String
   /// `required` (always true for path parameters).
-  public var required: Bool
+  package var required: Bool
   /// Where its schema is.
-  public var schemaLocation: SchemaLocation?
+  package var schemaLocation: SchemaLocation?
   /// `example`, or the first of `examples`.
-  public var example: JSONValue?
+  package var example: JSONValue?
   /// The parameter object as written (after `$ref`): `style`, `explode`, `allowReserved`, … are read from it.
-  public var raw: JSONValue = .null
+  package var raw: JSONValue = .null
 }
 
 /// One declared response.
-public struct OpenAPIResponse: Sendable {
+package struct OpenAPIResponse: Sendable {
   /// `200`, `2XX` or `default`.
-  public var status: String
+  package var status: String
   /// Where it is (after `$ref`).
-  public var location: SchemaLocation
+  package var location: SchemaLocation
   /// `description`.
-  public var description: String
+  package var description: String
   /// `content`, by media type in document order.
-  public var content: [OpenAPIMediaType]
+  package var content: [OpenAPIMediaType]
   /// `headers`.
-  public var headers: [OpenAPIParameter]
+  package var headers: [OpenAPIParameter]
 
   /// The media type entry that covers `contentType` (parameters ignored; `application/*`, `*/*` and
   /// `+json` suffixes honoured), or nil.
-  public func mediaType(for contentType: String) -> OpenAPIMediaType? {
+  package func mediaType(for contentType: String) -> OpenAPIMediaType? {
     let wanted = MediaTypeName(contentType)
     return content.first { MediaTypeName($0.name).essence == wanted.essence }
       ?? content.first { MediaTypeName($0.name).covers(wanted) }
@@ -405,35 +405,35 @@ public struct OpenAPIResponse: Sendable {
 }
 
 /// One media type entry: its schema and examples.
-public struct OpenAPIMediaType: Sendable {
+package struct OpenAPIMediaType: Sendable {
   /// `application/json`, `text/plain`, `application/*` …
-  public var name: String
+  package var name: String
   /// Where its schema is.
-  public var schemaLocation: SchemaLocation?
+  package var schemaLocation: SchemaLocation?
   /// `example`.
-  public var example: JSONValue?
+  package var example: JSONValue?
   /// `examples` by name (their `value`s), in document order.
-  public var examples: [(String, JSONValue)]
+  package var examples: [(String, JSONValue)]
 
   /// True for JSON media types (`application/json`, `application/problem+json`, `*/*`-less JSON forms).
-  public var isJSON: Bool { MediaTypeName(name).isJSON }
+  package var isJSON: Bool { MediaTypeName(name).isJSON }
 }
 
 /// A media type split into its type/subtype essence (lowercased, parameters dropped).
-public struct MediaTypeName: Sendable, Hashable {
+package struct MediaTypeName: Sendable, Hashable {
   /// `application/json`.
-  public var essence: String
+  package var essence: String
 
   /// Parses `application/json; charset=utf-8`.
-  public init(_ text: String) {
+  package init(_ text: String) {
     essence = String(text.split(separator: ";").first ?? "").trimmingCharacters(in: .whitespaces).lowercased()
   }
 
   /// True for `application/json`, `*/*+json`, `text/json`.
-  public var isJSON: Bool { essence.hasSuffix("/json") || essence.hasSuffix("+json") }
+  package var isJSON: Bool { essence.hasSuffix("/json") || essence.hasSuffix("+json") }
 
   /// True when this range covers `other` (`application/*` covers `application/json`, `*/*` covers all).
-  public func covers(_ other: MediaTypeName) -> Bool {
+  package func covers(_ other: MediaTypeName) -> Bool {
     if essence == "*/*" || essence == other.essence { return true }
     if essence.hasSuffix("/*") { return other.essence.hasPrefix(essence.dropLast()) }
     return false
@@ -441,10 +441,10 @@ public struct MediaTypeName: Sendable, Hashable {
 }
 
 /// Matches concrete paths against OpenAPI path templates (`/pets/{id}`, `/files/{name}.json`).
-public enum PathTemplateMatcher {
+package enum PathTemplateMatcher {
   /// The parameters when `path` fits `template`, else nil. Each `{name}` takes at least one character
   /// and never a `/`.
-  public static func match(template: String, path: String) -> [String: String]? {
+  package static func match(template: String, path: String) -> [String: String]? {
     let t = template.split(separator: "/", omittingEmptySubsequences: false)
     let p = path.split(separator: "/", omittingEmptySubsequences: false)
     guard t.count == p.count else { return nil }
@@ -482,7 +482,7 @@ public enum PathTemplateMatcher {
   }
 
   /// The template with parameter names erased (`/pets/{}`), to compare templates.
-  public static func shape(_ template: String) -> String {
+  package static func shape(_ template: String) -> String {
     var out = ""
     var inside = false
     for c in template {

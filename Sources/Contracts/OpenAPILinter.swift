@@ -9,15 +9,15 @@ import MockJSON
 /// path in the stub and the schema path:
 /// `mappings/users.json: $.response.jsonBody.data.email: expected a string of format email
 /// (#/components/schemas/User/properties/email), found 42`.
-public struct OpenAPILinter: Sendable {
+package struct OpenAPILinter: Sendable {
   /// The document.
-  public let document: OpenAPIDocument
+  package let document: OpenAPIDocument
 
   /// Creates a linter.
-  public init(document: OpenAPIDocument) { self.document = document }
+  package init(document: OpenAPIDocument) { self.document = document }
 
   /// The operation a stub's request pattern addresses, or nil (regex URLs, no URL, or nothing declared).
-  public func operation(for stub: StubMapping) -> OpenAPIOperation? {
+  package func operation(for stub: StubMapping) -> OpenAPIOperation? {
     guard let method = stub.request.method?.rawValue else { return nil }
     switch stub.request.url {
     case .url(let s), .urlPath(let s):
@@ -37,7 +37,7 @@ public struct OpenAPILinter: Sendable {
   }
 
   /// Every finding for `stubs` (errors; a stub that addresses no operation is a warning).
-  public func check(_ stubs: [StubMapping]) -> [FixtureProblem] {
+  package func check(_ stubs: [StubMapping]) -> [FixtureProblem] {
     stubs.flatMap(check).map {
       // A Swagger 2.0 document's pointers name the user's file, not its OpenAPI 3 form.
       var problem = $0
@@ -47,7 +47,7 @@ public struct OpenAPILinter: Sendable {
   }
 
   /// The findings for one stub.
-  public func check(_ stub: StubMapping) -> [FixtureProblem] {
+  package func check(_ stub: StubMapping) -> [FixtureProblem] {
     let file = stub.file ?? "(admin stub \(stub.id))"
     let base = stub.location
     guard let op = operation(for: stub) else {
@@ -97,7 +97,7 @@ public struct OpenAPILinter: Sendable {
 
   /// Violations of one response against its declared response: the content type (instance path
   /// `$.response.headers.Content-Type`) and the body (instance paths inside the body, `$…`).
-  public static func responseViolations(
+  package static func responseViolations(
     _ response: ResponseDefinition, _ declared: OpenAPIResponse, document: OpenAPIDocument
   ) -> [SchemaViolation] {
     responseViolations(
@@ -105,7 +105,7 @@ public struct OpenAPILinter: Sendable {
   }
 
   /// Violations of an HTTP answer against a declared response (see the other overload).
-  public static func responseViolations(
+  package static func responseViolations(
     status: Int, headers: HTTPHeaders, body: [UInt8], _ declared: OpenAPIResponse, document: OpenAPIDocument
   ) -> [SchemaViolation] {
     let contentLocation = declared.location.appending("content")

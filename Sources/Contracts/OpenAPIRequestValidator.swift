@@ -4,19 +4,19 @@ import JSONSchema
 import MockJSON
 
 /// One way a request breaks the document (`--validate-requests`).
-public struct RequestViolation: Sendable, Hashable, CustomStringConvertible {
+package struct RequestViolation: Sendable, Hashable, CustomStringConvertible {
   /// `path petId`, `query limit`, `header X-Token`, `body`, `Content-Type`.
-  public var location: String
+  package var location: String
   /// The violation (instance path inside the parameter value or body, schema path, expected, found).
-  public var violation: SchemaViolation
+  package var violation: SchemaViolation
 
   /// `body $.name: expected a string (#/components/schemas/Pet/properties/name), found 42`.
-  public var description: String {
+  package var description: String {
     location + (violation.instancePath == "$" ? "" : " " + violation.instancePath) + ": " + violation.message
   }
 
   /// `{"location": …, "path": …, "schema": …, "expected": …, "found": …, "message": …}`.
-  public var json: JSONValue {
+  package var json: JSONValue {
     .object(
       JSONObject(pairs: [
         ("location", .string(location)), ("path", .string(violation.instancePath)),
@@ -29,12 +29,12 @@ public struct RequestViolation: Sendable, Hashable, CustomStringConvertible {
 /// Checks requests against the operation they address, as Prism's validation proxy does: path, query
 /// and header parameters (required, and their values against their schemas, numbers and Booleans read
 /// from the text), the request body (required, declared content type, JSON against the schema).
-public struct OpenAPIRequestValidator: Sendable {
+package struct OpenAPIRequestValidator: Sendable {
   /// The document.
-  public let document: OpenAPIDocument
+  package let document: OpenAPIDocument
 
   /// Creates a validator.
-  public init(document: OpenAPIDocument) { self.document = document }
+  package init(document: OpenAPIDocument) { self.document = document }
 
   /// The violations of a request, or nil when no operation of the document matches its method and path
   /// (such requests are not judged).
@@ -43,7 +43,7 @@ public struct OpenAPIRequestValidator: Sendable {
   ///   - target: the request target (`/pets/1?limit=3`), percent-encoded as sent.
   ///   - headers: the request's header fields.
   ///   - body: the content.
-  public func violations(method: String, target: String, headers: HTTPHeaders, body: [UInt8])
+  package func violations(method: String, target: String, headers: HTTPHeaders, body: [UInt8])
     -> [RequestViolation]?
   {
     let parts = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
@@ -129,7 +129,7 @@ public struct OpenAPIRequestValidator: Sendable {
   }
 
   /// The 400 answer's JSON: `{"title", "status", "detail", "validation": [...]}` (Prism's shape).
-  public static func report(_ violations: [RequestViolation], method: String, target: String) -> JSONValue {
+  package static func report(_ violations: [RequestViolation], method: String, target: String) -> JSONValue {
     .object(
       JSONObject(pairs: [
         ("type", .string("https://mockserver.dev/problems/contract-violation")),

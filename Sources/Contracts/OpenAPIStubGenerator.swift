@@ -14,31 +14,31 @@ import MockJSON
 ///
 /// Each stub's `metadata` carries `x-openapi` (operation, status, media type, example name) and
 /// `x-example-request` (a concrete request for `mockserver verify`).
-public struct OpenAPIStubGenerator {
+package struct OpenAPIStubGenerator {
   /// The document.
-  public let document: OpenAPIDocument
+  package let document: OpenAPIDocument
   /// Seed for generated values.
-  public var seed: UInt64
+  package var seed: UInt64
 
   /// Creates a generator.
-  public init(document: OpenAPIDocument, seed: UInt64 = 1) {
+  package init(document: OpenAPIDocument, seed: UInt64 = 1) {
     self.document = document
     self.seed = seed
   }
 
   /// The stubs of one operation.
-  public struct OperationStubs: Sendable {
+  package struct OperationStubs: Sendable {
     /// The operation's file-name-safe name (`operationId`).
-    public var name: String
+    package var name: String
     /// Stub mapping JSON objects.
-    public var mappings: [JSONValue]
+    package var mappings: [JSONValue]
 
     /// `{"mappings": [...]}`.
-    public var file: JSONValue { .object(JSONObject(pairs: [("mappings", .array(mappings))])) }
+    package var file: JSONValue { .object(JSONObject(pairs: [("mappings", .array(mappings))])) }
   }
 
   /// Stubs for every operation, in document order.
-  public func generate() -> [OperationStubs] {
+  package func generate() -> [OperationStubs] {
     var sampler = SchemaSampler(document: document, seed: seed)
     var usedNames: [String: Int] = [:]
     return document.operations.map { op in
@@ -54,10 +54,10 @@ public struct OpenAPIStubGenerator {
   }
 
   /// Every generated stub, flattened.
-  public func allMappings() -> [JSONValue] { generate().flatMap(\.mappings) }
+  package func allMappings() -> [JSONValue] { generate().flatMap(\.mappings) }
 
   /// The status served without a `Prefer` header: lowest 2xx, else the first declared.
-  public static func defaultResponse(_ op: OpenAPIOperation) -> OpenAPIResponse? {
+  package static func defaultResponse(_ op: OpenAPIOperation) -> OpenAPIResponse? {
     let success = op.responses.filter { $0.status.hasPrefix("2") }.sorted { $0.status < $1.status }
     return success.first ?? op.responses.first
   }
@@ -226,7 +226,7 @@ public struct OpenAPIStubGenerator {
 
 extension PathTemplateMatcher {
   /// True when every `{name}` is a whole path segment (WireMock's `urlPathTemplate` form).
-  public static func isWholeSegmentTemplate(_ template: String) -> Bool {
+  package static func isWholeSegmentTemplate(_ template: String) -> Bool {
     template.split(separator: "/").allSatisfy { seg in
       !seg.contains("{") || (seg.hasPrefix("{") && seg.hasSuffix("}") && seg.filter { $0 == "{" }.count == 1)
     }
@@ -234,7 +234,7 @@ extension PathTemplateMatcher {
 
   /// An anchored-by-the-matcher regex for a template with parameters inside segments
   /// (`/files/{name}.json` → `/files/[^/]+\.json`).
-  public static func regex(_ template: String) -> String {
+  package static func regex(_ template: String) -> String {
     var out = ""
     var inside = false
     for c in template {

@@ -5,18 +5,18 @@ import MockJSON
 import PactMatching
 
 /// A concrete request: what `verify` sends and what a Pact interaction describes.
-public struct ExampleRequest: Sendable, Hashable {
+package struct ExampleRequest: Sendable, Hashable {
   /// `GET`, `POST`, …
-  public var method: String
+  package var method: String
   /// Path and query, e.g. `/users/42?page=1`.
-  public var url: String
+  package var url: String
   /// Header fields in order.
-  public var headers: [(String, String)]
+  package var headers: [(String, String)]
   /// Body text, or nil.
-  public var body: String?
+  package var body: String?
 
   /// Creates a request.
-  public init(method: String, url: String, headers: [(String, String)] = [], body: String? = nil) {
+  package init(method: String, url: String, headers: [(String, String)] = [], body: String? = nil) {
     self.method = method
     self.url = url
     self.headers = headers
@@ -24,23 +24,23 @@ public struct ExampleRequest: Sendable, Hashable {
   }
 
   /// Equality of all fields.
-  public static func == (a: ExampleRequest, b: ExampleRequest) -> Bool {
+  package static func == (a: ExampleRequest, b: ExampleRequest) -> Bool {
     a.method == b.method && a.url == b.url && a.headers.elementsEqual(b.headers, by: ==) && a.body == b.body
   }
 
   /// Hash of method and URL.
-  public func hash(into hasher: inout Hasher) {
+  package func hash(into hasher: inout Hasher) {
     hasher.combine(method)
     hasher.combine(url)
   }
 
   /// The path without the query.
-  public var path: String {
+  package var path: String {
     String(url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0])
   }
 
   /// The query text after `?`, or empty.
-  public var query: String {
+  package var query: String {
     let parts = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
     return parts.count > 1 ? String(parts[1]) : ""
   }
@@ -48,7 +48,7 @@ public struct ExampleRequest: Sendable, Hashable {
   /// The request a stub stands for: its `metadata.x-example-request`, else one built from literal parts of
   /// its pattern (`url`/`urlPath`, `equalTo` query parameters, headers and body, `equalToJson` body,
   /// `equalTo` path parameters in a template). Nil, with the reason, when a part has no literal value.
-  public static func from(_ stub: StubMapping) -> Result<ExampleRequest, ExampleRequestError> {
+  package static func from(_ stub: StubMapping) -> Result<ExampleRequest, ExampleRequestError> {
     if let example = stub.metadata?["x-example-request"], let method = example["method"]?.stringValue,
       let url = example["url"]?.stringValue
     {
@@ -139,25 +139,25 @@ func literal(_ matcher: JSONValue?) -> String? {
 }
 
 /// Why a stub has no concrete request (add `metadata.x-example-request` to give one).
-public struct ExampleRequestError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct ExampleRequestError: Error, Sendable, Hashable, CustomStringConvertible {
   /// E.g. `the URL is a regular expression`.
-  public var reason: String
+  package var reason: String
   /// The reason.
-  public var description: String { reason }
+  package var description: String { reason }
 }
 
 /// How `export pact` writes: the specification, and the header and query names whose values are secrets.
-public struct PactExportOptions: Sendable, Hashable {
+package struct PactExportOptions: Sendable, Hashable {
   /// 3 or 4 (the default: V4, `--spec v3` for older brokers).
-  public var specification: Int
+  package var specification: Int
   /// Header and query parameter names (any case) whose values are never written, beside `Authorization`,
   /// `Proxy-Authorization` and `Cookie`.
-  public var redactedNames: Set<String>
+  package var redactedNames: Set<String>
   /// The tool and version named in the pact's metadata.
-  public var generator: String
+  package var generator: String
 
   /// Creates options.
-  public init(specification: Int = 4, redactedNames: Set<String> = [], generator: String = "mockserver") {
+  package init(specification: Int = 4, redactedNames: Set<String> = [], generator: String = "mockserver") {
     self.specification = specification
     self.redactedNames = Set(redactedNames.map { $0.lowercased() })
     self.generator = generator
@@ -174,11 +174,11 @@ public struct PactExportOptions: Sendable, Hashable {
 /// Writes Pact specification V4 (or V3) files from stubs or from a request journal: no secret value (an
 /// `Authorization`, `Cookie` or `--redact` value becomes a `regex` rule with an example value), no
 /// volatile response header as an exact value, binary bodies byte-exact.
-public enum PactExporter {
+package enum PactExporter {
   /// A pact for `stubs`: one interaction per stub with a concrete request (see ``ExampleRequest/from(_:)``),
   /// skipping faults and the per-state copies made by ``PactImporter``.
   /// - Returns: the pact and the skipped stubs with reasons.
-  public static func pact(
+  package static func pact(
     consumer: String, provider: String, stubs: [StubMapping], options: PactExportOptions = PactExportOptions()
   ) -> (
     pact: JSONValue, skipped: [(String, String)]
@@ -231,7 +231,7 @@ public enum PactExporter {
 
   /// A pact from journal serve events (`GET /__admin/requests`): each matched request once (same method,
   /// URL and body), with the headers its stub required and the stub's response.
-  public static func pact(
+  package static func pact(
     consumer: String, provider: String, journal: JSONValue, options: PactExportOptions = PactExportOptions()
   ) -> JSONValue {
     var interactions: [JSONValue] = []

@@ -4,13 +4,13 @@ import MockJSON
 import PactMatching
 
 /// Why a Pact file could not be imported.
-public struct PactImportError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct PactImportError: Error, Sendable, Hashable, CustomStringConvertible {
   /// JSON path in the pact file.
-  public var path: String
+  package var path: String
   /// `expected …, found …`.
-  public var message: String
+  package var message: String
   /// `$.interactions[2].request.method: expected a string, found null`.
-  public var description: String { "\(path): \(message)" }
+  package var description: String { "\(path): \(message)" }
 }
 
 /// Turns Pact files (specification v2, v3 and v4 HTTP interactions) into WireMock stub mappings.
@@ -27,14 +27,14 @@ public struct PactImportError: Error, Sendable, Hashable, CustomStringConvertibl
 ///   stub in the scenario `pact:<provider>` that matches only in that state (select it with
 ///   `PUT /__admin/scenarios/pact:<provider>/state {"state": "…"}`), while the stateless copy answers by
 ///   default (the first interaction of a given request wins).
-public enum PactImporter {
+package enum PactImporter {
   /// Stub mappings for every HTTP interaction of `pact`; non-HTTP (message) interactions are skipped and
   /// counted in `skipped`.
   /// - Returns: the stub mappings, the count of skipped message interactions, and the warnings of a lenient
   ///   import (one per dropped rule or generator).
   /// - Throws: ``PactImportError`` when the file is not a pact, an interaction lacks method or path, or (not
   ///   `lenient`) a rule or generator cannot be honoured.
-  public static func mappings(from pact: JSONValue, file: String = "pact", lenient: Bool = false)
+  package static func mappings(from pact: JSONValue, file: String = "pact", lenient: Bool = false)
     throws(PactImportError) -> (
       mappings: [JSONValue], skipped: Int, warnings: [String]
     )

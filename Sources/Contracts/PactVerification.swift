@@ -8,23 +8,23 @@ import PactMatching
 /// to the provider and its answer compared with the interaction's response and rules as Pact's verifier
 /// compares them (status, expected headers present, body with its rules; fields the provider adds are
 /// fine).
-public enum PactVerification {
+package enum PactVerification {
   /// One interaction to replay.
-  public struct Case: Sendable {
+  package struct Case: Sendable {
     /// The interaction's description.
-    public var description: String
+    package var description: String
     /// Provider states, each `{"name": …, "params": {…}}`.
-    public var providerStates: [JSONValue]
+    package var providerStates: [JSONValue]
     /// The request to send, or nil with the reason it cannot be sent.
-    public var request: ExampleRequest?
+    package var request: ExampleRequest?
     /// Why the interaction is not replayed, or nil.
-    public var skipped: String?
+    package var skipped: String?
     let response: PactResponseExpectation?
   }
 
   /// The HTTP interactions of `pact`.
   /// - Throws: ``PactImportError`` naming the interaction and JSON path of a rule that cannot be honoured.
-  public static func cases(from pact: JSONValue) throws(PactImportError) -> [Case] {
+  package static func cases(from pact: JSONValue) throws(PactImportError) -> [Case] {
     guard let interactions = pact["interactions"]?.arrayValue else {
       throw PactImportError(path: "$.interactions", message: "expected an array of interactions")
     }
@@ -94,7 +94,7 @@ public enum PactVerification {
 
   /// What differs between the provider's answer and the interaction's response (empty: it honours the
   /// interaction).
-  public static func compare(_ c: Case, status: Int, headers: HTTPHeaders, body: [UInt8]) -> [DriftFinding] {
+  package static func compare(_ c: Case, status: Int, headers: HTTPHeaders, body: [UInt8]) -> [DriftFinding] {
     guard let response = c.response else { return [] }
     return response.mismatches(status: status, fields: headers.fields.map { ($0.name, $0.value) }, body: body)
       .map { m in
@@ -119,7 +119,7 @@ public enum PactVerification {
   }
 
   /// The provider-state set-up call Pact's verifier makes: `POST` with `{"state", "params", "action"}`.
-  public static func stateSetupBody(_ state: JSONValue) -> String {
+  package static func stateSetupBody(_ state: JSONValue) -> String {
     JSONValue.object(
       JSONObject(pairs: [
         ("state", state["name"] ?? .string("")), ("params", state["params"] ?? .object(JSONObject())),

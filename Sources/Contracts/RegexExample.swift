@@ -6,9 +6,9 @@ import RegularExpressions
 /// first member (or a character outside a negated class), a group → its first alternative, `*`/`?`/`{0,…}`
 /// → none, `+`/`{n…}` → the minimum count (at least one). The result is checked against the pattern; nil
 /// when the pattern uses constructs this does not cover (lookarounds, back references) or the check fails.
-public enum RegexExample {
+package enum RegexExample {
   /// A string the whole of which `pattern` matches, or nil.
-  public static func generate(_ pattern: String) -> String? {
+  package static func generate(_ pattern: String) -> String? {
     var parser = Parser(chars: Array(pattern))
     guard let out = parser.alternation(), parser.i == parser.chars.count else { return nil }
     guard let regex = try? CompiledRegex(pattern), regex.matches(out) else { return nil }

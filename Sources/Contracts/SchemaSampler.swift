@@ -11,9 +11,9 @@ import RegularExpressions
 /// and `dependentRequired`, `allOf` merged, the first `oneOf`/`anyOf` branch, `if`/`then`/`else`, `not`.
 /// A value that still breaks its schema (a combination of keywords the rules above do not meet at once) is
 /// made again from the next random values, up to ``attempts`` times, and the first that validates is kept.
-public struct SchemaSampler {
+package struct SchemaSampler {
   /// The document whose `$ref`s the schemas use.
-  public let document: OpenAPIDocument
+  package let document: OpenAPIDocument
   var random: SplitMix64
   /// What is left of ``generationBudget`` for the value being made.
   var remaining = SchemaSampler.generationBudget
@@ -21,20 +21,20 @@ public struct SchemaSampler {
   /// The most array items, object properties and string characters one generated value has in all:
   /// `minItems: 100000000` (or `minLength`, `minProperties`) exhausted memory at start or import. Past it
   /// the value is cut short (it then breaks that bound; `mockserver lint` says so).
-  public static let generationBudget = 100_000
+  package static let generationBudget = 100_000
 
   /// Creates a sampler; the same seed and document give the same values.
-  public init(document: OpenAPIDocument, seed: UInt64) {
+  package init(document: OpenAPIDocument, seed: UInt64) {
     self.document = document
     self.random = SplitMix64(seed: seed)
   }
 
   /// How many values ``sample(at:)`` makes at most before it keeps one that breaks its schema.
-  public static let attempts = 8
+  package static let attempts = 8
 
   /// A value for the schema at `location` (nil when there is no schema there): the first of up to
   /// ``attempts`` values that validates against it, else the last one made.
-  public mutating func sample(at location: SchemaLocation) -> JSONValue? {
+  package mutating func sample(at location: SchemaLocation) -> JSONValue? {
     guard let schema = document.schema(at: location) else { return nil }
     var value = JSONValue.null
     for _ in 0..<SchemaSampler.attempts {

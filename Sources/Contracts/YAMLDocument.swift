@@ -2,16 +2,16 @@ import CYAML
 import MockJSON
 
 /// A YAML syntax error with its position, as libyaml reports it.
-public struct YAMLParseError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct YAMLParseError: Error, Sendable, Hashable, CustomStringConvertible {
   /// 1-based line.
-  public var line: Int
+  package var line: Int
   /// 1-based column.
-  public var column: Int
+  package var column: Int
   /// libyaml's problem text, e.g. "mapping values are not allowed in this context".
-  public var message: String
+  package var message: String
 
   /// `line 3, column 5: mapping values are not allowed in this context`.
-  public var description: String { "line \(line), column \(column): \(message)" }
+  package var description: String { "line \(line), column \(column): \(message)" }
 }
 
 /// YAML 1.2 text read through libyaml into ``JSONValue`` (the JSON-compatible subset OpenAPI uses).
@@ -20,16 +20,16 @@ public struct YAMLParseError: Error, Sendable, Hashable, CustomStringConvertible
 /// Booleans, decimal, `0x` and `0o` integers and decimal floats are numbers (written as JSON number text);
 /// every quoted scalar, every other plain scalar and `!!str` is a string. Anchors, aliases and `<<` merge
 /// keys are resolved; mapping keys are their scalar text (`200:` is the key `"200"`).
-public enum YAMLDocument {
+package enum YAMLDocument {
   /// Parses the first document of `text`.
   /// - Throws: ``YAMLParseError`` for a syntax error, a non-scalar mapping key or an unknown alias.
-  public static func parse(_ text: String) throws(YAMLParseError) -> JSONValue {
+  package static func parse(_ text: String) throws(YAMLParseError) -> JSONValue {
     var bytes = Array(text.utf8)
     return try parse(bytes: &bytes)
   }
 
   /// Parses the first document of UTF-8 `bytes`; see ``parse(_:)``.
-  public static func parse(bytes: inout [UInt8]) throws(YAMLParseError) -> JSONValue {
+  package static func parse(bytes: inout [UInt8]) throws(YAMLParseError) -> JSONValue {
     var parser = yaml_parser_t()
     guard yaml_parser_initialize(&parser) == 1 else {
       throw YAMLParseError(line: 1, column: 1, message: "cannot initialise libyaml")

@@ -15,9 +15,9 @@ import Synchronization
 /// `required`, `properties`, `patternProperties`, `additionalProperties`, `minProperties`/
 /// `maxProperties`, `allOf`, `anyOf`, `oneOf` (with `discriminator` choosing the branch), `not`, and the
 /// Boolean schemas `true`/`false`. Numbers compare by exact decimal value.
-public struct JSONSchemaValidator: Sendable {
+package struct JSONSchemaValidator: Sendable {
   /// Which rules `$ref` follows.
-  public enum Dialect: Sendable, Hashable {
+  package enum Dialect: Sendable, Hashable {
     /// OpenAPI 3.0: `$ref` replaces its object (siblings ignored), `nullable`, Boolean exclusive bounds.
     case openAPI30
     /// OpenAPI 3.1 / JSON Schema 2020-12: `$ref` applies alongside its siblings, `type: [.., "null"]`.
@@ -25,12 +25,12 @@ public struct JSONSchemaValidator: Sendable {
   }
 
   /// The documents `$ref`s may reach, by name; `""` is the main document.
-  public var documents: [String: JSONValue]
+  package var documents: [String: JSONValue]
   /// The dialect.
-  public var dialect: Dialect
+  package var dialect: Dialect
 
   /// Creates a validator over a main document and its sibling documents.
-  public init(document: JSONValue, siblings: [String: JSONValue] = [:], dialect: Dialect = .openAPI31) {
+  package init(document: JSONValue, siblings: [String: JSONValue] = [:], dialect: Dialect = .openAPI31) {
     var all = siblings
     all[""] = document
     self.documents = all
@@ -40,19 +40,19 @@ public struct JSONSchemaValidator: Sendable {
   /// A validator for one standalone JSON Schema document (WireMock's `matchesJsonSchema`): `$ref`s such as
   /// `#/definitions/x` or `#/$defs/x` resolve within it; draft 4 Boolean and 2020-12 numeric exclusive
   /// bounds are both understood.
-  public init(schema: JSONValue) {
+  package init(schema: JSONValue) {
     self.init(document: schema, dialect: .openAPI31)
   }
 
   /// Validates `instance` against the main document itself (the standalone schema).
-  public func validate(_ instance: JSONValue) -> [SchemaViolation] {
+  package func validate(_ instance: JSONValue) -> [SchemaViolation] {
     validate(instance, at: SchemaLocation())
   }
 
   /// Validates `instance` against the schema at `location`.
   /// - Returns: every violation found (empty when the value conforms). For `anyOf`/`oneOf` with no
   ///   matching branch, the violations of the closest branch are reported.
-  public func validate(_ instance: JSONValue, at location: SchemaLocation) -> [SchemaViolation] {
+  package func validate(_ instance: JSONValue, at location: SchemaLocation) -> [SchemaViolation] {
     guard let schema = documents[location.document].flatMap({ location.value(in: $0) }) else {
       return [
         SchemaViolation(
@@ -66,7 +66,7 @@ public struct JSONSchemaValidator: Sendable {
   }
 
   /// Validates `instance` against `schema` given inline (its `$ref`s resolve against the main document).
-  public func validate(_ instance: JSONValue, schema: JSONValue) -> [SchemaViolation] {
+  package func validate(_ instance: JSONValue, schema: JSONValue) -> [SchemaViolation] {
     var out: [SchemaViolation] = []
     check(
       instance, "$", schema, SchemaLocation(document: "\u{0}inline"), depth: Depth(), ValidationWork(), &out)
@@ -74,12 +74,12 @@ public struct JSONSchemaValidator: Sendable {
   }
 
   /// True when `instance` conforms.
-  public func conforms(_ instance: JSONValue, at location: SchemaLocation) -> Bool {
+  package func conforms(_ instance: JSONValue, at location: SchemaLocation) -> Bool {
     validate(instance, at: location).isEmpty
   }
 
   /// The schema a `$ref` points at, with its location.
-  public func resolve(_ reference: String, from base: SchemaLocation) -> (JSONValue, SchemaLocation)? {
+  package func resolve(_ reference: String, from base: SchemaLocation) -> (JSONValue, SchemaLocation)? {
     var base = base
     if base.document == "\u{0}inline" { base.document = "" }
     guard let target = base.resolving(reference: reference), let doc = documents[target.document],
@@ -506,11 +506,11 @@ final class PatternCache: Sendable {
 extension JSONSchemaValidator {
   /// The deepest value validated: an array or object nested deeper gets a violation saying so (stated in
   /// docs/contracts.md; a request is then refused with 400).
-  public static let maximumDepth = 64
+  package static let maximumDepth = 64
   /// The most schema checks one validation makes (each keyword group at one value counts one); past it
   /// a violation says so. With each `$ref` checked once per value (``checkReference``), ordinary
   /// documents stay far below it.
-  public static let maximumSteps = 1_000_000
+  package static let maximumSteps = 1_000_000
 
   /// How deep a check is: `level` values into the instance, `steps` schema steps (`$ref`, `allOf`, …)
   /// since the last value entered.

@@ -1,35 +1,35 @@
 import MockJSON
 
 /// Where a schema lives: a document (empty for the main one) and a JSON Pointer (RFC 6901) inside it.
-public struct SchemaLocation: Sendable, Hashable, CustomStringConvertible {
+package struct SchemaLocation: Sendable, Hashable, CustomStringConvertible {
   /// The document's name relative to the main document (`schemas.yaml`), empty for the main document.
-  public var document: String
+  package var document: String
   /// JSON Pointer tokens, unescaped (`["components", "schemas", "User"]`).
-  public var tokens: [String]
+  package var tokens: [String]
 
   /// Creates a location.
-  public init(document: String = "", tokens: [String] = []) {
+  package init(document: String = "", tokens: [String] = []) {
     self.document = document
     self.tokens = tokens
   }
 
   /// The location of a member of this schema (`properties`, `email` …).
-  public func appending(_ token: String...) -> SchemaLocation {
+  package func appending(_ token: String...) -> SchemaLocation {
     SchemaLocation(document: document, tokens: tokens + token)
   }
 
   /// The JSON Pointer fragment, `/components/schemas/User` (`~` and `/` escaped as `~0` and `~1`).
-  public var pointer: String {
+  package var pointer: String {
     tokens.map { "/" + $0.replacingTilde() }.joined()
   }
 
   /// `#/components/schemas/User` or `schemas.yaml#/Owner`.
-  public var description: String { document + "#" + pointer }
+  package var description: String { document + "#" + pointer }
 
   /// Splits a `$ref` value into its document part and its pointer tokens, resolving the document against
   /// this location's document (`./schemas.yaml#/Pet` from `api/main.yaml` is `api/schemas.yaml`).
   /// - Returns: nil when the fragment is not a JSON Pointer (anchors are not supported).
-  public func resolving(reference: String) -> SchemaLocation? {
+  package func resolving(reference: String) -> SchemaLocation? {
     let hash = reference.firstIndex(of: "#")
     let documentPart = String(reference[..<(hash ?? reference.endIndex)])
     let fragment = hash.map { String(reference[reference.index(after: $0)...]) } ?? ""
@@ -45,7 +45,7 @@ public struct SchemaLocation: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// The value at this location's pointer inside `root`, or nil.
-  public func value(in root: JSONValue) -> JSONValue? {
+  package func value(in root: JSONValue) -> JSONValue? {
     var current = root
     for token in tokens {
       switch current {
@@ -63,7 +63,7 @@ public struct SchemaLocation: Sendable, Hashable, CustomStringConvertible {
 
   /// `base`'s folder joined with `relative`, with `.` and `..` segments resolved (`a/b.yaml` + `../c.yaml`
   /// is `c.yaml`).
-  public static func join(_ base: String, _ relative: String) -> String {
+  package static func join(_ base: String, _ relative: String) -> String {
     if relative.hasPrefix("/") { return normalize(relative) }
     var folder = base.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
     folder.removeLast()

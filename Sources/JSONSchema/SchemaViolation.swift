@@ -4,20 +4,20 @@ import MockJSON
 ///
 /// Rendered as `$.data.email: expected a string of format email (#/components/schemas/User/properties/email),
 /// found 42`.
-public struct SchemaViolation: Sendable, Hashable, CustomStringConvertible {
+package struct SchemaViolation: Sendable, Hashable, CustomStringConvertible {
   /// JSON path of the offending value inside the validated instance, `$` for the instance itself
   /// (for a missing required property, the path the property would have).
-  public var instancePath: String
+  package var instancePath: String
   /// Where the schema that failed lives: `#/components/schemas/User/properties/email` in the main document,
   /// `schemas.yaml#/Owner` in a sibling file.
-  public var schemaPath: String
+  package var schemaPath: String
   /// What the schema allows, e.g. `a string of format email`.
-  public var expected: String
+  package var expected: String
   /// What the value was, e.g. `42`, `"abc"`, `an object`, `nothing`.
-  public var found: String
+  package var found: String
 
   /// Creates a violation.
-  public init(instancePath: String, schemaPath: String, expected: String, found: String) {
+  package init(instancePath: String, schemaPath: String, expected: String, found: String) {
     self.instancePath = instancePath
     self.schemaPath = schemaPath
     self.expected = expected
@@ -25,14 +25,14 @@ public struct SchemaViolation: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// `expected … (schema path), found …` without the instance path.
-  public var message: String { "expected \(expected) (\(schemaPath)), found \(found)" }
+  package var message: String { "expected \(expected) (\(schemaPath)), found \(found)" }
 
   /// `instancePath: expected … (schema path), found …`.
-  public var description: String { "\(instancePath): \(message)" }
+  package var description: String { "\(instancePath): \(message)" }
 
   /// The JSON Schema keyword that failed (`type`, `required`, `minLength`, `format`, `enum`, …), as
   /// Prism's and Ajv's `code` names it; read from ``expected``, whose wording each keyword fixes.
-  public var keyword: String {
+  package var keyword: String {
     let e = expected
     let starts: [(String, String)] = [
       ("property ", "required"), ("one of ", "enum"), ("the value ", "const"),
@@ -58,7 +58,7 @@ public struct SchemaViolation: Sendable, Hashable, CustomStringConvertible {
 
   /// The violation with its instance path moved under `prefix` (`$.response.jsonBody` + `$.data` →
   /// `$.response.jsonBody.data`).
-  public func under(_ prefix: String) -> SchemaViolation {
+  package func under(_ prefix: String) -> SchemaViolation {
     var copy = self
     copy.instancePath = prefix + instancePath.dropFirst()
     return copy
@@ -66,7 +66,7 @@ public struct SchemaViolation: Sendable, Hashable, CustomStringConvertible {
 
   /// A short rendering of a value for `found`: scalars as JSON (strings cut at 60 characters), containers
   /// by kind.
-  public static func show(_ value: JSONValue?) -> String {
+  package static func show(_ value: JSONValue?) -> String {
     guard let value else { return "nothing" }
     switch value {
     case .null, .bool, .number: return value.serialized()

@@ -1,8 +1,8 @@
 /// The string `format`s the validator checks (RFC 3339 dates and times, RFC 4122 UUIDs, e-mail addresses,
 /// URIs, host names, IP addresses, OpenAPI's base64 `byte`); other formats are annotations and always pass.
-public enum StringFormats {
+package enum StringFormats {
   /// True or false for a known format, nil for a format that is only an annotation.
-  public static func check(_ format: String, _ s: String) -> Bool? {
+  package static func check(_ format: String, _ s: String) -> Bool? {
     switch format {
     case "date-time": return isDateTime(s)
     case "date": return isDate(Array(s.utf8)[...])
@@ -20,7 +20,7 @@ public enum StringFormats {
   }
 
   /// The formats `check` knows.
-  public static let known: Set<String> = [
+  package static let known: Set<String> = [
     "date-time", "date", "time", "uuid", "email", "idn-email", "uri", "iri", "uri-reference", "iri-reference",
     "hostname", "idn-hostname", "ipv4", "ipv6",
   ]
