@@ -62,7 +62,10 @@ extension AdminAPI {
         .serviceUnavailable, title: "Too many viewers",
         detail: "at most \(dashboard.events.maxViewers) event streams are served at once")
     case .subscribed(let subscription):
-      return ResponsePlan(steps: [.eventStream(subscription)], keepAlive: false)
+      return ResponsePlan(
+        steps: [
+          .streamedResponse(EventStreamSubscription.head, framing: .untilClose, source: subscription)
+        ], keepAlive: false)
     }
   }
 

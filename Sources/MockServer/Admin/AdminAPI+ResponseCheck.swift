@@ -34,7 +34,7 @@ package enum AdminResponseCheck {
   /// Statuses an undocumented admin route may answer (no such endpoint, refusals, a bad path).
   static let undocumentedStatuses: Set<Int> = [400, 401, 403, 404, 405]
 
-  /// `plan` with every complete response checked (deferred steps are checked when they run).
+  /// `plan` with every complete response checked (awaited and deferred plans when they arrive).
   package static func checked(_ plan: ResponsePlan, method: String, rawPath: String) -> ResponsePlan {
     var plan = plan
     for k in plan.steps.indices {
@@ -48,8 +48,8 @@ package enum AdminResponseCheck {
           return AdminAPI.error(
             .internalServerError, title: "Admin response does not match openapi.json", detail: problem)
         }
-      case .deferred(let make):
-        plan.steps[k] = .deferred { checked(make(), method: method, rawPath: rawPath) }
+      case .awaiting:
+        plan.steps[k] = plan.steps[k].mapAwaitedPlan { checked($0, method: method, rawPath: rawPath) }
       default:
         continue
       }

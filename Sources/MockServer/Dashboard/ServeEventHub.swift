@@ -198,7 +198,7 @@ final class ServeEventHub: Sendable {
 
 /// One viewer of ``ServeEventHub``: its bounded queue of frames and the wake-up of the connection that
 /// writes them. Frames are offered from any thread; the connection takes them on its event loop.
-public final class EventStreamSubscription: Sendable {
+public final class EventStreamSubscription: ContentSource {
   private struct Queue {
     var frames: [[UInt8]] = []
     var head = 0
@@ -208,6 +208,8 @@ public final class EventStreamSubscription: Sendable {
     var wakePending = false
     var wake: (@Sendable () -> Void)?
     var cancelled = false
+    /// ``initial`` is not taken yet.
+    var initialPending = true
   }
 
   private let queue = Mutex(Queue())
@@ -229,12 +231,24 @@ public final class EventStreamSubscription: Sendable {
   }
 
   /// The response head: `200`, `text/event-stream`, not cached, not buffered by proxies.
-  static let headFields: [(String, String)] = [
-    ("Content-Type", "text/event-stream; charset=utf-8"),
-    ("Cache-Control", "no-store"),
-    ("X-Accel-Buffering", "no"),
-    ("X-Content-Type-Options", "nosniff"),
-  ]
+  static let head = HTTPResponseHead(
+    status: .ok,
+    headers: [
+      "Content-Type": "text/event-stream; charset=utf-8",
+      "Cache-Control": "no-store",
+      "X-Accel-Buffering": "no",
+      "X-Content-Type-Options": "nosniff",
+    ])
+
+  /// Most unsent output the connection keeps before it stops taking events (they wait, then drop, in the
+  /// bounded queue).
+  public var outputBound: Int { 64 << 10 }
+
+  /// A `:` comment line every ``heartbeatMilliseconds`` while the output is idle (WHATWG: lines starting
+  /// with a colon are ignored).
+  public var heartbeat: ContentHeartbeat? {
+    ContentHeartbeat(bytes: Array(": heartbeat\n\n".utf8), intervalMilliseconds: heartbeatMilliseconds)
+  }
 
   /// Frames waiting now.
   var pendingCount: Int { queue.withLock { $0.frames.count - $0.head } }
@@ -257,21 +271,26 @@ public final class EventStreamSubscription: Sendable {
     return accepted
   }
 
-  /// Loop thread: sets how to wake the connection; true when frames already wait.
-  func attach(wake: @escaping @Sendable () -> Void) -> Bool {
+  /// Loop thread: sets how to wake the connection; true when bytes (the initial ones, frames) already wait.
+  public func attach(wake: @escaping @Sendable () -> Void) -> Bool {
     queue.withLock { q in
       q.wake = wake
-      let waiting = q.frames.count > q.head || q.droppedUntold > 0
+      let waiting = q.initialPending || q.frames.count > q.head || q.droppedUntold > 0
       q.wakePending = waiting
       return waiting
     }
   }
 
-  /// Loop thread: takes queued frames, at most about `maxBytes` (always at least one frame), preceded by
-  /// an `event: dropped` frame when frames were dropped since the last take. Empty when nothing waits.
-  func take(maxBytes: Int) -> [UInt8] {
+  /// Loop thread: takes ``initial`` the first time, then queued frames, at most about `maxBytes` (always
+  /// at least one frame), preceded by an `event: dropped` frame when frames were dropped since the last
+  /// take. Empty when nothing waits; the stream never ends by itself.
+  public func take(maxBytes: Int) -> (bytes: [UInt8], end: ContentEnd?) {
     queue.withLock { q in
       var out: [UInt8] = []
+      if q.initialPending {
+        out = initial
+        q.initialPending = false
+      }
       if q.droppedUntold > 0 {
         out.append(
           contentsOf: "event: dropped\ndata: {\"count\":\(q.droppedUntold),\"reason\":\"slow\"}\n\n".utf8)
@@ -290,12 +309,12 @@ public final class EventStreamSubscription: Sendable {
         q.frames.removeFirst(q.head)
         q.head = 0
       }
-      return out
+      return (out, nil)
     }
   }
 
   /// Stops the feed (the connection closed or never streamed); idempotent.
-  func cancel() {
+  public func cancel() {
     let wasLive = queue.withLock { q -> Bool in
       defer {
         q.cancelled = true

@@ -58,7 +58,7 @@ final class Connection: EventHandler {
     @exclusivity(unchecked) var onComplete: (@Sendable (Bool) -> Void)?
     /// A pause or hold in progress.
     @exclusivity(unchecked) var timer: LoopTimer?
-    /// A ``ResponsePlan/Step/deferred(_:)`` step is being computed off the loop.
+    /// An ``ResponsePlan/Step/awaiting(_:)`` step's plan is being made elsewhere.
     @exclusivity(unchecked) var waitingForWork = false
     /// Content being written as it is produced (the dashboard's event stream, a relayed upstream body);
     /// the plan waits for it to end.
@@ -82,19 +82,14 @@ final class Connection: EventHandler {
     }
   }
 
-  /// Content the connection writes as another thread produces it, pumped while the output has room.
-  private enum ContentStream {
-    /// ``ResponsePlan/Step/eventStream(_:)``: never ends by itself; heartbeats keep it alive.
-    case events(EventStreamSubscription)
-    /// ``ResponsePlan/Step/streamedResponse(_:contentLength:body:)``, in chunked transfer coding when
-    /// `chunked` (RFC 9112 §7.1), as it comes otherwise (a `Content-Length` was sent, or the content ends
-    /// with the connection).
-    case body(StreamedBody, chunked: Bool)
-
-    var isEventStream: Bool {
-      if case .events = self { return true }
-      return false
-    }
+  /// A ``ContentSource`` being written, pumped while the output has room.
+  private struct ContentStream {
+    let source: any ContentSource
+    /// Each piece goes out as a chunk (RFC 9112 §7.1), ended by the last chunk.
+    let chunked: Bool
+    /// The content only ends with the connection (``ContentFraming/untilClose``): a graceful shutdown
+    /// closes it at once instead of waiting for an end that never comes.
+    let untilClose: Bool
   }
 
   /// Closing after the last response.
@@ -159,14 +154,8 @@ final class Connection: EventHandler {
   @exclusivity(unchecked) private var resumeScheduled = false
   /// Re-entrancy guard of ``processInput()``.
   @exclusivity(unchecked) private var processing = false
-  /// Re-entrancy guard of ``pumpEventStream()``.
+  /// Re-entrancy guard of ``pumpStream()``.
   @exclusivity(unchecked) private var pumping = false
-  /// Most output an event stream keeps unsent before it stops taking events (they wait, then drop, in
-  /// the subscription's bounded queue).
-  static let eventStreamOutputBytes = 64 << 10
-  /// Most output a streamed body keeps unsent before it stops taking content (its producer then waits:
-  /// back-pressure up to the upstream).
-  static let streamedBodyOutputBytes = 256 << 10
 
   init(
     id: UInt64, stream: ByteStream, loop: EventLoop, owner: ServerLoopContext, client: ClientAddress,
@@ -587,18 +576,6 @@ final class Connection: EventHandler {
         finishPlan(served: true)
         close(served: true, reset: true)
         return
-      case .deferred(let work):
-        updateExecution { $0.waitingForWork = true }
-        let target = LoopBound(self)
-        let loop = self.loop
-        DispatchQueue.global(qos: .userInitiated).async {
-          let plan = work()
-          loop.execute {
-            guard let connection = target.connection else { return plan.abandon() }
-            connection.resumeDeferred(with: plan)
-          }
-        }
-        return
       case .awaiting(let start):
         updateExecution { $0.waitingForWork = true }
         let target = LoopBound(self)
@@ -615,10 +592,8 @@ final class Connection: EventHandler {
         finishPlan(served: true)
         beginClosing(requestFullyRead: e.requestFullyRead)
         return
-      case .eventStream(let subscription):
-        if startEventStream(subscription, e) { return }
-      case .streamedResponse(let responseHead, let contentLength, let body):
-        if startStreamedBody(responseHead, contentLength: contentLength, body: body, e) { return }
+      case .streamedResponse(let responseHead, let framing, let source):
+        if startStream(responseHead, framing: framing, source: source, e) { return }
       }
     }
     guard case .executing = state else { return }
@@ -642,123 +617,87 @@ final class Connection: EventHandler {
     }
   }
 
-  // MARK: Event streams
+  // MARK: Streamed content
 
-  /// Writes the event stream's head and first bytes and starts feeding it; false (stream not started,
-  /// subscription cancelled) for HEAD, which gets the head alone.
-  private func startEventStream(_ subscription: EventStreamSubscription, _ e: Execution) -> Bool {
-    var head = HTTPResponseHead(status: .ok)
-    for (name, value) in EventStreamSubscription.headFields { head.headers.add(name: name, value: value) }
-    // No Content-Length and no chunking: the content ends when the connection closes (RFC 9112 §6.3).
-    HTTPSerializer.writeStatusLine(head, into: &out)
-    for field in head.headers.fields {
-      HTTPSerializer.writeField(name: field.name, value: field.value, into: &out)
-    }
-    ResponseHeadWriter.writeConnectionFields(
-      hasDate: false, hasServer: false, dateLine: loop.httpDateLine(), server: owner.serverLine,
-      connection: ResponseHeadWriter.connectionClose, into: &out)
-    guard e.requestMethod != .head, !owner.isShuttingDown else {
-      subscription.cancel()
-      updateExecution { $0.keepAlive = false }
-      flush()
-      return false
-    }
-    out.append(contentsOf: subscription.initial)
-    let target = LoopBound(self)
-    let loop = self.loop
-    let waiting = subscription.attach { loop.execute { target.connection?.pumpStream() } }
-    updateExecution { x in
-      x.keepAlive = false
-      x.stream = .events(subscription)
-    }
-    scheduleHeartbeat(subscription.heartbeatMilliseconds)
-    flush()
-    if waiting { pumpStream() }
-    return true
-  }
-
-  /// Writes a streamed response's head and starts taking its content: framed by `contentLength` when
-  /// known, else chunked for HTTP/1.1 and ended by closing for HTTP/1.0 (RFC 9112 §6.3). False (body
-  /// cancelled) when the response carries no content (HEAD, 1xx, 204, 304): the head alone was written.
-  private func startStreamedBody(
-    _ head: HTTPResponseHead, contentLength: Int?, body: StreamedBody, _ e: Execution
+  /// Writes a streamed response's head and starts taking its source's content, framed as `framing` says
+  /// (`.chunked` ends by closing for an HTTP/1.0 client; `.untilClose` always does, RFC 9112 §6.3). False
+  /// (source cancelled, the head alone written) when the response carries no content (HEAD, 1xx, 204,
+  /// 304) or, for a stream that only ends with the connection, when the server is stopping.
+  private func startStream(
+    _ head: HTTPResponseHead, framing: ContentFraming, source: any ContentSource, _ e: Execution
   ) -> Bool {
-    guard HTTPSerializer.sendsContent(status: head.status, requestMethod: e.requestMethod) else {
-      body.cancel()
-      writeHead(head, contentLength: contentLength ?? 0, e)
+    let sends = HTTPSerializer.sendsContent(status: head.status, requestMethod: e.requestMethod)
+    if framing == .untilClose { updateExecution { $0.keepAlive = false } }
+    guard sends, !(framing == .untilClose && owner.isShuttingDown) else {
+      source.cancel()
+      if framing == .untilClose {
+        writeStreamHead(head, contentLength: nil, chunked: false, e)
+      } else {
+        writeHead(head, contentLength: framing.length ?? 0, e)
+      }
       flush()
       return false
     }
-    let chunked = contentLength == nil && !e.http10
-    if contentLength == nil && e.http10 { updateExecution { $0.keepAlive = false } }
+    // Without a length, an HTTP/1.0 client reads the content to the connection's end.
+    if framing == .chunked && e.http10 { updateExecution { $0.keepAlive = false } }
     guard case .executing = state else { return false }
-    let x = execution
-    ResponseHeadWriter.write(
-      head, contentLength: contentLength, chunked: chunked, dateLine: loop.httpDateLine(),
-      server: owner.serverLine, connection: connectionLine(x), into: &out)
+    let chunked = framing == .chunked && !e.http10
+    writeStreamHead(head, contentLength: framing.length, chunked: chunked, e)
     let target = LoopBound(self)
     let loop = self.loop
-    let waiting = body.attach { loop.execute { target.connection?.pumpStream() } }
-    updateExecution { $0.stream = .body(body, chunked: chunked) }
+    let waiting = source.attach { loop.execute { target.connection?.pumpStream() } }
+    updateExecution {
+      $0.stream = ContentStream(source: source, chunked: chunked, untilClose: framing == .untilClose)
+    }
+    if let heartbeat = source.heartbeat { scheduleHeartbeat(heartbeat) }
     flush()
     if waiting { pumpStream() }
     return true
   }
 
-  /// A `:` comment line every `ms` while the stream's output is idle (WHATWG: lines starting with a colon
-  /// are ignored; they keep proxies and the client from timing the connection out).
-  private func scheduleHeartbeat(_ ms: Int) {
-    let timer = loop.schedule(afterMilliseconds: ms) { [weak self] in
+  /// The heartbeat's bytes every interval while the stream's output is idle (an event stream's comment
+  /// line keeps proxies and the client from timing the connection out).
+  private func scheduleHeartbeat(_ heartbeat: ContentHeartbeat) {
+    let timer = loop.schedule(afterMilliseconds: heartbeat.intervalMilliseconds) { [weak self] in
       guard let self, case .executing = self.state, self.execution.stream != nil else { return }
       self.updateExecution { $0.timer = nil }
       if self.outOffset == self.out.count {
-        self.out.append(contentsOf: Connection.heartbeat)
+        self.out.append(contentsOf: heartbeat.bytes)
         self.flush()
       }
-      if case .executing = self.state, self.execution.stream != nil { self.scheduleHeartbeat(ms) }
+      if case .executing = self.state, self.execution.stream != nil { self.scheduleHeartbeat(heartbeat) }
     }
     updateExecution { $0.timer = timer }
   }
 
-  private static let heartbeat = Array(": heartbeat\n\n".utf8)
-
-  /// Loop thread: moves produced content (events, body bytes) into the output while it has room; stops
-  /// when the socket is full (the writable event resumes it through ``flush()``). A body that ended
+  /// Loop thread: moves produced content into the output while it is under the source's bound; stops
+  /// when the socket is full (the writable event resumes it through ``flush()``). A source that finished
   /// lets the plan go on; one that failed closes the connection.
   fileprivate func pumpStream() {
-    guard !pumping, case .executing = state, let source = execution.stream else { return }
+    guard !pumping, case .executing = state, let stream = execution.stream else { return }
     let e = execution
     pumping = true
-    var ended: StreamedBody.End?
+    var ended: ContentEnd?
     pump: while !isClosed {
-      switch source {
-      case .events(let subscription):
-        let room = Connection.eventStreamOutputBytes - (out.count - outOffset)
-        guard room > 0 else { break pump }
-        let bytes = subscription.take(maxBytes: room)
-        if bytes.isEmpty { break pump }
-        out.append(contentsOf: bytes)
-      case .body(let body, let chunked):
-        let room = Connection.streamedBodyOutputBytes - (out.count - outOffset)
-        guard room > 0 else { break pump }
-        let (bytes, end) = body.take(maxBytes: room)
-        if !bytes.isEmpty {
-          if chunked {
-            out.append(contentsOf: String(bytes.count, radix: 16).utf8)
-            out.append(contentsOf: [13, 10])
-            out.append(contentsOf: bytes)
-            out.append(contentsOf: [13, 10])
-          } else {
-            out.append(contentsOf: bytes)
-          }
+      let room = stream.source.outputBound - (out.count - outOffset)
+      guard room > 0 else { break pump }
+      let (bytes, end) = stream.source.take(maxBytes: room)
+      if !bytes.isEmpty {
+        if stream.chunked {
+          out.append(contentsOf: String(bytes.count, radix: 16).utf8)
+          out.append(contentsOf: [13, 10])
+          out.append(contentsOf: bytes)
+          out.append(contentsOf: [13, 10])
+        } else {
+          out.append(contentsOf: bytes)
         }
-        if let end {
-          if case .finished = end, chunked { out.append(contentsOf: HTTPSerializer.lastChunk) }
-          ended = end
-          break pump
-        }
-        if bytes.isEmpty { break pump }
       }
+      if let end {
+        if case .finished = end, stream.chunked { out.append(contentsOf: HTTPSerializer.lastChunk) }
+        ended = end
+        break pump
+      }
+      if bytes.isEmpty { break pump }
       flush()
       if outOffset < out.count { break pump }
     }
@@ -811,6 +750,15 @@ final class Connection: EventHandler {
     ResponseHeadWriter.write(
       authored, contentLength: contentLength, dateLine: loop.httpDateLine(), server: owner.serverLine,
       connection: connectionLine(e), into: &out)
+  }
+
+  /// A streamed response's head: `Content-Length` when known, else chunked or no framing at all.
+  private func writeStreamHead(
+    _ authored: HTTPResponseHead, contentLength: Int?, chunked: Bool, _ e: Execution
+  ) {
+    ResponseHeadWriter.write(
+      authored, contentLength: contentLength, chunked: chunked, dateLine: loop.httpDateLine(),
+      server: owner.serverLine, connection: connectionLine(e), into: &out)
   }
 
   /// The `Connection` line this response needs: close, HTTP/1.0 keep-alive, or none.
@@ -935,11 +883,7 @@ final class Connection: EventHandler {
     case .executing:
       let e = execution
       if let timer = e.timer { loop.cancel(timer) }
-      switch e.stream {
-      case .events(let subscription): subscription.cancel()
-      case .body(let body, _): body.cancel()
-      case nil: break
-      }
+      e.stream?.source.cancel()
     case .draining(let d): if let timer = d.timer { loop.cancel(timer) }
     case .reading: break
     }
@@ -991,7 +935,7 @@ final class Connection: EventHandler {
     case .draining: close(served: false)
     case .reading where isIdle: close(served: false)
     // An event stream never ends by itself.
-    case .executing where execution.stream?.isEventStream == true: close(served: true)
+    case .executing where execution.stream?.untilClose == true: close(served: true)
     case .executing: updateExecution { $0.keepAlive = false }
     default: break
     }

@@ -303,7 +303,8 @@ package final class ProxyForwarder: Sendable {
     let response = outcome.response
     if let body = outcome.streamed {
       return ResponsePlan(steps: [
-        .streamedResponse(response.head, contentLength: outcome.announcedLength, body: body)
+        .streamedResponse(
+          response.head, framing: outcome.announcedLength.map { .length($0) } ?? .chunked, source: body)
       ])
     }
     if method == .head, let announcedLength = outcome.announcedLength {

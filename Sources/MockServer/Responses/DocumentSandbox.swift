@@ -93,13 +93,11 @@ extension ResponsePlan {
       case .responseHead(var head, let length):
         DocumentSandbox.apply(to: &head, hasContent: length > 0)
         return .responseHead(head, contentLength: length)
-      case .streamedResponse(var head, let length, let body):
-        DocumentSandbox.apply(to: &head, hasContent: length != 0)
-        return .streamedResponse(head, contentLength: length, body: body)
-      case .deferred(let make):
-        return .deferred { make().sandboxingDocuments() }
-      case .awaiting(let start):
-        return .awaiting { resume in start { resume($0.sandboxingDocuments()) } }
+      case .streamedResponse(var head, let framing, let source):
+        DocumentSandbox.apply(to: &head, hasContent: framing != .length(0))
+        return .streamedResponse(head, framing: framing, source: source)
+      case .awaiting:
+        return step.mapAwaitedPlan { $0.sandboxingDocuments() }
       default:
         return step
       }

@@ -1,3 +1,4 @@
+import Dispatch
 import HTTPCore
 import Mappings
 
@@ -27,28 +28,35 @@ public struct ResponsePlan: Sendable {
     case reset
     /// Flushes what was written, then closes with a FIN.
     case close
+    /// Starts work that finishes elsewhere (an upstream exchange on its own thread, a computation on a
+    /// background queue: ``deferred(_:)``) and hands the plan that runs next to the given callback,
+    /// exactly once, from any thread; the connection takes it back on its loop. Dropped if the client goes
+    /// away meanwhile (its completion is told it was not served).
+    case awaiting(@Sendable (_ resume: @escaping @Sendable (ResponsePlan) -> Void) -> Void)
+    /// A response whose content a ``ContentSource`` produces while the connection writes it: the head at
+    /// once, framed as `framing` says, then the content as it comes, taken only while the connection's
+    /// unsent output is under the source's bound, with the source's heartbeat while it is idle. A source
+    /// that fails part way closes the connection; one that finishes lets the plan go on. Responses without
+    /// content (HEAD, 204, 304) send the head alone and cancel the source. Made by proxy stubs relaying a
+    /// large upstream answer (``StreamedBody``, `.chunked` or `.length`) and by the admin API's
+    /// `GET /__admin/events` (``EventStreamSubscription``, `.untilClose`).
+    case streamedResponse(HTTPResponseHead, framing: ContentFraming, source: any ContentSource)
+
     /// Computes the rest of the answer on a background queue, off the event loop (heavy admin reads, stub
     /// requests with large content), so the loop's other connections are not kept waiting; the plan it
-    /// returns runs next. Dropped if the client goes away meanwhile (its completion is told it was not
-    /// served).
-    case deferred(@Sendable () -> ResponsePlan)
-    /// Starts work that finishes elsewhere (an upstream exchange on its own thread) and hands the plan
-    /// that runs next to the given callback, exactly once, from any thread; the connection takes it back
-    /// on its loop. Dropped if the client goes away meanwhile.
-    case awaiting(@Sendable (_ resume: @escaping @Sendable (ResponsePlan) -> Void) -> Void)
-    /// Streams Server-Sent Events (`text/event-stream`) from the subscription until the client goes away
-    /// or the server shuts down: a head without a length (the content ends when the connection closes,
-    /// RFC 9112 §6.3), the subscription's first bytes, then its events as they come and a heartbeat
-    /// comment line every interval. Nothing after it runs; the connection then closes. The admin API's
-    /// `GET /__admin/events` makes it.
-    case eventStream(EventStreamSubscription)
-    /// A response whose content another thread produces into `body` while the connection writes it (a
-    /// proxy stub relaying a large upstream answer): the head at once, framed with `contentLength` when
-    /// known, else in chunked transfer coding (RFC 9112 §7.1; HTTP/1.0 clients: ended by closing), then
-    /// the content as it comes, taken only while the connection's unsent output is under its bound. A body
-    /// that fails part way closes the connection. Responses without content (HEAD, 204, 304) send the
-    /// head alone and cancel the body.
-    case streamedResponse(HTTPResponseHead, contentLength: Int?, body: StreamedBody)
+    /// returns runs next. An ``awaiting(_:)`` step.
+    public static func deferred(_ make: @escaping @Sendable () -> ResponsePlan) -> Step {
+      .awaiting { resume in
+        DispatchQueue.global(qos: .userInitiated).async { resume(make()) }
+      }
+    }
+
+    /// This step with `transform` applied to the plan it hands on, when it is an ``awaiting(_:)`` step;
+    /// any other step as it is.
+    func mapAwaitedPlan(_ transform: @escaping @Sendable (ResponsePlan) -> ResponsePlan) -> Step {
+      guard case .awaiting(let start) = self else { return self }
+      return .awaiting { resume in start { resume(transform($0)) } }
+    }
   }
 
   /// The steps in order.
@@ -152,8 +160,6 @@ extension HTTPResponder {
 }
 
 extension ResponsePlan {
-  /// Cancels the streams of a plan that will not run (its connection went away before it could start):
-  /// a relayed body's producer stops, an event stream's viewer is forgotten.
   /// A plan that will never run (its connection went away while it was being made): what feeds it stops
   /// and its completion is told it was not served, so its journal entry is closed.
   func abandon() {
@@ -161,11 +167,12 @@ extension ResponsePlan {
     onComplete?(false)
   }
 
+  /// Cancels the content sources of a plan that will not run: a relayed body's producer stops, an event
+  /// stream's viewer is forgotten.
   func cancelStreams() {
     for step in steps {
       switch step {
-      case .streamedResponse(_, _, let body): body.cancel()
-      case .eventStream(let subscription): subscription.cancel()
+      case .streamedResponse(_, _, let source): source.cancel()
       default: continue
       }
     }

@@ -2,28 +2,19 @@ import Dispatch
 import Synchronization
 
 /// Response content produced on another thread and written by the connection as it arrives: a proxy
-/// stub relays an upstream's answer through one (``ResponsePlan/Step/streamedResponse(_:contentLength:body:)``).
+/// stub relays an upstream's answer through one (``ResponsePlan/Step/streamedResponse(_:framing:source:)``).
 ///
 /// A bounded queue between one producer and the connection's event loop. The producer's
 /// ``write(_:timeoutMilliseconds:)`` blocks while ``capacity`` bytes wait; the connection takes bytes only
 /// while its own unsent output is under its bound, so a client that reads slowly slows the producer
 /// (and so the upstream read) down instead of growing memory: a body of any size costs at most the
 /// queue, the connection's output bound and the socket buffers.
-public final class StreamedBody: Sendable {
-  /// How the content ended.
-  enum End: Sendable {
-    /// Every byte was written.
-    case finished
-    /// The producer failed part way (the upstream reset, timed out, or sent a malformed message): the
-    /// connection closes, so the client sees a truncated response rather than a complete-looking one.
-    case failed
-  }
-
+public final class StreamedBody: ContentSource {
   private struct State {
     var chunks: [[UInt8]] = []
     var head = 0
     var queuedBytes = 0
-    var end: End?
+    var end: ContentEnd?
     var cancelled = false
     var wake: (@Sendable () -> Void)?
     var wakePending = false
@@ -89,7 +80,7 @@ public final class StreamedBody: Sendable {
   /// Producer thread: the content cannot be completed; the connection closes after what it has sent.
   public func fail() { end(.failed) }
 
-  private func end(_ how: End) {
+  private func end(_ how: ContentEnd) {
     let wake = state.withLock { s -> (@Sendable () -> Void)? in
       guard s.end == nil, !s.cancelled else { return nil }
       s.end = how
@@ -100,8 +91,15 @@ public final class StreamedBody: Sendable {
     wake?()
   }
 
+  /// Most unsent output the connection keeps before it stops taking content (its producer then waits:
+  /// back-pressure up to the upstream).
+  public var outputBound: Int { 256 << 10 }
+
+  /// None: the content flows or the producer's own timeout ends it.
+  public var heartbeat: ContentHeartbeat? { nil }
+
   /// Loop thread: sets how to wake the connection; true when content (or the end) already waits.
-  func attach(wake: @escaping @Sendable () -> Void) -> Bool {
+  public func attach(wake: @escaping @Sendable () -> Void) -> Bool {
     state.withLock { s in
       s.wake = wake
       let waiting = s.queuedBytes > 0 || s.end != nil
@@ -112,8 +110,8 @@ public final class StreamedBody: Sendable {
 
   /// Loop thread: takes queued bytes, at most about `maxBytes` (at least one queued piece), and the end
   /// once nothing is left before it. Wakes a waiting producer when room was made.
-  func take(maxBytes: Int) -> (bytes: [UInt8], end: End?) {
-    let (bytes, end, signal) = state.withLock { s -> ([UInt8], End?, Bool) in
+  public func take(maxBytes: Int) -> (bytes: [UInt8], end: ContentEnd?) {
+    let (bytes, end, signal) = state.withLock { s -> ([UInt8], ContentEnd?, Bool) in
       var out: [UInt8] = []
       while s.head < s.chunks.count, out.isEmpty || out.count + s.chunks[s.head].count <= maxBytes {
         if out.isEmpty {
@@ -140,7 +138,7 @@ public final class StreamedBody: Sendable {
 
   /// Loop thread: stops taking content (the connection closed, or the response has no content); the
   /// producer's next write returns false. Idempotent.
-  func cancel() {
+  public func cancel() {
     let signal = state.withLock { s -> Bool in
       s.cancelled = true
       s.chunks = []
