@@ -247,7 +247,8 @@ public final class MockResponder: Sendable {
       entry.served = true
       entry.durationMilliseconds = 0
       journal.record(consume entry)
-      return plan
+      return logger.level == .quiet
+        ? plan : logging(plan, of: stub, status: stored.response.status.code, request)
     }
     var pathParameters: [String: String] {
       matchedParameters.isEmpty ? StubTable.pathParameters(of: stub, for: request.head) : matchedParameters
@@ -335,7 +336,7 @@ public final class MockResponder: Sendable {
         prepared = made
         let plain =
           !templated && definition.fixedDelayMilliseconds == nil && definition.delayDistribution == nil
-          && stub.newScenarioState == nil && logger.level == .quiet && Webhook.list(of: stub).isEmpty
+          && stub.newScenarioState == nil && Webhook.list(of: stub).isEmpty
         store.storePrepared(
           StubStore.PreparedStub(
             response: made,
@@ -458,6 +459,32 @@ public final class MockResponder: Sendable {
           },
           responseBody: logged?.body ?? [])
       }
+    }
+    return plan
+  }
+
+  /// A plain stub's stored plan with this request's log line written when it completes: the fast path at
+  /// every log level (a log line costs a log line; the answer is still the stored one).
+  private func logging(_ plan: ResponsePlan, of stub: StubMapping, status: Int, _ request: HTTPRequest)
+    -> ResponsePlan
+  {
+    var plan = plan
+    let started = SocketOps.monotonicNanos()
+    let label = MockResponder.label(stub)
+    var definition: ResponseDefinition?
+    if logger.level == .verbose {
+      var named = false
+      definition = stub.response(serveCount: 0)
+      MockResponder.name(stub, in: &definition!, once: &named)
+    }
+    let logged = definition
+    let logger = logger
+    plan.onComplete = { served in
+      logger.request(
+        request, status: served ? status : nil, fault: nil, stub: label,
+        durationMilliseconds: Double(SocketOps.monotonicNanos() - started) / 1e6, served: served,
+        responseHead: logged.map { HTTPResponseHead(status: HTTPStatus(code: status), headers: $0.headers) },
+        responseBody: logged?.body ?? [])
     }
     return plan
   }

@@ -38,7 +38,8 @@ public final class StubStore: Sendable {
     let response: PreparedResponse
     /// The plan that answers any request the stub matches, for a stub whose answer takes nothing from the
     /// request and needs nothing done after it: not templated, no delay of its own, no proxy or fault, no
-    /// response sequence, scenario transition or webhook, and a quiet log. The responder still checks
+    /// response sequence, scenario transition or webhook (at every log level: the responder adds the log
+    /// line to the plan it returns). The responder still checks
     /// what a request or the settings can change (`Accept-Encoding`, CORS, the global delay). Nil otherwise.
     let plainPlan: ResponsePlan?
     /// The stub never compresses (`x-compression: never`, or `auto` with `--disable-gzip`): its prepared
