@@ -9,12 +9,15 @@ extension MockResponder {
   /// (a 502/504 JSON error naming the upstream and the reason when there is none). Without a `stub`, the
   /// entry is matched by `journalStubID` (a ``CatchAllProxyStub``). A relayed document gets
   /// ``DocumentSandbox/policy`` while the admin API is open, unless `sandbox` is false (the stub's
-  /// `x-sandbox`).
+  /// `x-sandbox`). `idWords` are the journal id's words when the request's draws were made
+  /// (``RequestDraws``); nil draws them.
   func serveProxy(
     _ proxy: ProxyDefinition, stub: StubMapping?, request: HTTPRequest, context: RequestContext,
-    delayMilliseconds: Int = 0, journalStubID: String? = nil, sandbox: Bool = true
+    delayMilliseconds: Int = 0, journalStubID: String? = nil, sandbox: Bool = true,
+    idWords: (UInt64, UInt64)? = nil
   ) -> ResponsePlan {
-    var entry = makeEntry(request, context: context, stubID: stub?.id ?? journalStubID, nearMisses: [])
+    var entry = makeEntry(
+      request, context: context, stubID: stub?.id ?? journalStubID, nearMisses: [], idWords: idWords)
     entry.proxyBaseURL = proxy.baseURL
     let journalID = entry.id
     let ticket = journal.record(entry)

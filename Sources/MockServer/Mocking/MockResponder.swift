@@ -236,12 +236,9 @@ public final class MockResponder: Sendable {
       stored.ignoresAcceptEncoding || !request.headers.contains("Accept-Encoding"), !settings.addsDelay,
       !corsEnabled(for: stub) || corsHeaders(for: stub, request: request) == nil
     {
-      // The same draws as below (the content seed, then the journal id), so `--seed` gives the same ids.
-      let idWords = random.withLock { rng in
-        _ = rng.next()
-        return (rng.next(), rng.next())
-      }
-      var entry = makeEntry(request, context: context, stubID: stub.id, nearMisses: [], idWords: idWords)
+      let draws = RequestDraws.draw(from: random, templated: false)
+      var entry = makeEntry(
+        request, context: context, stubID: stub.id, nearMisses: [], idWords: draws.idWords)
       entry.addedDelayMilliseconds = 0
       entry.responseStatus = stored.response.status.code
       entry.served = true
@@ -257,12 +254,17 @@ public final class MockResponder: Sendable {
     let globalDelay = settings.globalDelayMilliseconds
     var definition = stub.response(serveCount: serveCount)
     if var proxy = definition.proxy {
+      let globalDistribution = settings.delayDistribution
+      let templatesURL = definition.template?.proxyBaseUrl != nil && templating.applies(to: definition)
+      let draws = RequestDraws.draw(from: random, templated: templatesURL) { uniform in
+        definition.sampleDelayMilliseconds(
+          globalFixed: globalDelay, globalDistribution: globalDistribution, random: uniform)
+      }
       // A templated `proxyBaseUrl` chooses the upstream for this request.
-      if definition.template?.proxyBaseUrl != nil, templating.applies(to: definition) {
-        let words = random.withLock { rng in (rng.next(), rng.next(), rng.next()) }
+      if templatesURL {
         if let (url, problems, exceeded) = ResponseTemplating.proxyBaseURL(
           definition, request: request, context: context, pathParameters: pathParameters,
-          requestID: { SplitMix64.uuidString(words.1, words.2) }, seed: words.0, configuration: templating)
+          requestID: { draws.requestID }, seed: draws.templateSeed, configuration: templating)
         {
           proxy.baseURL = url
           for p in problems where logger.level != .quiet || exceeded != nil {
@@ -274,7 +276,8 @@ public final class MockResponder: Sendable {
               definition, reason: exceeded, stub: MockResponder.label(stub))
             var named = false
             MockResponder.name(stub, in: &answer, once: &named)
-            var entry = makeEntry(request, context: context, stubID: stub.id, nearMisses: [])
+            var entry = makeEntry(
+              request, context: context, stubID: stub.id, nearMisses: [], idWords: draws.idWords)
             entry.responseStatus = 500
             entry.served = true
             entry.durationMilliseconds = 0
@@ -285,15 +288,11 @@ public final class MockResponder: Sendable {
           }
         }
       }
-      let globalDistribution = settings.delayDistribution
-      let delay = random.withLock { rng in
-        definition.sampleDelayMilliseconds(globalFixed: globalDelay, globalDistribution: globalDistribution) {
-          rng.nextDouble()
-        }
-      }
       return serveProxy(
         proxy, stub: stub, request: request, context: context,
-        delayMilliseconds: MockResponder.delayMilliseconds(delay), sandbox: definition.sandbox)
+        delayMilliseconds: MockResponder.delayMilliseconds(draws.delayMilliseconds),
+        sandbox: definition.sandbox,
+        idWords: draws.idWords)
     }
     // WireMock names the stub that answered in every stubbed response (`StubResponseRenderer`). The fields
     // are appended last (a template's header indexes still fall on the stub's own fields) and only where
@@ -346,21 +345,16 @@ public final class MockResponder: Sendable {
       }
     }
     let globalDistribution = settings.delayDistribution
-    let (delay, seed, idWords, templateSeed) = random.withLock {
-      rng -> (Double, UInt64, (UInt64, UInt64), UInt64) in
-      (
-        definition.sampleDelayMilliseconds(globalFixed: globalDelay, globalDistribution: globalDistribution) {
-          rng.nextDouble()
-        }, rng.next(), (rng.next(), rng.next()),
-        templated ? rng.next() : 0
-      )
+    let draws = RequestDraws.draw(from: random, templated: templated) { uniform in
+      definition.sampleDelayMilliseconds(
+        globalFixed: globalDelay, globalDistribution: globalDistribution, random: uniform)
     }
     if renders {
       let problems: [String]
       let failed: Bool
       (definition, problems, failed) = ResponseTemplating.render(
         definition, request: request, context: context, pathParameters: pathParameters,
-        requestID: { SplitMix64.uuidString(idWords.0, idWords.1) }, seed: templateSeed,
+        requestID: { draws.requestID }, seed: draws.templateSeed,
         configuration: templating, stubLabel: MockResponder.label(stub))
       for p in problems where logger.level != .quiet || failed {
         logger.line("template \(stub.name ?? stub.id): \(p)")
@@ -382,8 +376,8 @@ public final class MockResponder: Sendable {
       prepared = nil
     }
     if prepared == nil { MockResponder.name(stub, in: &definition, once: &named) }
-    var fruitful = SplitMix64(seed: seed)
-    let addedDelay = MockResponder.delayMilliseconds(delay)
+    var fruitful = SplitMix64(seed: draws.contentSeed)
+    let addedDelay = MockResponder.delayMilliseconds(draws.delayMilliseconds)
     var plan = builder.plan(
       for: definition, request: request,
       delayMilliseconds: addedDelay,
@@ -398,7 +392,8 @@ public final class MockResponder: Sendable {
     }
     // The status actually sent: a 304 from `x-conditional` or a 406 is recorded as such.
     let status = definition.fault == nil ? (plan.sentStatus ?? definition.status) : nil
-    var entry = makeEntry(request, context: context, stubID: stub.id, nearMisses: [], idWords: idWords)
+    var entry = makeEntry(
+      request, context: context, stubID: stub.id, nearMisses: [], idWords: draws.idWords)
     entry.fault = definition.fault?.rawValue
     entry.addedDelayMilliseconds = addedDelay
     entry.responseStatus = status
