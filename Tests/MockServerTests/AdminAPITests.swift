@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import MockJSON
@@ -70,7 +71,7 @@ struct AdminAPITests {
     }
   }
 
-  @Test("BR-15: numbers keep their spelling through the admin round-trip")
+  @Test("numbers keep their spelling through the admin round-trip")
   func numberSpelling() async throws {
     try await withMockService { _, port in
       let stub = #"""

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import MockJSON
@@ -131,7 +132,9 @@ struct JournalParityTests {
         #expect(served.status == 201)
         #expect(served.headers["x-order-id"] == "o-7")
         #expect(
-          eventually(10) { receiver.journal.snapshot().contains { $0.request.head.rawPath == "/hook" } })
+          eventually(timeout: 10) {
+            receiver.journal.snapshot().contains { $0.request.head.rawPath == "/hook" }
+          })
         let hook = try #require(receiver.journal.snapshot().first { $0.request.head.rawPath == "/hook" })
         #expect(hook.request.head.target == "/hook?status=201")
         #expect(hook.request.headers.first("X-Order") == "o-7")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import MockServer
@@ -29,13 +30,13 @@ struct ReloadTests {
       #expect(try http(port, "GET", "/a").body == "v1")
 
       try ReloadTests.write(#"{"id":"a","request":{"url":"/a"},"response":{"status":200,"body":"v2"}}"#, file)
-      #expect(try eventually(10) { try http(port, "GET", "/a").body == "v2" })
+      #expect(try eventually(timeout: 10) { try http(port, "GET", "/a").body == "v2" })
       #expect(try http(port, "GET", "/rt").status == 202)
 
       // A broken edit: reported, the last good set keeps serving.
       let reloadsBefore = watcher.reloadCount
       try ReloadTests.write(#"{"id":"a","request":{"url":5},"response":{"status":200}}"#, file)
-      #expect(eventually(10) { watcher.reloadCount > reloadsBefore })
+      #expect(eventually(timeout: 10) { watcher.reloadCount > reloadsBefore })
       #expect(try http(port, "GET", "/a").body == "v2")
       #expect(try http(port, "GET", "/rt").status == 202)
 
@@ -43,7 +44,7 @@ struct ReloadTests {
       try ReloadTests.write(
         #"{"id":"b","request":{"url":"/b"},"response":{"status":201}}"#, folder + "/mappings/b.json")
       try ReloadTests.write(#"{"id":"a","request":{"url":"/a"},"response":{"status":200,"body":"v3"}}"#, file)
-      #expect(try eventually(10) { try http(port, "GET", "/a").body == "v3" })
+      #expect(try eventually(timeout: 10) { try http(port, "GET", "/a").body == "v3" })
       #expect(try http(port, "GET", "/b").status == 201)
       #expect(try http(port, "GET", "/rt").status == 202)
 
@@ -52,16 +53,16 @@ struct ReloadTests {
         atPath: folder + "/mappings/sub", withIntermediateDirectories: true)
       try ReloadTests.write(
         #"{"id":"c","request":{"url":"/c"},"response":{"status":203}}"#, folder + "/mappings/sub/c.json")
-      #expect(try eventually(10) { try http(port, "GET", "/c").status == 203 })
+      #expect(try eventually(timeout: 10) { try http(port, "GET", "/c").status == 203 })
       try FileManager.default.removeItem(atPath: folder + "/mappings/sub")
-      #expect(try eventually(10) { try http(port, "GET", "/c").status == 404 })
+      #expect(try eventually(timeout: 10) { try http(port, "GET", "/c").status == 404 })
       #if os(Linux)
         #expect(watcher.usesNotifications)
       #endif
 
       // A deleted file disappears.
       try FileManager.default.removeItem(atPath: folder + "/mappings/b.json")
-      #expect(try eventually(10) { try http(port, "GET", "/b").status == 404 })
+      #expect(try eventually(timeout: 10) { try http(port, "GET", "/b").status == 404 })
       #expect(Set(service.store.stubs.map(\.id)) == ["a", "rt"])
     }
   }
@@ -90,7 +91,7 @@ struct ReloadTests {
       #expect(try http(port, "GET", "/a").body == "v1")
       try ReloadTests.write(
         #"{"id":"b","request":{"url":"/b"},"response":{"status":201}}"#, folder + "/mappings/b.json")
-      #expect(try eventually(10) { try http(port, "GET", "/a").body == "v2" })
+      #expect(try eventually(timeout: 10) { try http(port, "GET", "/a").body == "v2" })
       #expect(try http(port, "GET", "/b").status == 201)
     }
   }

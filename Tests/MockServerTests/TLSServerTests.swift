@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import TestSupport
 import Testing
 
 @testable import MockServer
@@ -39,7 +40,7 @@ struct TLSServerTests {
             print(r.status, r.read().decode(), c.sock.version())
             c.close()
         """
-      let result = try runProcess(["python3", "-c", script, tls.certificatePath, String(port)])
+      let result = try runProcess("python3", ["-c", script, tls.certificatePath, String(port)])
       #expect(result.status == 0, "\(result.stderr)")
       let lines = result.stdout.split(separator: "\n")
       #expect(lines.count == 3)
@@ -238,7 +239,7 @@ struct TLSCommandLineTests {
     #expect(again.first?.hasPrefix("kept") == true)
     let caPath = (directory.path as NSString).appendingPathComponent("ca.pem")
     let serverPath = (directory.path as NSString).appendingPathComponent("server.pem")
-    let verify = try runProcess(["openssl", "verify", "-CAfile", caPath, serverPath])
+    let verify = try runProcess("openssl", ["verify", "-CAfile", caPath, serverPath])
     #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
     let attributes = try FileManager.default.attributesOfItem(
       atPath: (directory.path as NSString).appendingPathComponent("server-key.pem"))

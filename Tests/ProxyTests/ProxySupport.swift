@@ -3,6 +3,7 @@ import HTTPCore
 import MockServer
 import MockServerTesting
 import Synchronization
+import TestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -67,21 +68,13 @@ func exchange(
 
 /// Runs `mockserver ARGS` to the end and returns its exit status and standard output.
 func runMockserver(_ arguments: [String]) throws -> (Int32, String) {
-  try runProcess(MockServerProcess.defaultBinary(), arguments)
+  try runToEnd(MockServerProcess.defaultBinary(), arguments)
 }
 
 /// Runs the executable at `path` with `arguments` to the end: its exit status and combined output.
-func runProcess(_ path: String, _ arguments: [String]) throws -> (Int32, String) {
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: path)
-  process.arguments = arguments
-  let out = Pipe()
-  process.standardOutput = out
-  process.standardError = out
-  try process.run()
-  let data = out.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
-  return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+func runToEnd(_ path: String, _ arguments: [String]) throws -> (Int32, String) {
+  let result = try runProcess(path, arguments, mergingErrors: true)
+  return (result.status, result.stdout)
 }
 
 /// A stub mapping file's text.
@@ -194,5 +187,5 @@ final class OutputBuffer: Sendable {
 /// Sends `request` as written on a fresh connection to 127.0.0.1:`port` and reads until the server closes
 /// (the request should say `Connection: close`), at most 30 s.
 func rawExchange(_ port: Int, _ request: String) throws -> String {
-  String(decoding: try LoopbackSocket.exchange(port: port, Array(request.utf8), timeout: 30), as: UTF8.self)
+  String(decoding: try RawClient.exchange(port: port, Array(request.utf8), timeout: 30), as: UTF8.self)
 }
