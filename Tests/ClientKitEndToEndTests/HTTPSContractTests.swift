@@ -3,6 +3,7 @@ import Foundation
 import HTTPCore
 import MockServer
 import MockServerTesting
+import TestSupport
 import Testing
 
 private struct Me: Codable, Sendable, Equatable {

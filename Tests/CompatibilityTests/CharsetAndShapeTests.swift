@@ -119,30 +119,10 @@ struct CharsetAndShapeTests {
     #expect((etag?["response"] as? [String: Any])?["status"] as? Int == 304, "\(String(describing: etag))")
   }
 
-  /// A free TCP port on loopback (bound and released; the server binds it right after).
-  static func freePort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    _ = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    return Int(UInt16(bigEndian: address.sin_port))
-  }
-
   @Test func plainHTTPOnTheHTTPSPortGets400AndALogLine() throws {
     let fixtures = try TemporaryFixtures([("plain.json", stubJSON(["method": "GET", "url": "/plain"]))])
     defer { fixtures.remove() }
-    let httpsPort = CharsetAndShapeTests.freePort()
+    let httpsPort = freePort()
     let server = try launch(fixtures, extra: ["--https-port", String(httpsPort)])
     defer { server.stop() }
     let reply = try request(httpsPort, "GET", "/plain")
@@ -186,7 +166,7 @@ struct CharsetAndShapeTests {
     #expect(entry?["bodySha256"] as? String == digest, "\(journal.text.prefix(600))")
     #expect(entry?["bodySize"] as? Int == body.count)
 
-    let httpsPort = CharsetAndShapeTests.freePort()
+    let httpsPort = freePort()
     let secure = try launch(fixtures, extra: ["--https-port", String(httpsPort)])
     defer { secure.stop() }
     // A server with HTTPS serves it with the library loaded at start (its TLS context is made there).

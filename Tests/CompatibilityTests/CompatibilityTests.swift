@@ -218,9 +218,7 @@ struct CompatibilityTests {
   }
 
   func temporaryFixtures() throws -> String {
-    let folder = try temporaryFolder("compat")
-    try FileManager.default.createDirectory(atPath: folder + "/__files", withIntermediateDirectories: true)
-    return folder
+    try temporaryFolder("compat", creating: ["mappings", "__files"])
   }
 }
 

@@ -151,7 +151,7 @@ struct AdminAPITests {
 
   @Test("reset to files and save runtime stubs to files")
   func resetAndSave() async throws {
-    let folder = try temporaryFolder("save")
+    let folder = try temporaryFolder("save", creating: ["mappings"])
     defer { try? FileManager.default.removeItem(atPath: folder) }
     try Data(helloStub.utf8).write(to: URL(fileURLWithPath: folder + "/mappings/hello.json"))
     try await withMockService(

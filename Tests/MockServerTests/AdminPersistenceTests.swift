@@ -21,7 +21,7 @@ struct AdminPersistenceTests {
 
   @Test("deletes and PUTs of file stubs survive a reload of another file; an edit of their own file wins")
   func editsSurviveUnrelatedReloads() async throws {
-    let folder = try temporaryFolder("persist-reload")
+    let folder = try temporaryFolder("persist-reload", creating: ["mappings"])
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let a = folder + "/mappings/a.json"
     try AdminPersistenceTests.write(
@@ -66,7 +66,7 @@ struct AdminPersistenceTests {
 
   @Test("save after a delete leaves no old file; save after a PUT rewrites the file")
   func saveWritesEditsOfFileStubs() async throws {
-    let folder = try temporaryFolder("persist-save")
+    let folder = try temporaryFolder("persist-save", creating: ["mappings"])
     defer { try? FileManager.default.removeItem(atPath: folder) }
     try AdminPersistenceTests.write(
       #"{"id":"b","request":{"url":"/b"},"response":{"status":200,"body":"b"}}"#, folder + "/mappings/b.json")
@@ -98,7 +98,7 @@ struct AdminPersistenceTests {
 
   @Test("persistent: true writes the file at once; PUT rewrites it; DELETE removes it")
   func persistentStubs() async throws {
-    let folder = try temporaryFolder("persist-flag")
+    let folder = try temporaryFolder("persist-flag", creating: ["mappings"])
     defer { try? FileManager.default.removeItem(atPath: folder) }
     try await withMockService(
       configure: { $0.fixturesDirectory = folder }, fixtures: FixtureLoader.load(directory: folder)

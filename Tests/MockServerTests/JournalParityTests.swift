@@ -39,7 +39,7 @@ struct JournalParityTests {
 
   @Test("a GET served from __files/ is journaled unmatched, with near misses, as WireMock lists it")
   func bodyFilesAreUnmatched() async throws {
-    let folder = try temporaryFolder("journal-files")
+    let folder = try temporaryFolder("journal-files", creating: ["mappings"])
     defer { try? FileManager.default.removeItem(atPath: folder) }
     try FileManager.default.createDirectory(atPath: folder + "/__files", withIntermediateDirectories: true)
     try Data(#"{"page":1}"#.utf8).write(to: URL(fileURLWithPath: folder + "/__files/page.json"))

@@ -14,7 +14,7 @@ struct ReloadTests {
   /// 10 s that only a reload that never happens runs out.
   @Test("edits are picked up; broken edits keep the last good set; runtime stubs survive")
   func hotReload() async throws {
-    let folder = try temporaryFolder("reload")
+    let folder = try temporaryFolder("reload", creating: ["mappings"])
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let file = folder + "/mappings/a.json"
     try ReloadTests.write(#"{"id":"a","request":{"url":"/a"},"response":{"status":200,"body":"v1"}}"#, file)
@@ -69,7 +69,7 @@ struct ReloadTests {
 
   @Test("a watcher started from the load takes the stamps its reads gave as the baseline")
   func baselineFromTheLoad() async throws {
-    let folder = try temporaryFolder("baseline")
+    let folder = try temporaryFolder("baseline", creating: ["mappings"])
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let file = folder + "/mappings/a.json"
     try ReloadTests.write(#"{"id":"a","request":{"url":"/a"},"response":{"status":200,"body":"v1"}}"#, file)
@@ -98,7 +98,7 @@ struct ReloadTests {
 
   @Test("the lint-format report of a broken edit")
   func brokenEditReport() throws {
-    let folder = try temporaryFolder("report")
+    let folder = try temporaryFolder("report", creating: ["mappings"])
     defer { try? FileManager.default.removeItem(atPath: folder) }
     try ReloadTests.write(#"{"request":{"url":5},"response":{"status":200}}"#, folder + "/mappings/x.json")
     let report = FixtureLoader.load(directory: folder).report()

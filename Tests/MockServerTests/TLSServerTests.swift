@@ -123,7 +123,8 @@ struct TLSServerTests {
   }
 
   @Test func mutualTLSRequiresAClientCertificateFromTheCA() async throws {
-    let directory = try TemporaryDirectory()
+    let directory = try TemporaryFolder()
+    defer { directory.remove() }
     let ca = try CertificateFactory.makeAuthority(commonName: "test CA")
     let now = Date()
     let serverCert = try CertificateFactory.issue(
@@ -232,7 +233,8 @@ struct TLSCommandLineTests {
   }
 
   @Test func certCommandWritesAUsableSet() throws {
-    let directory = try TemporaryDirectory()
+    let directory = try TemporaryFolder()
+    defer { directory.remove() }
     let lines = try TLSSetup.writeCertificateSet(to: directory.path)
     #expect(lines.count == 6)
     let again = try TLSSetup.writeCertificateSet(to: directory.path)
@@ -247,7 +249,8 @@ struct TLSCommandLineTests {
   }
 
   @Test func generatedSetupWritesTheTrustedCertificate() throws {
-    let directory = try TemporaryDirectory()
+    let directory = try TemporaryFolder()
+    defer { directory.remove() }
     var options = try CommandLineOptions.parse(["--https-port", "0"])
     let prepared = try TLSSetup.prepare(options, generatedDirectory: directory.path)
     let text = try String(contentsOfFile: prepared.trustPath, encoding: .utf8)
@@ -263,7 +266,8 @@ struct TLSCommandLineTests {
   /// by another local user) is not followed, and the file it points at is left as it was (it was
   /// overwritten).
   @Test func generatedCertificatePathIsPrivate() throws {
-    let directory = try TemporaryDirectory()
+    let directory = try TemporaryFolder()
+    defer { directory.remove() }
     let victim = try directory.write("victim.txt", "keep me")
     let planted = (directory.path as NSString).appendingPathComponent("mockserver-\(getpid())-localhost.pem")
     try FileManager.default.createSymbolicLink(atPath: planted, withDestinationPath: victim)

@@ -20,30 +20,6 @@ enum PythonUpstream {
   }
 }
 
-/// A temporary folder, removed by ``remove()``.
-struct TemporaryFolder {
-  let path: String
-
-  init(files: [(String, String)] = []) throws {
-    path = NSTemporaryDirectory() + "proxy-tests-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: path + "/mappings", withIntermediateDirectories: true)
-    for (name, text) in files {
-      try text.write(toFile: path + "/mappings/" + name, atomically: true, encoding: .utf8)
-    }
-  }
-
-  func remove() { try? FileManager.default.removeItem(atPath: path) }
-
-  /// Every file under the folder, relative paths.
-  func files() -> [String] {
-    (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? []).filter {
-      var isDirectory: ObjCBool = false
-      return FileManager.default.fileExists(atPath: path + "/" + $0, isDirectory: &isDirectory)
-        && !isDirectory.boolValue
-    }.sorted()
-  }
-}
-
 struct ProxyTestError: Error, CustomStringConvertible {
   var description: String
   init(_ description: String) { self.description = description }
@@ -80,23 +56,6 @@ func runToEnd(_ path: String, _ arguments: [String]) throws -> (Int32, String) {
 /// A stub mapping file's text.
 func proxyStub(_ urlPattern: String, to base: String, priority: Int = 5, extra: String = "") -> String {
   #"{"priority":\#(priority),"request":{"urlPattern":"\#(urlPattern)"},"response":{"proxyBaseUrl":"\#(base)"\#(extra)}}"#
-}
-
-/// A free TCP port on 127.0.0.1 that nothing listens on (bound, then closed).
-func closedPort() -> Int {
-  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-  defer { close(fd) }
-  var address = sockaddr_in()
-  address.sin_family = sa_family_t(AF_INET)
-  address.sin_addr.s_addr = inet_addr("127.0.0.1")
-  var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-  _ = withUnsafeMutablePointer(to: &address) {
-    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-      _ = bind(fd, $0, length)
-      return getsockname(fd, $0, &length)
-    }
-  }
-  return Int(UInt16(bigEndian: address.sin_port))
 }
 
 /// `mockserver record …` (or any serve run) whose whole standard output and error is kept, for the summary

@@ -4,6 +4,25 @@ import Foundation
   import Glibc
 #endif
 
+/// A free TCP port on 127.0.0.1: bound, then closed, so nothing listens on it (a server can bind it right
+/// after; a client connecting to it is refused).
+package func freePort() -> Int {
+  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+  defer { Glibc.close(fd) }
+  var address = sockaddr_in()
+  address.sin_family = sa_family_t(AF_INET)
+  address.sin_port = 0
+  address.sin_addr.s_addr = inet_addr("127.0.0.1")
+  var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+  _ = withUnsafeMutablePointer(to: &address) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+      _ = bind(fd, $0, length)
+      return getsockname(fd, $0, &length)
+    }
+  }
+  return Int(UInt16(bigEndian: address.sin_port))
+}
+
 /// Why a connection could not be made: the `errno` of `getaddrinfo`, `socket` or `connect`.
 package enum RawClientError: Error { case connect(Int32) }
 
@@ -11,6 +30,7 @@ package enum RawClientError: Error { case connect(Int32) }
 /// tests that write requests byte for byte (no HTTP client in between), with a deadline on every read.
 package final class RawClient {
   package let fd: Int32
+  private var isClosed = false
 
   /// How a read ended.
   package enum ReadEnd: Equatable, Sendable {
@@ -48,7 +68,14 @@ package final class RawClient {
     setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
   }
 
-  deinit { Glibc.close(fd) }
+  deinit { close() }
+
+  /// Closes the connection now (the peer sees end of stream); the client is not used afterwards.
+  package func close() {
+    guard !isClosed else { return }
+    isClosed = true
+    Glibc.close(fd)
+  }
 
   /// One exchange on a fresh connection: `request` as written, then every byte the server sends until it
   /// closes (the request should say `Connection: close`) or `timeout` seconds pass.

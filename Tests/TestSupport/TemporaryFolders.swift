@@ -1,10 +1,13 @@
 import Foundation
 
-/// A fresh folder under the temporary directory, `mockserver-LABEL-UUID`, with an empty `mappings/`
-/// inside (most tests use it as a fixtures folder); the caller removes it.
-package func temporaryFolder(_ label: String) throws -> String {
+/// A fresh folder under the temporary directory, `mockserver-LABEL-UUID`, with the empty `subfolders`
+/// inside (`["mappings"]` for a fixtures folder); the caller removes it.
+package func temporaryFolder(_ label: String, creating subfolders: [String] = []) throws -> String {
   let path = NSTemporaryDirectory() + "mockserver-\(label)-\(UUID().uuidString)"
-  try FileManager.default.createDirectory(atPath: path + "/mappings", withIntermediateDirectories: true)
+  try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  for folder in subfolders {
+    try FileManager.default.createDirectory(atPath: path + "/" + folder, withIntermediateDirectories: true)
+  }
   return path
 }
 
@@ -37,19 +40,33 @@ package struct TemporaryFixtures: Sendable {
   package func remove() { try? FileManager.default.removeItem(atPath: root) }
 }
 
-/// A temporary directory removed at deinit.
-package final class TemporaryDirectory {
+/// A fresh temporary folder with `mappings/` holding one file per `files` entry, removed by ``remove()``.
+package struct TemporaryFolder: Sendable {
   package let path: String
-  package init() throws {
-    path = (NSTemporaryDirectory() as NSString).appendingPathComponent("mockserver-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-  }
-  deinit { try? FileManager.default.removeItem(atPath: path) }
 
-  /// Writes `text` to `name` in the directory and returns the path.
+  package init(files: [(String, String)] = []) throws {
+    path = try temporaryFolder("folder", creating: ["mappings"])
+    for (name, text) in files {
+      try text.write(toFile: path + "/mappings/" + name, atomically: true, encoding: .utf8)
+    }
+  }
+
+  package func remove() { try? FileManager.default.removeItem(atPath: path) }
+
+  /// Writes `text` to `name` in the folder and returns its path.
+  @discardableResult
   package func write(_ name: String, _ text: String) throws -> String {
-    let file = (path as NSString).appendingPathComponent(name)
+    let file = path + "/" + name
     try text.write(toFile: file, atomically: true, encoding: .utf8)
     return file
+  }
+
+  /// Every file under the folder, relative paths, sorted.
+  package func files() -> [String] {
+    (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? []).filter {
+      var isDirectory: ObjCBool = false
+      return FileManager.default.fileExists(atPath: path + "/" + $0, isDirectory: &isDirectory)
+        && !isDirectory.boolValue
+    }.sorted()
   }
 }

@@ -34,18 +34,21 @@ func withHTTPSServer<T>(
   }
 }
 
-/// A self-signed localhost certificate, its context, and the certificate written to a file.
-struct LocalhostTLS {
-  let directory: TemporaryDirectory
+/// A self-signed localhost certificate, its context, and the certificate written to a file (in a
+/// temporary folder removed with it).
+final class LocalhostTLS {
+  let directory: TemporaryFolder
   let root: CertificateAndKey
   let context: TLSServerContext
   let certificatePath: String
 
   init() throws {
-    directory = try TemporaryDirectory()
+    directory = try TemporaryFolder()
     root = try CertificateFactory.makeSelfSigned()
     context = try TLSServerContext(
       certificateChainPEM: root.certificatePEM, privateKeyPEM: root.privateKeyPEM)
     certificatePath = try directory.write("localhost.pem", root.certificatePEM)
   }
+
+  deinit { directory.remove() }
 }
