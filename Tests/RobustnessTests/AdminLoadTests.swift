@@ -7,8 +7,8 @@ import Testing
   import Glibc
 #endif
 
-/// Issue 13 item 6: admin reads page and run off the event loop; serving never waits for them.
-@Suite("Hardening: admin reads and serving", .serialized)
+/// Admin reads page and run off the event loop; serving never waits for them.
+@Suite("Robustness: admin reads and serving", .serialized)
 struct AdminLoadTests {
   /// `GET /__admin/files/{name}` of an empty body file read it with `FileManager.contents(atPath:)`, which
   /// leaks the 4 KiB buffer it reads an empty file into (FoundationEssentials of Swift 6.3.1; `make fuzz`

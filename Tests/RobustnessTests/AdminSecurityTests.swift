@@ -3,9 +3,9 @@ import MockServerTesting
 import TestSupport
 import Testing
 
-/// Issue 13 item 8: no web page can drive the admin API on localhost (cross-site requests and DNS
+/// No web page can drive the admin API on localhost (cross-site requests and DNS
 /// rebinding), unless its origin is allowed by name.
-@Suite("Hardening: admin API and web pages", .serialized)
+@Suite("Robustness: admin API and web pages", .serialized)
 struct AdminSecurityTests {
   static let stub = stubJSON("/made")
 

@@ -7,8 +7,8 @@ import Testing
   import Glibc
 #endif
 
-/// Issue 13 items 3 and 4: a client that does not read cannot make the server hold memory without bound.
-@Suite("Hardening: back-pressure and slow readers", .serialized)
+/// A client that does not read cannot make the server hold memory without bound.
+@Suite("Robustness: back-pressure and slow readers", .serialized)
 struct BackPressureTests {
   /// A client pipelines requests and never reads: the server stops reading it once its unsent output or
   /// unparsed input passes a bound (memory grew by about 1 MB per MB sent: +324 MB for 300 MB).

@@ -7,8 +7,8 @@ import Testing
   import Glibc
 #endif
 
-/// Issue 13 item 7: out of file descriptors, the server neither spins nor leaves clients hanging.
-@Suite("Hardening: file descriptors", .serialized)
+/// Out of file descriptors, the server neither spins nor leaves clients hanging.
+@Suite("Robustness: file descriptors", .serialized)
 struct DescriptorTests {
   /// Runs the binary under `ulimit -n LIMIT` (soft and hard, so the server cannot raise it).
   static func launchLimited(_ limit: Int, _ arguments: [String]) throws -> MockServerProcess {

@@ -38,7 +38,7 @@ struct EventStreamTests {
       String(decoding: bytes, as: UTF8.self).contains("\r\n\r\n")
     }
     let all = String(decoding: bytes, as: UTF8.self)
-    guard let range = all.range(of: "\r\n\r\n") else { throw HardeningError("no head: \(all)") }
+    guard let range = all.range(of: "\r\n\r\n") else { throw RobustnessError("no head: \(all)") }
     let head = String(all[..<range.lowerBound])
     let rest = Array(all[range.upperBound...].utf8)
     return (socket, head, rest)

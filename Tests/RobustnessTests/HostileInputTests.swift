@@ -11,7 +11,7 @@ import Testing
 /// Input from a client or a fixture author at the edges of every range: no request, template, file or
 /// admin call may stop the process, freeze a loop or grow memory without bound (found by trying to
 /// break the binary: each case below killed or froze it before).
-@Suite("Hardening: hostile input", .serialized)
+@Suite("Robustness: hostile input", .serialized)
 struct HostileInputTests {
   /// Sends `text` on a new connection and returns the response ("" when none came in `timeout` s).
   private func exchange(_ port: Int, _ text: String, timeout: Double = 20) -> String {

@@ -9,7 +9,7 @@ import Testing
 
 /// An idle server sleeps: no timer wakes it while it has no connection and logs nothing (it woke 14 times
 /// a second: a 100 ms log-flush timer and a 250 ms connection sweep that ran with no connection open).
-@Suite("Hardening: an idle server is not woken", .serialized)
+@Suite("Robustness: an idle server is not woken", .serialized)
 struct IdleWakeupTests {
   /// Voluntary context switches of every thread of `pid` (each wait that ended: a wakeup).
   static func wakeups(_ pid: Int32) -> Int {

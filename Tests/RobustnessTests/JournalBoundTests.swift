@@ -3,8 +3,8 @@ import MockServerTesting
 import TestSupport
 import Testing
 
-/// Issue 13 item 5: the journal is bounded by bytes, not only by entries.
-@Suite("Hardening: journal bytes", .serialized)
+/// The journal is bounded by bytes, not only by entries.
+@Suite("Robustness: journal bytes", .serialized)
 struct JournalBoundTests {
   /// 300 requests with 1 MB bodies (they were held whole: about +300 MB): each entry keeps a 64 KiB prefix,
   /// the length and the digest, and says so; the retained entries stay under --journal-max-bytes.

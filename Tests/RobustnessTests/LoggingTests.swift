@@ -7,8 +7,8 @@ import Testing
   import Glibc
 #endif
 
-/// Issue 13 item 2: writing the log never kills or blocks the server.
-@Suite("Hardening: logging", .serialized)
+/// Writing the log never kills or blocks the server.
+@Suite("Robustness: logging", .serialized)
 struct LoggingTests {
   static let stub = #"{"request":{"method":"ANY","url":"/log"},"response":{"status":200,"body":"ok"}}"#
 

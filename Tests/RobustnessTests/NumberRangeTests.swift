@@ -7,9 +7,9 @@ import Testing
   import Glibc
 #endif
 
-/// Issue 13 item 1: numbers from fixtures, the admin API and sampling are range-checked where they
+/// Numbers from fixtures, the admin API and sampling are range-checked where they
 /// enter, so no arithmetic on them traps (the server died with SIGILL on the first request).
-@Suite("Hardening: number ranges", .serialized)
+@Suite("Robustness: number ranges", .serialized)
 struct NumberRangeTests {
   static let hugeDelay = stubJSON("/huge", extra: #","fixedDelayMilliseconds":20000000000000"#)
 

@@ -3,10 +3,10 @@ import MockServerTesting
 import TestSupport
 import Testing
 
-/// Issue 13 item 10: hot reload survives a removed and recreated fixtures folder, and a missing
+/// Hot reload survives a removed and recreated fixtures folder, and a missing
 /// `mappings/` is a failed reload, not an empty server.
-@Suite("Hardening: hot reload", .serialized)
-struct ReloadHardeningTests {
+@Suite("Robustness: hot reload", .serialized)
+struct ReloadRobustnessTests {
   @Test func recreatedFolderIsWatchedAndMissingMappingsKeepTheLastGoodSet() throws {
     let fixtures = try TemporaryFixtures([("a.json", stubJSON("/a"))])
     defer { fixtures.remove() }

@@ -10,7 +10,7 @@ import Testing
 /// Issue 41, "a request alone": what one ordinary client can do to the binary with ordinary stubs, over
 /// sockets. Each test measures what a client sees (answers, their order, another client served), never a
 /// wall-clock upper bound.
-@Suite("Hardening: no request stalls the server", .serialized)
+@Suite("Robustness: no request stalls the server", .serialized)
 struct RequestStallTests {
   /// 300 pipelined requests, then the client shuts its sending side: every one of them is answered, in
   /// order, before the server closes (the connection was closed after 128 answers, two turns of 64).

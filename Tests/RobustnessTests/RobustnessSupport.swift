@@ -19,7 +19,7 @@ func status(_ response: String) -> Int {
   return Int(response.dropFirst(9).prefix(3)) ?? 0
 }
 
-struct HardeningError: Error, CustomStringConvertible {
+struct RobustnessError: Error, CustomStringConvertible {
   let description: String
   init(_ description: String) { self.description = description }
 }

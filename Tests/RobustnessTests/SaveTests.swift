@@ -3,8 +3,8 @@ import MockServerTesting
 import TestSupport
 import Testing
 
-/// Issue 13 item 9: `POST /__admin/mappings/save` never loses a stub.
-@Suite("Hardening: saving stubs", .serialized)
+/// `POST /__admin/mappings/save` never loses a stub.
+@Suite("Robustness: saving stubs", .serialized)
 struct SaveTests {
   @Test func saveWritesUniqueFilesAndSaysWhich() throws {
     // A file already named as a saved stub would be (`stub-` + sanitised id).

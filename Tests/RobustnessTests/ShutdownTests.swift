@@ -8,9 +8,9 @@ import Testing
   import Glibc
 #endif
 
-/// Issue 13 items 11 and 12: graceful shutdown on every loop, signals from the first moment, and a
+/// Graceful shutdown on every loop, signals from the first moment, and a
 /// process harness that never waits forever.
-@Suite("Hardening: shutdown and signals", .serialized)
+@Suite("Robustness: shutdown and signals", .serialized)
 struct ShutdownTests {
   static let stubs = [
     ("fast.json", stubJSON("/fast")),
@@ -70,12 +70,12 @@ struct ShutdownTests {
   /// (a fixed sleep lost the race on a loaded machine: the signal came before the request was read).
   private func awaitInFlight(_ path: String, port: Int) throws {
     let listed = eventually(timeout: 30) { get(port, "/__admin/requests").contains("\"url\": \"\(path)\"") }
-    if !listed { throw HardeningError("the server never journalled \(path)") }
+    if !listed { throw RobustnessError("the server never journalled \(path)") }
   }
 
-  /// SIGTERM sent right after the `listening on` line stops the server every time (issue 13: 5 in 30
-  /// were ignored, the line came before the handlers; issue 42: still 1–2 in 300, Dispatch signal
-  /// sources register asynchronously). 300 starts, two at a time; a start fails the test only by not
+  /// SIGTERM sent right after the `listening on` line stops the server every time (once 5 in 30
+  /// were ignored, the line came before the handlers; later still 1–2 in 300, Dispatch signal sources
+  /// registering asynchronously). 300 starts, two at a time; a start fails the test only by not
   /// exiting (the bound below is for a hung process, not a speed requirement).
   @Test func sigtermRightAfterReadinessIsNeverLost() throws {
     try Self.signalTrials(afterOneRequest: false)
