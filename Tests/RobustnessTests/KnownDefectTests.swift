@@ -6,8 +6,8 @@ import NativeSupport
 import TestSupport
 import Testing
 
-/// Issue 42's defects, each over real sockets against the binary.
-@Suite("Issue 42: known defects", .serialized)
+/// Defects once found and fixed stay fixed, each over real sockets against the binary.
+@Suite("Fixed defects stay fixed", .serialized)
 struct KnownDefectTests {
   /// Sends one request with the given header lines and body; returns the response text.
   static func send(

@@ -4,9 +4,9 @@ import MockServerTesting
 import TestSupport
 import Testing
 
-/// Issue 42's WireMock compatibility leftovers that the case files (Tests/Compatibility/cases) cannot
-/// show: refusals, near misses and logs, over real sockets against the binary.
-@Suite("Issue 42: WireMock compatibility leftovers", .serialized)
+/// WireMock compatibility that the case files (Tests/Compatibility/cases) cannot show: refusals, near
+/// misses and logs, over real sockets against the binary.
+@Suite("WireMock compatibility: refusals, near misses and logs", .serialized)
 struct WireMockLeftoverTests {
   /// `"method": {"oneOf": [...]}` and `{"noneOf": [...]}`: a near miss names the set, a malformed set is
   /// refused with its JSON path.
