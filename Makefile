@@ -75,9 +75,9 @@ test: deps
 	@sh Tests/setup.sh
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) sh Tests/check-portable.sh
-	$(VALIDATE_ADMIN) $(SWIFT) test --skip-build --skip 'ContractTests|FriendsAPITests|ClientKitTests|CORSBrowserTests'
+	$(VALIDATE_ADMIN) $(SWIFT) test --skip-build --skip 'ClientKitEndToEndTests|FriendsAPITests|ClientKitTests|CORSBrowserTests'
 	$(VALIDATE_ADMIN) $(SWIFT) test --skip-build --filter 'ClientKitTests'
-	$(VALIDATE_ADMIN) $(SWIFT) test --skip-build --filter 'ContractTests|FriendsAPITests|CORSBrowserTests' --no-parallel
+	$(VALIDATE_ADMIN) $(SWIFT) test --skip-build --filter 'ClientKitEndToEndTests|FriendsAPITests|CORSBrowserTests' --no-parallel
 	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then \
 	  $(VALIDATE_ADMIN) python3 Tests/Browser/dashboard_test.py "$$($(SWIFT) build --show-bin-path)/mockserver"; \
 	else echo "make: dashboard browser test skipped: chromium or chromedriver missing (Tests/setup.sh installs them)"; fi

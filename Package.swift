@@ -104,35 +104,33 @@ let package = Package(
     .target(
       name: "MockServerTesting",
       dependencies: ["MockServer", "MockServerCLI", "Mappings", "MockJSON", "HTTPCore"]),
+    // The test suites' shared helpers, not a product: waiting with a deadline (`eventually`), the one raw
+    // socket client (`RawClient`), the process runner (`runProcess`), temporary folders and fixtures, and
+    // parsing stubs for unit tests.
+    .target(name: "TestSupport", dependencies: ["HTTPCore", "Mappings", "MockJSON"], path: "Tests/TestSupport"),
+    // One unit test target per library.
     .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
+    .testTarget(name: "MockJSONTests", dependencies: ["MockJSON"]),
     .testTarget(name: "TemplatingTests", dependencies: ["Templating", "HTTPCore", "MockJSON"]),
+    .testTarget(
+      name: "MappingsTests",
+      dependencies: [
+        "Mappings", "MockJSON", "HTTPCore", "RegularExpressions", "XMLSupport", "CLibXML2", "TestSupport",
+      ]),
+    // The server in process: connections, responses and faults, the responder, journal, admin API, reloads.
     .testTarget(
       name: "MockServerTests",
       dependencies: [
         "MockServer", "MockServerCLI", "Mappings", "MockJSON", "Templating", "NativeSupport", "HTTPCore",
-        "RegularExpressions", "XMLSupport", "CLibXML2",
+        "TestSupport",
       ]),
     .testTarget(name: "ClientKitTests", dependencies: ["ClientKit", "HTTPCore"]),
-    // WireMock mapping compatibility cases (Tests/Compatibility/cases) against the binary and WireMock.
-    .testTarget(name: "CompatibilityTests", dependencies: ["MockServerTesting", "MockJSON"]),
-    // Faults of issue 13, mostly against the real binary: fds, memory and CPU read from /proc/PID.
-    .testTarget(
-      name: "HardeningTests",
-      dependencies: ["MockServer", "MockServerTesting", "Mappings", "MockJSON", "HTTPCore", "NativeSupport"]),
-    // Proxy stubs and recording (issue 15) against the real binary, a Python http.server upstream and a
-    // second mockserver.
-    .testTarget(
-      name: "ProxyTests",
-      dependencies: ["MockServer", "MockServerTesting", "Mappings", "MockJSON", "HTTPCore", "NativeSupport"],
-      exclude: ["upstream.py", "authoring_upstream.py"]),
-    // Issue 17's XML, form, multipart, charset, query, journal-shape and fixture-folder cases, and issue 14's
-    // remaining helpers, against the real binary.
-    .testTarget(name: "BodyMatchingTests", dependencies: ["MockServerTesting"]),
+    // Contracts: OpenAPI and Pact documents, stubs served from them, runtime validation, drift checks.
     .testTarget(
       name: "ContractsTests",
       dependencies: [
         "Contracts", "JSONSchema", "MockJSON", "Mappings", "HTTPCore", "MockServer", "MockServerCLI",
-        "MockServerTesting",
+        "MockServerTesting", "TestSupport",
       ],
       exclude: [
         "Pact/consumer.py", "Pact/verify.py", "Pact/reference_match.py", "Pact/compatibility-cases.json",
@@ -140,9 +138,31 @@ let package = Package(
         "Documents/users.yaml", "Documents/keywords.yaml", "PrismHarness/cases.json",
         "PrismHarness/README.md",
       ]),
+    // Against the real binary: WireMock compatibility, the mapping cases of Tests/Compatibility/cases
+    // against the binary and WireMock, body matchers (XML, form, multipart, charsets), the journal's shape,
+    // fixture folders and the template helpers as WireMock documents them.
+    .testTarget(name: "CompatibilityTests", dependencies: ["MockServerTesting", "MockJSON", "TestSupport"]),
+    // Against the real binary: no crash from any input, bounded memory and descriptors (read from
+    // /proc/PID), back pressure, stalls, shutdown, logging that never blocks, the admin API's guards.
     .testTarget(
-      name: "ContractTests",
-      dependencies: ["ClientKit", "MockServerTesting", "MockServer", "Mappings", "MockJSON", "HTTPCore"]),
+      name: "RobustnessTests",
+      dependencies: [
+        "MockServer", "MockServerTesting", "Mappings", "MockJSON", "HTTPCore", "NativeSupport", "TestSupport",
+      ]),
+    // Proxy stubs and recording against the real binary, a Python http.server upstream and a second
+    // mockserver.
+    .testTarget(
+      name: "ProxyTests",
+      dependencies: [
+        "MockServer", "MockServerTesting", "Mappings", "MockJSON", "HTTPCore", "NativeSupport", "TestSupport",
+      ],
+      exclude: ["upstream.py", "authoring_upstream.py"]),
+    // ClientKit end to end: its transports and features against a mock server (in process and the binary).
+    .testTarget(
+      name: "ClientKitEndToEndTests",
+      dependencies: [
+        "ClientKit", "MockServerTesting", "MockServer", "Mappings", "MockJSON", "HTTPCore", "TestSupport",
+      ]),
     // The sample app module of Examples/FriendsApp and its contract tests (see its README).
     .target(name: "FriendsAPI", dependencies: ["ClientKit"], path: "Examples/FriendsApp/Sources/FriendsAPI"),
     .testTarget(

@@ -28,7 +28,7 @@ if ! python3 -c "import pact; assert int(pact.__version__.split('.')[0]) >= 3" >
     || python3 -m pip install -q --disable-pip-version-check --break-system-packages 'pact-python>=3' >/dev/null
 fi
 # Headless Chromium and chromedriver (Debian packages) for the browser tests: CORS
-# (Tests/HardeningTests/CORSBrowserTests.swift, driving Tests/Browser/cors_fetch.py) and the dashboard
+# (Tests/RobustnessTests/CORSBrowserTests.swift, driving Tests/Browser/cors_fetch.py) and the dashboard
 # (Tests/Browser/dashboard_test.py).
 if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1; then

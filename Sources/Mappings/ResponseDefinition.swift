@@ -24,7 +24,8 @@ public struct ResponseDefinition: Sendable, Hashable {
   /// `statusMessage`: reason phrase, nil for the standard one.
   public var statusMessage: String?
   /// `headers` in fixture order; a list value gives several lines. Framing headers
-  /// (`Content-Length`, `Transfer-Encoding`) are removed at load time with a warning (BR-04).
+  /// (`Content-Length`, `Transfer-Encoding`) are removed at load time with a warning: the server frames every
+  /// response itself, and a fixture's own framing would contradict the body it sends.
   public var headers: HTTPHeaders
   /// Body bytes.
   public var body: [UInt8]

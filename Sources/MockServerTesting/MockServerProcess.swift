@@ -192,9 +192,21 @@ public final class MockServerProcess: @unchecked Sendable {
     return true
   }
 
+  /// Stops the background readers, then takes what standard error still holds (the last lines written
+  /// before the exit, such as the log the server flushes when it stops) without waiting for more.
   private func detachPipes() {
     (process.standardOutput as? Pipe)?.fileHandleForReading.readabilityHandler = nil
-    errorPipe?.fileHandleForReading.readabilityHandler = nil
+    guard let errorPipe else { return }
+    errorPipe.fileHandleForReading.readabilityHandler = nil
+    let fd = errorPipe.fileHandleForReading.fileDescriptor
+    var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while poll(&pfd, 1, 0) > 0, case let n = read(fd, &buffer, buffer.count), n > 0 {
+      errorOutput.withLock { output in
+        output.append(contentsOf: buffer[0..<n])
+        if output.count > Self.errorOutputLimit { output.removeFirst(output.count - Self.errorOutputLimit) }
+      }
+    }
   }
 
   deinit {

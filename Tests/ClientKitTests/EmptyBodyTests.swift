@@ -3,8 +3,8 @@ import Foundation
 import HTTPCore
 import Testing
 
-/// BR-17: responses without content never reach the JSON decoder.
-@Suite("Empty bodies (BR-17)")
+/// Responses without content never reach the JSON decoder.
+@Suite("Empty bodies never reach the JSON decoder")
 struct EmptyBodyTests {
   static let cases: [(method: HTTPMethod, status: Int, headers: HTTPHeaders)] = [
     (.delete, 204, [:]),

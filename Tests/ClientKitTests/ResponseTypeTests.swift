@@ -2,8 +2,8 @@ import ClientKit
 import Foundation
 import Testing
 
-/// Envelopes apply to every response type (issue 19), charsets (BR-45), BOMs, HTML errors and decimals
-/// (BR-46).
+/// Envelopes apply to every response type (issue 19), charsets named by the response, BOMs, HTML
+/// error pages (a status error, not a decoding error) and decimals.
 @Suite("Response types under envelopes, charsets, BOM, Decimal")
 struct ResponseTypeTests {
   static let ng = #"{"status":"NG","message":"Out of stock","code":"E42"}"#

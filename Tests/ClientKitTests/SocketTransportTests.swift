@@ -4,8 +4,9 @@ import HTTPCore
 import Synchronization
 import Testing
 
-/// SocketTransport against a real loopback server: BR-20 faults, BR-21 headers, BR-23 deadlines,
-/// keep-alive and re-send rules.
+/// SocketTransport against a real loopback server: each network fault a typed error of its own, header
+/// fields kept in order, case and duplicates, deadlines on fresh and warm connections, keep-alive and
+/// re-send rules.
 @Suite("SocketTransport", .serialized)
 struct SocketTransportTests {
   func get(
@@ -21,7 +22,7 @@ struct SocketTransportTests {
     await apiError { () async throws(APIError) in try await get(server, method: method) }
   }
 
-  // MARK: BR-20
+  // MARK: Network faults, each a typed error of its own
 
   @Test func emptyReplyIsEmptyResponse() async throws {
     let server = try LoopbackServer { c in _ = c.readRequest() }
@@ -183,7 +184,7 @@ struct SocketTransportTests {
     }
   }
 
-  // MARK: BR-23
+  // MARK: Deadlines
 
   /// Serves `/fast` at once; holds `/slow` for 20 s, recording whether the client gave up before.
   static func slowServer(hangUps: HangUps) throws -> LoopbackServer {
@@ -245,7 +246,7 @@ struct SocketTransportTests {
     #expect(await hangUps.clientHungUpFirst())
   }
 
-  // MARK: BR-21 and framing
+  // MARK: Header fields as sent, and framing
 
   @Test func headersKeepOrderCaseAndDuplicates() async throws {
     let server = try LoopbackServer { c in

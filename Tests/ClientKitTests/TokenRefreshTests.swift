@@ -4,8 +4,8 @@ import HTTPCore
 import Synchronization
 import Testing
 
-/// BR-24: one refresh shared by concurrent 401s, one retry each, no retry or loop after a failed refresh.
-@Suite("Token refresh (BR-24)")
+/// One refresh shared by concurrent 401s, one retry each, no retry or loop after a failed refresh.
+@Suite("Token refresh: one refresh for concurrent 401s")
 struct TokenRefreshTests {
   struct GetMe: Request {
     typealias Response = User
@@ -27,7 +27,7 @@ struct TokenRefreshTests {
     case success, badRequest, unauthorized
   }
 
-  /// The fake backend of BR-24: `/me` needs `Bearer new`; `/oauth/token` answers per variant.
+  /// The fake backend of these tests: `/me` needs `Bearer new`; `/oauth/token` answers per variant.
   static func backend(_ variant: Variant, meCalls: Counter, refreshCalls: Counter) -> StubTransport {
     StubTransport { request throws(APIError) in
       if request.url.path.hasSuffix("/oauth/token") {

@@ -1,6 +1,7 @@
 import Foundation
 import MockJSON
 import MockServerTesting
+import TestSupport
 import Testing
 
 /// WireMock mapping compatibility: every case file in `Tests/Compatibility/cases/` holds one stub mapping
@@ -181,21 +182,9 @@ struct CompatibilityTests {
 
   /// One exchange through curl (`-s -i`), the body given on standard input.
   static func curl(_ arguments: [String], body: String? = nil) throws -> Reply {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    var args = ["curl", "-s", "-i", "--max-time", "20", "-H", "Expect:"] + arguments
-    if let body { args += ["--data-binary", "@-"] }
-    process.arguments = args
-    let input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    try process.run()
-    if let body { input.fileHandleForWriting.write(Data(body.utf8)) }
-    try input.fileHandleForWriting.close()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    var text = String(decoding: data, as: UTF8.self)
+    var args = ["-s", "-i", "--max-time", "20", "-H", "Expect:"] + arguments
+    if body != nil { args += ["--data-binary", "@-"] }
+    var text = try runProcess("curl", args, input: body.map { Data($0.utf8) }).stdout
     // Skip interim 100 responses.
     while text.hasPrefix("HTTP/1.1 100"), let r = text.range(of: "\r\n\r\n") {
       text = String(text[r.upperBound...])
@@ -213,38 +202,23 @@ struct CompatibilityTests {
   }
 
   static func mockserver(_ arguments: [String]) throws -> (Int32, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: MockServerProcess.defaultBinary())
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardError = pipe
-    process.standardOutput = pipe
-    try process.run()
-    let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return (process.terminationStatus, text)
+    let result = try runProcess(MockServerProcess.defaultBinary(), arguments, mergingErrors: true)
+    return (result.status, result.stdout)
   }
 
   /// WireMock's standalone jar inside the Python `wiremock` package, when installed.
   static func wireMockJar() -> String? {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", "import wiremock,os;print(os.path.dirname(wiremock.__file__))"]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    guard (try? process.run()) != nil else { return nil }
-    let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    let jar = text.trimmingCharacters(in: .whitespacesAndNewlines) + "/server/wiremock-standalone-2.35.1.jar"
+    guard
+      let result = try? runProcess(
+        "python3", ["-c", "import wiremock,os;print(os.path.dirname(wiremock.__file__))"])
+    else { return nil }
+    let jar =
+      result.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + "/server/wiremock-standalone-2.35.1.jar"
     return FileManager.default.fileExists(atPath: jar) ? jar : nil
   }
 
   func temporaryFixtures() throws -> String {
-    let folder = NSTemporaryDirectory() + "compat-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: folder + "/mappings", withIntermediateDirectories: true)
-    try FileManager.default.createDirectory(atPath: folder + "/__files", withIntermediateDirectories: true)
-    return folder
+    try temporaryFolder("compat", creating: ["mappings", "__files"])
   }
 }
 

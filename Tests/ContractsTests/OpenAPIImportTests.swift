@@ -7,18 +7,12 @@ import MockJSON
 import MockServer
 import MockServerCLI
 import MockServerTesting
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
 #endif
-
-/// A fresh temporary folder.
-func temporaryFolder(_ name: String) throws -> String {
-  let path = NSTemporaryDirectory() + "contracts-\(name)-\(UUID().uuidString.prefix(8))"
-  try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-  return path
-}
 
 /// One HTTP exchange with URLSession: status, headers (lowercased names), body.
 func exchange(

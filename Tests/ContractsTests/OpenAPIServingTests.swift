@@ -5,6 +5,7 @@ import JSONSchema
 import MockJSON
 import MockServerCLI
 import MockServerTesting
+import TestSupport
 import Testing
 
 /// `--openapi` served by the real binary: a Swagger 2.0 document written for the tests, and every shared
@@ -54,7 +55,7 @@ import Testing
   func send(_ port: Int, _ head: String, body: String = "") throws -> (Int, String, String) {
     let text = head + "Host: x\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
     let reply = String(
-      decoding: try LoopbackSocket.exchange(port: port, Array(text.utf8), timeout: 20), as: UTF8.self)
+      decoding: try RawClient.exchange(port: port, Array(text.utf8), timeout: 20), as: UTF8.self)
     let parts = reply.components(separatedBy: "\r\n\r\n")
     let status = Int(reply.split(separator: " ").dropFirst().first ?? "") ?? 0
     return (status, parts[0], parts.dropFirst().joined(separator: "\r\n\r\n"))
@@ -218,7 +219,7 @@ import Testing
     #expect(fine.0 == 200 && header(fine.1, "sl-violations") == nil, "\(fine)")
     // The log line (standard error, read in the background) names the violation.
     let logged = "GET /pets 200 openapi"
-    for _ in 0..<400 where !server.standardErrorText.contains(logged) { usleep(50_000) }
+    #expect(eventually { server.standardErrorText.contains(logged) })
     let line = server.standardErrorText.split(separator: "\n").first { $0.hasPrefix(logged) } ?? ""
     #expect(
       line.contains("violations: response body: Response body: expected an object"),
@@ -283,8 +284,8 @@ import Testing
       "--openapi", spec, "--validate-requests", "--fixtures", folder + "/none", "--no-watch",
     ])
     defer { server.stop() }
-    // Standard error is read in the background: wait for the start-up lines (a timeout, not a bound).
-    for _ in 0..<400 where !server.standardErrorText.contains("securitySchemes/mtls") { usleep(50_000) }
+    // Standard error is read in the background: wait for the start-up lines.
+    #expect(eventually { server.standardErrorText.contains("securitySchemes/mtls") })
     #expect(
       server.standardErrorText.contains("warning: #/components/securitySchemes/mtls"),
       "\(server.standardErrorText)")
@@ -419,7 +420,7 @@ import Testing
         "POST /photos HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
         + "Content-Type: multipart/form-data; boundary=XyZ\r\nContent-Length: \(body.count)\r\n\r\n"
       let reply = String(
-        decoding: try LoopbackSocket.exchange(port: server.port, Array(head.utf8) + body, timeout: 20),
+        decoding: try RawClient.exchange(port: server.port, Array(head.utf8) + body, timeout: 20),
         as: UTF8.self)
       return (Int(reply.split(separator: " ").dropFirst().first ?? "") ?? 0, reply)
     }

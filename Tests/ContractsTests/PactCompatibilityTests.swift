@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 import MockJSON
 import MockServerTesting
+import TestSupport
 import Testing
 
 /// Consumer-side request matching as Pact specifies it. The cases in `Pact/compatibility-cases.json`
@@ -69,7 +70,7 @@ import Testing
       let (mappings, _, _) = try PactImporter.mappings(from: c.pact, file: "\(c.id).json")
       let ids = try mappings.map { try server.stub(json: $0.serialized()) }
       defer { for id in ids { server.removeStub(id: id) } }
-      let reply = try LoopbackSocket.exchange(port: server.port, Self.wire(c.request), timeout: 30)
+      let reply = try RawClient.exchange(port: server.port, Self.wire(c.request), timeout: 30)
       let statusLine = String(decoding: reply.prefix(while: { $0 != 13 }), as: UTF8.self)
       let expected =
         c.pact["interactions"]?.arrayValue?.first?["response"]?["status"]?.numberValue?.intValue ?? 200
@@ -106,11 +107,11 @@ import Testing
     let server = try TestMockServer.start()
     defer { server.stop() }
     for m in try PactImporter.mappings(from: pact).mappings { try server.stub(json: m.serialized()) }
-    let get = try LoopbackSocket.exchange(
+    let get = try RawClient.exchange(
       port: server.port, Array("GET /thing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8),
       timeout: 30)
     #expect(String(decoding: get, as: UTF8.self).hasPrefix("HTTP/1.1 200 "))
-    let head = try LoopbackSocket.exchange(
+    let head = try RawClient.exchange(
       port: server.port, Array("HEAD /thing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8),
       timeout: 30)
     #expect(String(decoding: head, as: UTF8.self).hasPrefix("HTTP/1.1 404 "))

@@ -4,6 +4,7 @@ import MockJSON
 import MockServer
 import MockServerCLI
 import MockServerTesting
+import TestSupport
 import Testing
 
 /// Runs `body` on a thread of its own (not the concurrency pool), for blocking work such as the
@@ -18,16 +19,8 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
 func run(_ executable: String, _ arguments: [String]) async throws -> (Int32, String) {
   try await offPool {
     Result {
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-      process.arguments = [executable] + arguments
-      let pipe = Pipe()
-      process.standardOutput = pipe
-      process.standardError = pipe
-      try process.run()
-      let data = pipe.fileHandleForReading.readDataToEndOfFile()
-      process.waitUntilExit()
-      return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+      let result = try runProcess(executable, arguments, mergingErrors: true)
+      return (result.status, result.stdout)
     }
   }.get()
 }

@@ -5,6 +5,7 @@ import MockJSON
 import MockServer
 import MockServerCLI
 import MockServerTesting
+import TestSupport
 import Testing
 
 /// Prism's own test harness (stoplightio/prism, `test-harness/specs/`), re-stated in
@@ -156,7 +157,7 @@ import Testing
     if !body.isEmpty { headers.append(("Content-Length", String(body.count))) }
     headers.append(("Connection", "close"))
     let head = "\(method) \(target) HTTP/1.1\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n"
-    let bytes = try LoopbackSocket.exchange(port: port, Array(head.utf8) + body, timeout: 20)
+    let bytes = try RawClient.exchange(port: port, Array(head.utf8) + body, timeout: 20)
     guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) else {
       return Reply(status: 0, head: String(decoding: bytes, as: UTF8.self), headers: [:], body: [])
     }

@@ -4,6 +4,7 @@ import MockJSON
 import MockServer
 import MockServerCLI
 import MockServerTesting
+import TestSupport
 import Testing
 
 /// `mockserver verify` against a provider started by the test: a second server with edited fixtures.

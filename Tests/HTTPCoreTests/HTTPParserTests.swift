@@ -123,7 +123,7 @@ struct HTTPParserRequestTests {
 
   @Test(arguments: Feeding.allCases)
   func chunkedWithExtensionsAndTrailers(feeding: Feeding) {
-    // pitfalls BR-02
+    // Chunk extensions are ignored and trailers consumed; the body is decoded.
     let r = parse(
       "POST /orders HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\n"
         + "Transfer-Encoding: chunked\r\n\r\n7\r\n{\"id\":1\r\n8;ext=1\r\n,\"qty\":2\r\n1\r\n}\r\n0\r\n"
@@ -259,7 +259,7 @@ struct HTTPParserRequestTests {
   }
 
   @Test func largeRealisticHeadersPassDefaultLimit() {
-    // pitfalls BR-05: 16 KiB bearer token and 8 KiB cookie.
+    // Real-world large headers pass the default limit: a 16 KiB bearer token and an 8 KiB cookie.
     let text =
       "GET /me HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nAuthorization: Bearer "
       + String(repeating: "a", count: 16384) + "\r\nCookie: s=" + String(repeating: "b", count: 8192)
@@ -341,7 +341,7 @@ struct HTTPParserResponseTests {
   }
 
   @Test func truncatedBodyIsReportedWithCounts() {
-    // pitfalls BR-20 F-TRUNC
+    // A body shorter than its Content-Length is reported as truncated, with both counts.
     let r = parse(
       "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\n{\"status\":\"OK\"",
       mode: .response, feeding: .whole, methods: [.get], atEOF: true)
@@ -362,7 +362,8 @@ struct HTTPParserResponseTests {
 @Suite("HTTPSerializer framing")
 struct HTTPSerializerTests {
   @Test func replacesFixtureFramingAndOmitsItWhereForbidden() {
-    // pitfalls BR-04
+    // The server frames responses itself: a fixture's framing headers are replaced, and left out
+    // where a status forbids content.
     let authored = HTTPResponseHead(
       status: .ok, headers: ["Content-Length": "999", "Transfer-Encoding": "chunked", "X-A": "1"])
     let framed = HTTPSerializer.framed(authored, contentLength: 2, requestMethod: .get)

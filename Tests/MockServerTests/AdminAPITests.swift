@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import MockJSON
@@ -70,7 +71,7 @@ struct AdminAPITests {
     }
   }
 
-  @Test("BR-15: numbers keep their spelling through the admin round-trip")
+  @Test("numbers keep their spelling through the admin round-trip")
   func numberSpelling() async throws {
     try await withMockService { _, port in
       let stub = #"""
@@ -150,7 +151,7 @@ struct AdminAPITests {
 
   @Test("reset to files and save runtime stubs to files")
   func resetAndSave() async throws {
-    let folder = try temporaryFolder("save")
+    let folder = try temporaryFolder("save", creating: ["mappings"])
     defer { try? FileManager.default.removeItem(atPath: folder) }
     try Data(helloStub.utf8).write(to: URL(fileURLWithPath: folder + "/mappings/hello.json"))
     try await withMockService(

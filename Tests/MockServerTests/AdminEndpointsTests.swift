@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import MockJSON
@@ -100,7 +101,7 @@ struct AdminEndpointsTests {
 
   @Test("/__admin/files: list, get, put, delete; traversal and symbolic links out are refused")
   func bodyFiles() async throws {
-    let folder = try temporaryFolder("files")
+    let folder = try temporaryFolder("files", creating: ["mappings"])
     defer { try? FileManager.default.removeItem(atPath: folder) }
     try FileManager.default.createDirectory(atPath: folder + "/__files", withIntermediateDirectories: true)
     try Data("hello".utf8).write(to: URL(fileURLWithPath: folder + "/__files/hello.txt"))
@@ -137,7 +138,7 @@ struct AdminEndpointsTests {
 
   @Test("an unmatched GET whose path is a file under __files/ is served from it")
   func unmatchedGetServesBodyFile() async throws {
-    let folder = try temporaryFolder("files-fallback")
+    let folder = try temporaryFolder("files-fallback", creating: ["mappings"])
     defer { try? FileManager.default.removeItem(atPath: folder) }
     try FileManager.default.createDirectory(
       atPath: folder + "/__files/docs", withIntermediateDirectories: true)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import MockJSON
@@ -20,7 +21,7 @@ struct AdminPersistenceTests {
 
   @Test("deletes and PUTs of file stubs survive a reload of another file; an edit of their own file wins")
   func editsSurviveUnrelatedReloads() async throws {
-    let folder = try temporaryFolder("persist-reload")
+    let folder = try temporaryFolder("persist-reload", creating: ["mappings"])
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let a = folder + "/mappings/a.json"
     try AdminPersistenceTests.write(
@@ -48,7 +49,7 @@ struct AdminPersistenceTests {
       // A reload caused by another file keeps both edits.
       try AdminPersistenceTests.write(
         #"{"id":"c","request":{"url":"/c"},"response":{"status":203}}"#, folder + "/mappings/c.json")
-      #expect(try eventually(10) { try http(port, "GET", "/c").status == 203 })
+      #expect(try eventually(timeout: 10) { try http(port, "GET", "/c").status == 203 })
       #expect(try http(port, "GET", "/a1").status == 404)
       #expect(try http(port, "GET", "/a2").body == "edited")
       #expect(service.store.unsavedFileEditCount == 2)
@@ -57,7 +58,7 @@ struct AdminPersistenceTests {
       try AdminPersistenceTests.write(
         #"{"mappings":[{"request":{"url":"/a1"},"response":{"status":200,"body":"a1"}},"#
           + #"{"request":{"url":"/a2"},"response":{"status":200,"body":"file v2"}}]}"#, a)
-      #expect(try eventually(10) { try http(port, "GET", "/a2").body == "file v2" })
+      #expect(try eventually(timeout: 10) { try http(port, "GET", "/a2").body == "file v2" })
       #expect(try http(port, "GET", "/a1").body == "a1")
       #expect(service.store.unsavedFileEditCount == 0)
     }
@@ -65,7 +66,7 @@ struct AdminPersistenceTests {
 
   @Test("save after a delete leaves no old file; save after a PUT rewrites the file")
   func saveWritesEditsOfFileStubs() async throws {
-    let folder = try temporaryFolder("persist-save")
+    let folder = try temporaryFolder("persist-save", creating: ["mappings"])
     defer { try? FileManager.default.removeItem(atPath: folder) }
     try AdminPersistenceTests.write(
       #"{"id":"b","request":{"url":"/b"},"response":{"status":200,"body":"b"}}"#, folder + "/mappings/b.json")
@@ -97,7 +98,7 @@ struct AdminPersistenceTests {
 
   @Test("persistent: true writes the file at once; PUT rewrites it; DELETE removes it")
   func persistentStubs() async throws {
-    let folder = try temporaryFolder("persist-flag")
+    let folder = try temporaryFolder("persist-flag", creating: ["mappings"])
     defer { try? FileManager.default.removeItem(atPath: folder) }
     try await withMockService(
       configure: { $0.fixturesDirectory = folder }, fixtures: FixtureLoader.load(directory: folder)
@@ -105,6 +106,7 @@ struct AdminPersistenceTests {
       let watcher = FixtureWatcher(directory: folder, service: service)
       watcher.start()
       defer { watcher.stop() }
+      let reloads = service.dashboard.reloadCount
       let created = try http(
         port, "POST", "/__admin/mappings",
         body:
@@ -123,15 +125,15 @@ struct AdminPersistenceTests {
           #"{"name":"kept","persistent":true,"request":{"url":"/p"},"response":{"status":200,"body":"two"}}"#)
       #expect(put.status == 200)
       #expect(try String(contentsOfFile: path, encoding: .utf8).contains("two"))
-      // The watcher's reload of the written file serves the same stub, once.
-      try await Task.sleep(for: .milliseconds(600))
+      // The watcher's reload of the written file (one for the new file at least) serves the same stub,
+      // once.
+      #expect(await eventually(within: .seconds(20)) { service.dashboard.reloadCount > reloads })
       #expect(try http(port, "GET", "/p").body == "two")
       #expect(service.store.stubs.count == 1)
 
       #expect(try http(port, "DELETE", "/__admin/mappings/p1").status == 200)
       #expect(!FileManager.default.fileExists(atPath: path))
-      try await Task.sleep(for: .milliseconds(600))
-      #expect(try http(port, "GET", "/p").status == 404)
+      #expect(try eventually { try http(port, "GET", "/p").status == 404 })
     }
   }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import MockServer
@@ -115,18 +116,10 @@ struct AdminWireMockClientTests {
   static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
 
-  static func run(_ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    process.currentDirectoryURL = root
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+  static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    let result = try runProcess(
+      arguments[0], Array(arguments.dropFirst()), in: root.path, mergingErrors: true)
+    return (result.status, result.stdout)
   }
 
   @Test("create a stub, send a request, count it")

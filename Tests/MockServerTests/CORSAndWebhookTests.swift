@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import MockJSON
@@ -107,7 +108,7 @@ struct CORSAndWebhookTests {
         #expect(try http(port, "GET", "/old").status == 200)
         #expect(try http(port, "GET", "/bad").status == 200)
         #expect(
-          eventually(10) {
+          eventually(timeout: 10) {
             receiver.journal.snapshot().filter { $0.request.head.rawPath.hasPrefix("/hook") }.count == 2
           })
         let entries = receiver.journal.snapshot()
@@ -119,10 +120,10 @@ struct CORSAndWebhookTests {
         let oldHook = try #require(entries.first { $0.request.head.rawPath == "/hook/old" })
         #expect(oldHook.request.method.rawValue == "PUT")
         #expect(String(decoding: oldHook.request.body, as: UTF8.self) == "plain")
-        #expect(eventually(10) { sender.responder.webhooks.delivered == 2 })
+        #expect(eventually(timeout: 10) { sender.responder.webhooks.delivered == 2 })
         // Each outcome is in the sending side's journal, the failure included.
         #expect(
-          eventually(10) {
+          eventually(timeout: 10) {
             sender.journal.snapshot().first { $0.request.head.rawPath == "/bad" }?.webhooks.first?
               .contains("connection refused") == true
           })

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import TestSupport
 import Testing
 
 @testable import MockServer
@@ -63,7 +64,7 @@ struct ConnectionTests {
   }
 
   @Test func chunkedRequestOneByteAtATime() async throws {
-    // pitfalls BR-02: extension ignored, trailer consumed, body decoded, connection still usable.
+    // A chunked upload written one byte at a time: extension ignored, trailer consumed, body decoded, connection still usable.
     try await withServer { server in
       let client = try RawClient(port: server.port)
       client.sendByteByByte(
@@ -79,7 +80,8 @@ struct ConnectionTests {
   }
 
   @Test func expectContinueSendsGoAheadOnlyWhenContentIsWanted() async throws {
-    // pitfalls BR-01 A and B.
+    // `100 Continue` only when the server wants the content; a request refused on its head alone is
+    // answered before the upload, with `Connection: close`.
     try await withServer { server in
       let client = try RawClient(port: server.port)
       client.send(
@@ -131,7 +133,7 @@ struct ConnectionTests {
 
   @Test(arguments: [204, 304, 205])
   func noContentStatusesHaveNoFraming(code: Int) async throws {
-    // pitfalls BR-04: the responder asked for Transfer-Encoding and a body; neither may go out. 205 has no
+    // Statuses without content carry no framing: the responder asked for Transfer-Encoding and a body; neither may go out. 205 has no
     // content either, announced as Content-Length: 0 (RFC 9110 §15.3.6).
     try await withServer { server in
       let client = try RawClient(port: server.port)
@@ -186,7 +188,7 @@ struct ConnectionTests {
   }
 
   @Test func oversizedHeaderSectionGets431ThenClose() async throws {
-    // pitfalls BR-05: 24 KiB of headers pass (in one write and in 512-byte pieces), 1 MiB gets 431.
+    // Real-world large headers (long tokens, big cookies) pass: 24 KiB of headers pass (in one write and in 512-byte pieces), 1 MiB gets 431.
     try await withServer { server in
       let big =
         "GET /me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + String(repeating: "a", count: 16384)

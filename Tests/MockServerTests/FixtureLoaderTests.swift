@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import TestSupport
 import Testing
 
 @testable import Mappings
@@ -117,7 +118,7 @@ struct FixtureLoaderTests {
         "mappings/t.json: $.request.urlPathPattern: expected a valid regular expression"
       ),
       (
-        "query in urlPath (BR-14)", #"{"request":{"urlPath":"/categories?per_page=50"},"response":{}}"#,
+        "query in urlPath", #"{"request":{"urlPath":"/categories?per_page=50"},"response":{}}"#,
         #"mappings/t.json: $.request.urlPath: expected a path without '?': put the query in queryParameters, or use url, found "/categories?per_page=50""#
       ),
       (
@@ -235,7 +236,7 @@ struct FixtureLoaderTests {
       ])
   }
 
-  /// BR-04 and BR-14 warnings: loaded, with the change said out loud.
+  /// Framing headers in a fixture and `//` in a path are loaded with a warning that says what changed.
   @Test("warnings for framing headers, '//' paths and bodies on 204")
   func warnings() throws {
     let dir = try TempFixtures(files: [

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import MockJSON
@@ -38,7 +39,7 @@ struct JournalParityTests {
 
   @Test("a GET served from __files/ is journaled unmatched, with near misses, as WireMock lists it")
   func bodyFilesAreUnmatched() async throws {
-    let folder = try temporaryFolder("journal-files")
+    let folder = try temporaryFolder("journal-files", creating: ["mappings"])
     defer { try? FileManager.default.removeItem(atPath: folder) }
     try FileManager.default.createDirectory(atPath: folder + "/__files", withIntermediateDirectories: true)
     try Data(#"{"page":1}"#.utf8).write(to: URL(fileURLWithPath: folder + "/__files/page.json"))
@@ -131,7 +132,9 @@ struct JournalParityTests {
         #expect(served.status == 201)
         #expect(served.headers["x-order-id"] == "o-7")
         #expect(
-          eventually(10) { receiver.journal.snapshot().contains { $0.request.head.rawPath == "/hook" } })
+          eventually(timeout: 10) {
+            receiver.journal.snapshot().contains { $0.request.head.rawPath == "/hook" }
+          })
         let hook = try #require(receiver.journal.snapshot().first { $0.request.head.rawPath == "/hook" })
         #expect(hook.request.head.target == "/hook?status=201")
         #expect(hook.request.headers.first("X-Order") == "o-7")

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import TestSupport
 import Testing
 
 @testable import MockServer
@@ -222,13 +223,10 @@ struct StubSemanticsTests {
       do {
         let client = try RawClient(port: server.port)
         client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-        usleep(100_000)
-      }
-      var entry = service.journal.entries(limit: 1).first
-      for _ in 0..<40 where entry?.served == nil {
-        usleep(50_000)
-        entry = service.journal.entries(limit: 1).first
-      }
+        #expect(eventually { !service.journal.entries(limit: 1).isEmpty }, "the request never arrived")
+      }  // closed before its answer
+      #expect(eventually { service.journal.entries(limit: 1).first?.served != nil })
+      let entry = service.journal.entries(limit: 1).first
       #expect(entry?.served == false)
       #expect(entry?.responseStatus == nil)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import MockServer
@@ -13,7 +14,7 @@ struct ReloadTests {
   /// 10 s that only a reload that never happens runs out.
   @Test("edits are picked up; broken edits keep the last good set; runtime stubs survive")
   func hotReload() async throws {
-    let folder = try temporaryFolder("reload")
+    let folder = try temporaryFolder("reload", creating: ["mappings"])
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let file = folder + "/mappings/a.json"
     try ReloadTests.write(#"{"id":"a","request":{"url":"/a"},"response":{"status":200,"body":"v1"}}"#, file)
@@ -29,13 +30,13 @@ struct ReloadTests {
       #expect(try http(port, "GET", "/a").body == "v1")
 
       try ReloadTests.write(#"{"id":"a","request":{"url":"/a"},"response":{"status":200,"body":"v2"}}"#, file)
-      #expect(try eventually(10) { try http(port, "GET", "/a").body == "v2" })
+      #expect(try eventually(timeout: 10) { try http(port, "GET", "/a").body == "v2" })
       #expect(try http(port, "GET", "/rt").status == 202)
 
       // A broken edit: reported, the last good set keeps serving.
       let reloadsBefore = watcher.reloadCount
       try ReloadTests.write(#"{"id":"a","request":{"url":5},"response":{"status":200}}"#, file)
-      #expect(eventually(10) { watcher.reloadCount > reloadsBefore })
+      #expect(eventually(timeout: 10) { watcher.reloadCount > reloadsBefore })
       #expect(try http(port, "GET", "/a").body == "v2")
       #expect(try http(port, "GET", "/rt").status == 202)
 
@@ -43,7 +44,7 @@ struct ReloadTests {
       try ReloadTests.write(
         #"{"id":"b","request":{"url":"/b"},"response":{"status":201}}"#, folder + "/mappings/b.json")
       try ReloadTests.write(#"{"id":"a","request":{"url":"/a"},"response":{"status":200,"body":"v3"}}"#, file)
-      #expect(try eventually(10) { try http(port, "GET", "/a").body == "v3" })
+      #expect(try eventually(timeout: 10) { try http(port, "GET", "/a").body == "v3" })
       #expect(try http(port, "GET", "/b").status == 201)
       #expect(try http(port, "GET", "/rt").status == 202)
 
@@ -52,23 +53,23 @@ struct ReloadTests {
         atPath: folder + "/mappings/sub", withIntermediateDirectories: true)
       try ReloadTests.write(
         #"{"id":"c","request":{"url":"/c"},"response":{"status":203}}"#, folder + "/mappings/sub/c.json")
-      #expect(try eventually(10) { try http(port, "GET", "/c").status == 203 })
+      #expect(try eventually(timeout: 10) { try http(port, "GET", "/c").status == 203 })
       try FileManager.default.removeItem(atPath: folder + "/mappings/sub")
-      #expect(try eventually(10) { try http(port, "GET", "/c").status == 404 })
+      #expect(try eventually(timeout: 10) { try http(port, "GET", "/c").status == 404 })
       #if os(Linux)
         #expect(watcher.usesNotifications)
       #endif
 
       // A deleted file disappears.
       try FileManager.default.removeItem(atPath: folder + "/mappings/b.json")
-      #expect(try eventually(10) { try http(port, "GET", "/b").status == 404 })
+      #expect(try eventually(timeout: 10) { try http(port, "GET", "/b").status == 404 })
       #expect(Set(service.store.stubs.map(\.id)) == ["a", "rt"])
     }
   }
 
   @Test("a watcher started from the load takes the stamps its reads gave as the baseline")
   func baselineFromTheLoad() async throws {
-    let folder = try temporaryFolder("baseline")
+    let folder = try temporaryFolder("baseline", creating: ["mappings"])
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let file = folder + "/mappings/a.json"
     try ReloadTests.write(#"{"id":"a","request":{"url":"/a"},"response":{"status":200,"body":"v1"}}"#, file)
@@ -90,14 +91,14 @@ struct ReloadTests {
       #expect(try http(port, "GET", "/a").body == "v1")
       try ReloadTests.write(
         #"{"id":"b","request":{"url":"/b"},"response":{"status":201}}"#, folder + "/mappings/b.json")
-      #expect(try eventually(10) { try http(port, "GET", "/a").body == "v2" })
+      #expect(try eventually(timeout: 10) { try http(port, "GET", "/a").body == "v2" })
       #expect(try http(port, "GET", "/b").status == 201)
     }
   }
 
   @Test("the lint-format report of a broken edit")
   func brokenEditReport() throws {
-    let folder = try temporaryFolder("report")
+    let folder = try temporaryFolder("report", creating: ["mappings"])
     defer { try? FileManager.default.removeItem(atPath: folder) }
     try ReloadTests.write(#"{"request":{"url":5},"response":{"status":200}}"#, folder + "/mappings/x.json")
     let report = FixtureLoader.load(directory: folder).report()

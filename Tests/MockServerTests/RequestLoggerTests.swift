@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import MockServer
@@ -57,7 +58,7 @@ struct RequestLoggerTests {
       // 32 lines of 128 bytes fill the buffer and the pipe; the report of the dropped ones does not fit.
       let line = String(repeating: "x", count: 127)
       for _ in 0..<400 { logger.line(line) }
-      usleep(300_000)  // the first flush finds the pipe full (not a bound: any delay does)
+      #expect(eventually { logger.fullFlushes >= 1 }, "no flush found the pipe full")
       let text = Self.read(ends[0]) { $0.contains("dropped") }
       #expect(text.contains("log line(s) dropped: standard error was not being read"))
       let kept = text.split(separator: "\n").filter { $0 == line }.count

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import TestSupport
 import Testing
 
 @testable import MockServer
@@ -132,22 +133,14 @@ struct RequestPathCostTests {
   @Test func acceptedSocketsHaveNoDelay() throws {
     let listener = try Listener(host: "127.0.0.1", port: 0)
     defer { listener.close() }
-    let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { _ = Glibc.close(client) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(listener.port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    #expect(connected == 0)
+    let client = try RawClient(port: listener.port)
+    defer { withExtendedLifetime(client) {} }
     var accepted: Int32 = -1
-    for _ in 0..<1000 where accepted < 0 {
-      if case .accepted(let fd, _) = listener.accept() { accepted = fd } else { usleep(1000) }
-    }
+    #expect(
+      eventually {
+        if case .accepted(let fd, _) = listener.accept() { accepted = fd }
+        return accepted >= 0
+      })
     defer { if accepted >= 0 { _ = Glibc.close(accepted) } }
     var flag: Int32 = 0
     var length = socklen_t(MemoryLayout<Int32>.size)

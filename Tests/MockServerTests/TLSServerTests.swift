@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import TestSupport
 import Testing
 
 @testable import MockServer
@@ -39,7 +40,7 @@ struct TLSServerTests {
             print(r.status, r.read().decode(), c.sock.version())
             c.close()
         """
-      let result = try runProcess(["python3", "-c", script, tls.certificatePath, String(port)])
+      let result = try runProcess("python3", ["-c", script, tls.certificatePath, String(port)])
       #expect(result.status == 0, "\(result.stderr)")
       let lines = result.stdout.split(separator: "\n")
       #expect(lines.count == 3)
@@ -122,7 +123,8 @@ struct TLSServerTests {
   }
 
   @Test func mutualTLSRequiresAClientCertificateFromTheCA() async throws {
-    let directory = try TemporaryDirectory()
+    let directory = try TemporaryFolder()
+    defer { directory.remove() }
     let ca = try CertificateFactory.makeAuthority(commonName: "test CA")
     let now = Date()
     let serverCert = try CertificateFactory.issue(
@@ -231,14 +233,15 @@ struct TLSCommandLineTests {
   }
 
   @Test func certCommandWritesAUsableSet() throws {
-    let directory = try TemporaryDirectory()
+    let directory = try TemporaryFolder()
+    defer { directory.remove() }
     let lines = try TLSSetup.writeCertificateSet(to: directory.path)
     #expect(lines.count == 6)
     let again = try TLSSetup.writeCertificateSet(to: directory.path)
     #expect(again.first?.hasPrefix("kept") == true)
     let caPath = (directory.path as NSString).appendingPathComponent("ca.pem")
     let serverPath = (directory.path as NSString).appendingPathComponent("server.pem")
-    let verify = try runProcess(["openssl", "verify", "-CAfile", caPath, serverPath])
+    let verify = try runProcess("openssl", ["verify", "-CAfile", caPath, serverPath])
     #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
     let attributes = try FileManager.default.attributesOfItem(
       atPath: (directory.path as NSString).appendingPathComponent("server-key.pem"))
@@ -246,7 +249,8 @@ struct TLSCommandLineTests {
   }
 
   @Test func generatedSetupWritesTheTrustedCertificate() throws {
-    let directory = try TemporaryDirectory()
+    let directory = try TemporaryFolder()
+    defer { directory.remove() }
     var options = try CommandLineOptions.parse(["--https-port", "0"])
     let prepared = try TLSSetup.prepare(options, generatedDirectory: directory.path)
     let text = try String(contentsOfFile: prepared.trustPath, encoding: .utf8)
@@ -262,7 +266,8 @@ struct TLSCommandLineTests {
   /// by another local user) is not followed, and the file it points at is left as it was (it was
   /// overwritten).
   @Test func generatedCertificatePathIsPrivate() throws {
-    let directory = try TemporaryDirectory()
+    let directory = try TemporaryFolder()
+    defer { directory.remove() }
     let victim = try directory.write("victim.txt", "keep me")
     let planted = (directory.path as NSString).appendingPathComponent("mockserver-\(getpid())-localhost.pem")
     try FileManager.default.createSymbolicLink(atPath: planted, withDestinationPath: victim)

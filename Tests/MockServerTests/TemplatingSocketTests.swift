@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import MockJSON
 import Templating
+import TestSupport
 import Testing
 
 @testable import MockServer
@@ -277,7 +278,7 @@ struct TemplatingSocketTests {
     if !c.body.isEmpty || c.method == "POST" { text += "Content-Length: \(c.body.utf8.count)\r\n" }
     text += "Connection: close\r\n\r\n" + c.body
     client.send(text)
-    let (raw, _) = client.read(timeout: 10) { RawClient.isCompleteResponse($0) }
+    let (raw, _) = client.read(timeout: 10) { RawClient.responseCount($0) >= 1 }
     guard let split = raw.firstRange(of: [13, 10, 13, 10]) else { return ("", [], "") }
     let head = String(decoding: raw[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
     let headers = head.dropFirst().compactMap { line -> (String, String)? in

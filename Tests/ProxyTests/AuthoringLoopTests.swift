@@ -3,6 +3,7 @@ import HTTPCore
 import MockJSON
 import MockServer
 import MockServerTesting
+import TestSupport
 import Testing
 
 /// The fixture-authoring loop of docs/recording.md, end to end against the binary and a small JSON API
@@ -172,7 +173,7 @@ struct AuthoringLoopTests {
       pact,
     ])
     #expect(exportStatus == 0, "\(exportOutput)")
-    let (pactStatus, pactOutput) = try runProcess(
+    let (pactStatus, pactOutput) = try runToEnd(
       "/usr/bin/env", ["python3", Self.pactVerifier, "ItemsAPI", "http://127.0.0.1:\(provider.port)", pact])
     #expect(pactStatus == 0, "\(pactOutput)")
 
@@ -196,7 +197,7 @@ struct AuthoringLoopTests {
     #expect(
       driftOutput.contains("$.name: in the fixture, missing from the provider's answer"), "\(driftOutput)")
     #expect(driftOutput.contains("found 410"), "\(driftOutput)")
-    let (renamedPact, renamedOutput) = try runProcess(
+    let (renamedPact, renamedOutput) = try runToEnd(
       "/usr/bin/env", ["python3", Self.pactVerifier, "ItemsAPI", "http://127.0.0.1:\(drifted.port)", pact])
     #expect(renamedPact != 0, "\(renamedOutput)")
 

@@ -1,6 +1,7 @@
 import Dispatch
 import HTTPCore
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import MockServer

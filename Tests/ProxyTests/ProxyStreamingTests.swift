@@ -4,6 +4,7 @@ import MockJSON
 import MockServer
 import MockServerTesting
 import NativeSupport
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -211,47 +212,23 @@ enum ProcessMemory {
 /// A blocking HTTP/1.1 client on one connection that reads a response piece by piece (HTTPCore's
 /// parser), so a test can hold off reading or look at content before the response has ended.
 final class StreamClient {
-  private let fd: Int32
+  private let connection: RawClient
+  private var fd: Int32 { connection.fd }
   private var parser = HTTPParser(
     mode: .response, limits: ParserLimits(maxHeaderSectionBytes: 1 << 20, maxBodyBytes: 1 << 40))
   private var buffer = [UInt8](repeating: 0, count: 1 << 16)
-  private var closed = false
 
   init(port: Int) throws {
-    fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let rc = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard rc == 0 else {
-      Glibc.close(fd)
-      throw ProxyTestError("connect to \(port): errno \(errno)")
-    }
+    connection = try RawClient(port: port)
   }
 
-  func close() {
-    guard !closed else { return }
-    closed = true
-    Glibc.close(fd)
-  }
+  func close() { connection.close() }
 
   /// Sends a request as written (one per call; the parser expects a GET's response).
   func send(_ request: String) throws {
     parser.expectResponse(to: request.hasPrefix("HEAD ") ? .head : .get)
     let bytes = Array(request.utf8)
-    var offset = 0
-    while offset < bytes.count {
-      let n = bytes[offset...].withUnsafeBytes {
-        Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
-      }
-      guard n > 0 else { throw ProxyTestError("send: errno \(errno)") }
-      offset += n
-    }
+    guard connection.send(bytes) == bytes.count else { throw ProxyTestError("send: errno \(errno)") }
   }
 
   /// The next parser event, reading as needed (60 s without a byte fails); nil when the server closed.

@@ -3,6 +3,7 @@ import HTTPCore
 import MockServer
 import MockServerTesting
 import Synchronization
+import TestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -16,30 +17,6 @@ enum PythonUpstream {
 
   static func launch() throws -> MockServerProcess {
     try MockServerProcess.launch(binary: "/usr/bin/env", arguments: ["python3", script, "--port", "0"])
-  }
-}
-
-/// A temporary folder, removed by ``remove()``.
-struct TemporaryFolder {
-  let path: String
-
-  init(files: [(String, String)] = []) throws {
-    path = NSTemporaryDirectory() + "proxy-tests-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: path + "/mappings", withIntermediateDirectories: true)
-    for (name, text) in files {
-      try text.write(toFile: path + "/mappings/" + name, atomically: true, encoding: .utf8)
-    }
-  }
-
-  func remove() { try? FileManager.default.removeItem(atPath: path) }
-
-  /// Every file under the folder, relative paths.
-  func files() -> [String] {
-    (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? []).filter {
-      var isDirectory: ObjCBool = false
-      return FileManager.default.fileExists(atPath: path + "/" + $0, isDirectory: &isDirectory)
-        && !isDirectory.boolValue
-    }.sorted()
   }
 }
 
@@ -67,43 +44,18 @@ func exchange(
 
 /// Runs `mockserver ARGS` to the end and returns its exit status and standard output.
 func runMockserver(_ arguments: [String]) throws -> (Int32, String) {
-  try runProcess(MockServerProcess.defaultBinary(), arguments)
+  try runToEnd(MockServerProcess.defaultBinary(), arguments)
 }
 
 /// Runs the executable at `path` with `arguments` to the end: its exit status and combined output.
-func runProcess(_ path: String, _ arguments: [String]) throws -> (Int32, String) {
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: path)
-  process.arguments = arguments
-  let out = Pipe()
-  process.standardOutput = out
-  process.standardError = out
-  try process.run()
-  let data = out.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
-  return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+func runToEnd(_ path: String, _ arguments: [String]) throws -> (Int32, String) {
+  let result = try runProcess(path, arguments, mergingErrors: true)
+  return (result.status, result.stdout)
 }
 
 /// A stub mapping file's text.
 func proxyStub(_ urlPattern: String, to base: String, priority: Int = 5, extra: String = "") -> String {
   #"{"priority":\#(priority),"request":{"urlPattern":"\#(urlPattern)"},"response":{"proxyBaseUrl":"\#(base)"\#(extra)}}"#
-}
-
-/// A free TCP port on 127.0.0.1 that nothing listens on (bound, then closed).
-func closedPort() -> Int {
-  let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-  defer { close(fd) }
-  var address = sockaddr_in()
-  address.sin_family = sa_family_t(AF_INET)
-  address.sin_addr.s_addr = inet_addr("127.0.0.1")
-  var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-  _ = withUnsafeMutablePointer(to: &address) {
-    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-      _ = bind(fd, $0, length)
-      return getsockname(fd, $0, &length)
-    }
-  }
-  return Int(UInt16(bigEndian: address.sin_port))
 }
 
 /// `mockserver record …` (or any serve run) whose whole standard output and error is kept, for the summary
@@ -194,5 +146,5 @@ final class OutputBuffer: Sendable {
 /// Sends `request` as written on a fresh connection to 127.0.0.1:`port` and reads until the server closes
 /// (the request should say `Connection: close`), at most 30 s.
 func rawExchange(_ port: Int, _ request: String) throws -> String {
-  String(decoding: try LoopbackSocket.exchange(port: port, Array(request.utf8), timeout: 30), as: UTF8.self)
+  String(decoding: try RawClient.exchange(port: port, Array(request.utf8), timeout: 30), as: UTF8.self)
 }

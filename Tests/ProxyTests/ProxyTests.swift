@@ -5,6 +5,7 @@ import MockJSON
 import MockServer
 import MockServerTesting
 import Synchronization
+import TestSupport
 import Testing
 
 /// Proxy stubs (issue 15) over real sockets: the `mockserver` binary in front of a Python `http.server`
@@ -79,7 +80,7 @@ struct ProxyTests {
   }
 
   @Test func upstreamDownGives502NamingTheUpstreamAndTheReasonAndIsJournaled() throws {
-    let port = closedPort()
+    let port = freePort()
     let folder = try TemporaryFolder(files: [
       ("proxy.json", proxyStub("/down.*", to: "http://127.0.0.1:\(port)"))
     ])
@@ -123,7 +124,7 @@ struct ProxyTests {
     let local = try exchange(server.port, "GET", "/local")
     #expect(local.status.code == 200)
     #expect(slowDone.withLock { $0 } == false)
-    while !slowDone.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.05) }
+    #expect(eventually(timeout: 60) { slowDone.withLock { $0 } })
     let slow = try #require(slowResult.withLock { $0 })
     #expect(slow.status.code == 504)
     let reason = try JSONValue.parse(bytes: slow.body)["reason"]?.stringValue ?? ""

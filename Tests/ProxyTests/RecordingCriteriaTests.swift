@@ -3,6 +3,7 @@ import HTTPCore
 import MockJSON
 import MockServer
 import MockServerTesting
+import TestSupport
 import Testing
 
 /// The admin API's `extractBodyCriteria`, redaction of query parameters and text bodies, and the journal's

@@ -3,6 +3,7 @@ import HTTPCore
 import MockJSON
 import MockServer
 import MockServerTesting
+import TestSupport
 import Testing
 
 /// Recording (issue 15) over real sockets: `mockserver record` in front of the Python upstream, the files it

@@ -230,7 +230,7 @@
           }
           break
         }
-        // Every response starts with "HTTP/": bytes that do not are not HTTP at all (BR-20 F-GARBAGE), which
+        // Every response starts with "HTTP/": bytes that do not are not HTTP at all (a server answering garbage), which
         // is reported at once as malformed, not as a connection lost at EOF or a timeout without EOF.
         if totalBytes < Self.responsePrefix.count {
           let seen = min(n, Self.responsePrefix.count - totalBytes)

@@ -285,7 +285,8 @@ final class Exchange: Sendable {
       if code == NSURLErrorUnsupportedURL, ["http", "https"].contains(request.url.scheme?.lowercased() ?? "")
       {
         // libcurl's CURLE_UNSUPPORTED_PROTOCOL for an http(s) URL: the reply was not HTTP ("Received
-        // HTTP/0.9 when not allowed"), so the request was fine and the response is malformed (BR-20).
+        // HTTP/0.9 when not allowed"), so the request was fine and the response is malformed (a fault of its own, not a
+        // lost connection).
         return .failure(.malformedResponse(info, detail: (error as NSError).localizedDescription))
       }
       return .failure(Self.map(code: code, error: error, info: info, limit: request.timeout))

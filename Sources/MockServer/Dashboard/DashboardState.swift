@@ -9,6 +9,7 @@ final class DashboardState: Sendable {
   /// The live feed behind `GET /__admin/events`.
   let events: ServeEventHub
   private let lastReload: Mutex<FixtureReloadResult?>
+  private let reloads = Atomic<Int>(0)
 
   init(store: StubStore, initialLoad: FixtureSet?, fixturesDirectory: String?) {
     events = ServeEventHub(store: store)
@@ -23,8 +24,15 @@ final class DashboardState: Sendable {
   /// The last load or reload of the fixtures folder, if any.
   var reload: FixtureReloadResult? { lastReload.withLock { $0 } }
 
+  /// Reloads recorded since start (good or failed), each once its set was applied: what a test waits on
+  /// instead of sleeping past the watcher's interval.
+  var reloadCount: Int { reloads.load(ordering: .acquiring) }
+
   /// Records a reload's result.
-  func record(_ result: FixtureReloadResult) { lastReload.withLock { $0 = result } }
+  func record(_ result: FixtureReloadResult) {
+    lastReload.withLock { $0 = result }
+    reloads.wrappingAdd(1, ordering: .releasing)
+  }
 }
 
 /// The result of loading the fixtures folder again (hot reload): for the dashboard and the watcher's log.

@@ -67,6 +67,10 @@ public final class RequestLogger: Sendable {
   /// closed one).
   public var droppedLines: Int { buffer.state.withLock { $0.droppedTotal } }
 
+  /// Flushes since start that found standard error full: an event a test waits on instead of sleeping
+  /// past the flush delay.
+  package var fullFlushes: Int { buffer.state.withLock { $0.fullFlushes } }
+
   /// Bytes waiting to be written right now (at most ``bufferLimit``).
   public var pendingBytes: Int { buffer.state.withLock { $0.bytes.count } }
 
@@ -97,6 +101,7 @@ public final class RequestLogger: Sendable {
     case .full(let written):
       // Keep what was not written ahead of newer lines, and drop from the newest end past the limit.
       return buffer.state.withLock { b in
+        b.fullFlushes += 1
         var rest = Array(payload[written...])
         rest.append(contentsOf: b.bytes)
         if rest.count > buffer.limit {
@@ -229,6 +234,8 @@ final class LogBuffer: Sendable {
     var broken = false
     /// A flush is queued (``RequestLogger`` queues one for the first line of a batch).
     var flushScheduled = false
+    /// Flushes that found standard error full (and kept the rest for a retry).
+    var fullFlushes = 0
   }
   let state = Mutex(State())
   let limit: Int

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import TestSupport
 
 @testable import Mappings
 @testable import MockJSON
@@ -55,21 +56,4 @@ func withMockService<T>(
   configure(&configuration)
   let service = MockService(configuration: configuration, fixtures: fixtures)
   return try await withServer(configure: server, responder: service) { s in try await body(service, s.port) }
-}
-
-/// A fresh empty folder under the temporary directory.
-func temporaryFolder(_ name: String) throws -> String {
-  let path = NSTemporaryDirectory() + "mockserver-\(name)-\(UUID().uuidString)"
-  try FileManager.default.createDirectory(atPath: path + "/mappings", withIntermediateDirectories: true)
-  return path
-}
-
-/// Polls `condition` every 50 ms until it holds or `seconds` pass.
-func eventually(_ seconds: Double = 3, _ condition: () throws -> Bool) rethrows -> Bool {
-  let deadline = Date().addingTimeInterval(seconds)
-  while Date() < deadline {
-    if try condition() { return true }
-    usleep(50_000)
-  }
-  return try condition()
 }

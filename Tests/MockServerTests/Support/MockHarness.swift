@@ -39,27 +39,3 @@ func withMockServer<T>(
 }
 
 enum HarnessError: Error { case invalidFixtures(String) }
-
-/// Runs a command and returns (exit status, stdout, stderr).
-@discardableResult
-func runProcess(_ arguments: [String], stdin: Data? = nil) throws -> (Int32, String, String) {
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-  process.arguments = arguments
-  let out = Pipe()
-  let err = Pipe()
-  process.standardOutput = out
-  process.standardError = err
-  let input = Pipe()
-  process.standardInput = input
-  try process.run()
-  if let stdin { input.fileHandleForWriting.write(stdin) }
-  try? input.fileHandleForWriting.close()
-  let outData = out.fileHandleForReading.readDataToEndOfFile()
-  let errData = err.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
-  return (
-    process.terminationStatus, String(decoding: outData, as: UTF8.self),
-    String(decoding: errData, as: UTF8.self)
-  )
-}
