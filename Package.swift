@@ -107,7 +107,8 @@ let package = Package(
     // The test suites' shared helpers, not a product: waiting with a deadline (`eventually`), the one raw
     // socket client (`RawClient`), the process runner (`runProcess`), temporary folders and fixtures, and
     // parsing stubs for unit tests.
-    .target(name: "TestSupport", dependencies: ["HTTPCore", "Mappings", "MockJSON"], path: "Tests/TestSupport"),
+    .target(
+      name: "TestSupport", dependencies: ["HTTPCore", "Mappings", "MockJSON"], path: "Tests/TestSupport"),
     // One unit test target per library.
     .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
     .testTarget(name: "MockJSONTests", dependencies: ["MockJSON"]),
