@@ -5,7 +5,8 @@ import PackageDescription
 //   HTTPCore ← MockJSON ← Templating ← Mappings ← MockServer ← MockServerCLI ← mockserver
 //   NativeSupport (zlib, OpenSSL) ← MockServer, ClientKit;  MockServerTesting → MockServer, Mappings
 //   MockJSON ← JSONSchema ← Mappings (matchesJsonSchema), Contracts (+ Mappings, CYAML) ← MockServerCLI
-//   Contracts ← MockServer (admin answers checked against the admin API's own OpenAPI document)
+//   (admin answers are checked against the admin API's own OpenAPI document by MockServerCLI, injected into
+//   MockServer's configuration: MockServer does not import Contracts)
 //   (`verify` sends its requests with MockServer's own upstream client, the one proxy stubs use; neither
 //   imports ClientKit)
 // MockServer and ClientKit never import each other.
@@ -67,13 +68,11 @@ let package = Package(
         "PactMatching",
       ]),
     // The server: event loop, connections, responses and faults, the mock responder, journal, admin API.
-    // Contracts: the admin API checks its own answers against its OpenAPI document when
-    // MOCKSERVER_VALIDATE_ADMIN_RESPONSES=1 (docs/admin-api.md).
     .target(
       name: "MockServer",
       dependencies: [
         "HTTPCore", "MockJSON", "Mappings", "Templating", "RegularExpressions", "NativeSupport",
-        "CLinuxShims", "COpenSSL", "JSONSchema", "Contracts",
+        "CLinuxShims", "COpenSSL",
       ]),
     // Contracts: YAML and OpenAPI documents, stubs generated from them, lint against them, Pact files in
     // and out, drift between fixtures and a running provider.
@@ -82,11 +81,13 @@ let package = Package(
       dependencies: [
         "HTTPCore", "MockJSON", "JSONSchema", "Mappings", "CYAML", "RegularExpressions", "PactMatching",
       ]),
-    // The command line: options, main, TLS set-up.
+    // The command line: options, main, TLS set-up, and the admin answers' check against the admin API's
+    // own OpenAPI document (MOCKSERVER_VALIDATE_ADMIN_RESPONSES=1, docs/admin-api.md).
     .target(
       name: "MockServerCLI",
       dependencies: [
-        "MockServer", "Mappings", "MockJSON", "HTTPCore", "Templating", "Contracts", "XMLSupport",
+        "MockServer", "Mappings", "MockJSON", "HTTPCore", "Templating", "Contracts", "JSONSchema",
+        "XMLSupport",
       ]),
     .executableTarget(name: "mockserver", dependencies: ["MockServerCLI"]),
     // ClientKit: a portable core (requests, client, decoding, cache, interceptors, URLSession transport;

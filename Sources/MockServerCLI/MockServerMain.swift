@@ -133,6 +133,7 @@ public enum MockServerMain {
       printError(fixtures.report())
     }
     var serviceConfiguration = MockServiceConfiguration()
+    serviceConfiguration.adminResponseCheck = AdminResponseCheck.fromEnvironment
     serviceConfiguration.fixturesDirectory = options.fixturesDirectory
     serviceConfiguration.journalCapacity = options.journalSize
     serviceConfiguration.journalMaxBytes = options.journalMaxBytes

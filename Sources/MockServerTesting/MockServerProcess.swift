@@ -1,5 +1,6 @@
 import Foundation
 import MockServer
+import MockServerCLI
 import Synchronization
 
 #if canImport(Glibc)

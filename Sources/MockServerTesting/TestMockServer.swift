@@ -3,6 +3,7 @@ import HTTPCore
 import Mappings
 import MockJSON
 import MockServer
+import MockServerCLI
 
 /// A mock server running inside the test process on a free loopback port: start it with a fixtures
 /// folder and/or stubs written in Swift, point the client at ``baseURL``, verify what the client sent
@@ -62,7 +63,10 @@ public final class TestMockServer: Sendable {
     configuration.fixturesDirectory = fixtures
     configuration.logLevel = .quiet
     // Every admin answer is checked against /__admin/openapi.json (a mismatch becomes a 500 naming it).
-    configuration.validatesAdminResponses = true
+    configuration.adminResponseCheck = { method, path, status, headers, body in
+      AdminResponseCheck.violation(
+        method: method, rawPath: path, status: status, headers: headers, body: body)
+    }
     configure(&configuration)
     let service = MockService(configuration: configuration, fixtures: fixtureSet)
     var serverConfiguration = ServerConfiguration()

@@ -5,6 +5,7 @@ import JSONSchema
 import Mappings
 import MockJSON
 import MockServer
+import MockServerCLI
 import Testing
 
 /// Issue 18: `/__admin/openapi.json` describes the admin API, and what the admin API answers agrees with
@@ -21,7 +22,10 @@ import Testing
     configuration.logLevel = .quiet
     configuration.fixturesDirectory = folder
     // The server checks its own answers too (a mismatch would come back as a 500 naming it).
-    configuration.validatesAdminResponses = true
+    configuration.adminResponseCheck = { method, path, status, headers, body in
+      AdminResponseCheck.violation(
+        method: method, rawPath: path, status: status, headers: headers, body: body)
+    }
     let service = MockService(configuration: configuration, fixtures: FixtureLoader.load(directory: folder))
     service.onShutdownRequested = {}
     var serverConfiguration = ServerConfiguration()
@@ -145,8 +149,10 @@ import Testing
     #expect(type.contains("Content-Type"), "\(type)")
     #expect(check("GET", "/__admin/nope", 200, "{}")?.contains("not in openapi.json") == true)
 
-    let plan = AdminResponseCheck.checked(
-      .respond(status: .ok, headers: json, body: Array(#"{"status":5,"version":"1"}"#.utf8)),
+    let plan = ResponsePlan.respond(
+      status: .ok, headers: json, body: Array(#"{"status":5,"version":"1"}"#.utf8)
+    ).checkingAdminAnswers(
+      { AdminResponseCheck.violation(method: $0, rawPath: $1, status: $2, headers: $3, body: $4) },
       method: "GET", rawPath: "/__admin/health")
     guard case .response(let head, let answer)? = plan.steps.first else {
       Issue.record("no response step in \(plan.steps)")

@@ -79,6 +79,7 @@ func mockserver(_ arguments: String...) -> Int32 { MockServerMain.run(arguments:
     let generated = try ContractCommands.openAPIFixtures(spec, seed: 1).get().1
     #expect(generated.problems.map(\.description) == [])
     var serviceConfiguration = MockServiceConfiguration()
+    serviceConfiguration.adminResponseCheck = AdminResponseCheck.fromEnvironment
     serviceConfiguration.logLevel = .quiet
     let service = MockService(configuration: serviceConfiguration, fixtures: generated)
     var configuration = ServerConfiguration()

@@ -53,6 +53,7 @@ import Testing
     let document = try OpenAPIDocument.load(path: spec)
     let options = c.value["options"]?.arrayValue?.compactMap(\.stringValue) ?? []
     var configuration = MockServiceConfiguration()
+    configuration.adminResponseCheck = AdminResponseCheck.fromEnvironment
     configuration.logLevel = .quiet
     OpenAPIServing.configure(
       &configuration, document: document,

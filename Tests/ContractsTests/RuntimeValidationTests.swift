@@ -17,6 +17,7 @@ import Testing
     #expect(findings.count == fixtures.stubs.count)
     set.stubs += flagged
     var configuration = MockServiceConfiguration()
+    configuration.adminResponseCheck = AdminResponseCheck.fromEnvironment
     configuration.logLevel = .quiet
     configuration.requestCheck = RequestValidation.check(OpenAPIRequestValidator(document: document))
     let service = MockService(configuration: configuration, fixtures: set)

@@ -437,6 +437,7 @@ struct AdminAPITests {
       return nil
     }
     var config = MockServiceConfiguration()
+    config.adminResponseCheck = AdminResponseCheck.fromEnvironment
     config.logLevel = .quiet
     let local = MockService(configuration: config, fixtures: noFixtures)
     #expect(status(local.respond(to: HTTPRequest(head: head), context: context("10.1.2.3:5000"))) == 403)

@@ -461,6 +461,7 @@ struct TemplatedFixtureTests {
   func readmeExample() async throws {
     let fixtures = FixtureLoader.load(directory: bundledFixtures)
     var configuration = MockServiceConfiguration()
+    configuration.adminResponseCheck = AdminResponseCheck.fromEnvironment
     configuration.logLevel = .quiet
     configuration.seed = 7
     configuration.templating.environment.fixedTimeMilliseconds = TemplateDateParsing.milliseconds(

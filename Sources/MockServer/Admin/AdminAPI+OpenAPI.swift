@@ -1424,3 +1424,10 @@ extension AdminAPI {
     }
     """#
 }
+
+/// The admin API's OpenAPI document as served at `/__admin/openapi.json`, for checks outside the server
+/// (MockServerCLI's `AdminResponseCheck`).
+package enum AdminAPIDocument {
+  /// The document's JSON text.
+  package static var text: String { AdminAPI.openAPIText }
+}

@@ -63,9 +63,8 @@ struct AdminAPI: Sendable {
   func routeAndLog(_ request: HTTPRequest, context: RequestContext) -> ResponsePlan {
     let started = SocketOps.monotonicNanos()
     var plan = authorizeAndRoute(request, context: context)
-    if configuration.validatesAdminResponses {
-      plan = AdminResponseCheck.checked(
-        plan, method: request.method.rawValue, rawPath: request.head.rawPath)
+    if let check = configuration.adminResponseCheck {
+      plan = plan.checkingAdminAnswers(check, method: request.method.rawValue, rawPath: request.head.rawPath)
     }
     if logger.level != .quiet {
       let ms = Double(SocketOps.monotonicNanos() - started) / 1e6

@@ -57,12 +57,12 @@ public struct MockServiceConfiguration: Sendable {
   public var stubCORS = false
   /// `--disable-gzip`: never compress responses unless a stub forces it (`"x-compression": "always"`).
   public var gzipDisabled = false
-  /// Check every admin answer against the admin API's own OpenAPI document (`/__admin/openapi.json`):
-  /// an answer whose status, content type or body the document does not allow is replaced by a 500 that
-  /// names the operation and the violation (and is written to standard error). Off unless the environment
-  /// has `MOCKSERVER_VALIDATE_ADMIN_RESPONSES=1` (`make test` sets it; MockServerTesting turns it on for
-  /// its in-process servers); off, it costs nothing.
-  package var validatesAdminResponses = AdminResponseCheck.enabledByEnvironment
+  /// A check of every admin answer before it is sent, or nil (the default) for none; off, it costs
+  /// nothing. An answer it finds a violation in is replaced by a 500 naming it (also written to standard
+  /// error). The binary sets MockServerCLI's `AdminResponseCheck` (the admin API's own OpenAPI document)
+  /// when the environment has `MOCKSERVER_VALIDATE_ADMIN_RESPONSES=1` (`make test` sets it);
+  /// MockServerTesting's in-process servers always do.
+  package var adminResponseCheck: AdminAnswerCheck?
   /// Creates the defaults.
   public init() {}
 }

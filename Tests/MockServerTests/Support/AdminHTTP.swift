@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import MockServerCLI
 import TestSupport
 
 @testable import Mappings
@@ -52,6 +53,7 @@ func withMockService<T>(
   _ body: (MockService, Int) async throws -> T
 ) async throws -> T {
   var configuration = MockServiceConfiguration()
+  configuration.adminResponseCheck = AdminResponseCheck.fromEnvironment
   configuration.logLevel = .quiet
   configure(&configuration)
   let service = MockService(configuration: configuration, fixtures: fixtures)

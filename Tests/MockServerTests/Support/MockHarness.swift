@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import MockServerCLI
 
 @testable import MockServer
 
@@ -24,6 +25,7 @@ func withMockServer<T>(
   let fixtures = FixtureLoader.load(directory: directory.path)
   if fixtures.hasErrors { throw HarnessError.invalidFixtures(fixtures.report()) }
   var configuration = MockServiceConfiguration()
+  configuration.adminResponseCheck = AdminResponseCheck.fromEnvironment
   configuration.fixturesDirectory = directory.path
   configuration.logLevel = .quiet
   configure(&configuration)

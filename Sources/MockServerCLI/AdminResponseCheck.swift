@@ -3,16 +3,16 @@ import Foundation
 import HTTPCore
 import JSONSchema
 import MockJSON
+import MockServer
 
 /// Every admin answer checked against the admin API's own OpenAPI document (`/__admin/openapi.json`,
-/// ``AdminAPI/openAPIText``), when ``MockServiceConfiguration/validatesAdminResponses`` is on
-/// (`MOCKSERVER_VALIDATE_ADMIN_RESPONSES=1`): the status must be declared for the operation, and the
-/// content type and body must fit the declared response (Contracts' `OpenAPILinter.responseViolations`,
-/// the check `mockserver lint --openapi` applies to stubs). A request for a route the document does not
-/// list may only get an error answer (400, 401, 403, 404 or 405 in WireMock's error shape).
-///
-/// An answer that does not fit is replaced by a 500 naming the operation and the violation, and the same
-/// text goes to standard error, so the test that made the call fails where it made it.
+/// `AdminAPIDocument.text`), when ``MockServiceConfiguration/adminResponseCheck`` is set to it
+/// (`MOCKSERVER_VALIDATE_ADMIN_RESPONSES=1`, ``fromEnvironment``): the status must be declared for the
+/// operation, and the content type and body must fit the declared response (Contracts'
+/// `OpenAPILinter.responseViolations`, the check `mockserver lint --openapi` applies to stubs). A request for
+/// a route the document does not list may only get an error answer (400, 401, 403, 404 or 405 in WireMock's
+/// error shape). It lives here, not in MockServer, so that the server library does not depend on Contracts
+/// (and libyaml) for a test-mode check.
 package enum AdminResponseCheck {
   /// The environment variable that turns the check on (`1`).
   package static let environmentVariable = "MOCKSERVER_VALIDATE_ADMIN_RESPONSES"
@@ -22,10 +22,20 @@ package enum AdminResponseCheck {
     ProcessResources.environment(environmentVariable) == "1"
   }
 
+  /// ``violation(method:rawPath:status:headers:body:)`` when the environment asks for the check, else
+  /// nil: what ``MockServiceConfiguration/adminResponseCheck`` is set to by the binary, MockServerTesting's
+  /// servers and the test suites' in-process ones.
+  package static var fromEnvironment: AdminAnswerCheck? {
+    guard enabledByEnvironment else { return nil }
+    return { method, rawPath, status, headers, body in
+      violation(method: method, rawPath: rawPath, status: status, headers: headers, body: body)
+    }
+  }
+
   /// The served document, parsed once on first use, or why it does not parse.
   static let loaded: (document: OpenAPIDocument?, problem: String) = {
     do {
-      return (try OpenAPIDocument.parse(AdminAPI.openAPIText, name: "openapi.json"), "")
+      return (try OpenAPIDocument.parse(AdminAPIDocument.text, name: "openapi.json"), "")
     } catch {
       return (nil, "\(error)")
     }
@@ -33,29 +43,6 @@ package enum AdminResponseCheck {
 
   /// Statuses an undocumented admin route may answer (no such endpoint, refusals, a bad path).
   static let undocumentedStatuses: Set<Int> = [400, 401, 403, 404, 405]
-
-  /// `plan` with every complete response checked (awaited and deferred plans when they arrive).
-  package static func checked(_ plan: ResponsePlan, method: String, rawPath: String) -> ResponsePlan {
-    var plan = plan
-    for k in plan.steps.indices {
-      switch plan.steps[k] {
-      case .response(let head, let body):
-        if let problem = violation(
-          method: method, rawPath: rawPath, status: head.status.code, headers: head.headers, body: body)
-        {
-          let text = "admin response check: \(problem)"
-          StandardError.write(Array((text + "\n").utf8))
-          return AdminAPI.error(
-            .internalServerError, title: "Admin response does not match openapi.json", detail: problem)
-        }
-      case .awaiting:
-        plan.steps[k] = plan.steps[k].mapAwaitedPlan { checked($0, method: method, rawPath: rawPath) }
-      default:
-        continue
-      }
-    }
-    return plan
-  }
 
   /// Why an answer to `method rawPath` does not fit the document, or nil when it does.
   package static func violation(

@@ -1,0 +1,37 @@
+import HTTPCore
+
+/// A check of an admin answer before it is sent: given the request's method and raw path and the answer's
+/// status, header fields and content, why the answer does not fit the admin API's contract, or nil when it
+/// does. MockServerCLI's `AdminResponseCheck` checks against `/__admin/openapi.json`.
+package typealias AdminAnswerCheck =
+  @Sendable (_ method: String, _ rawPath: String, _ status: Int, _ headers: HTTPHeaders, _ body: [UInt8])
+  -> String?
+
+extension ResponsePlan {
+  /// This plan with every complete response checked by `check` (awaited and deferred plans when they
+  /// arrive). An answer that does not fit is replaced by a 500 naming the violation, and the same text
+  /// goes to standard error, so the test that made the call fails where it made it.
+  package func checkingAdminAnswers(_ check: @escaping AdminAnswerCheck, method: String, rawPath: String)
+    -> ResponsePlan
+  {
+    var plan = self
+    for k in plan.steps.indices {
+      switch plan.steps[k] {
+      case .response(let head, let body):
+        if let problem = check(method, rawPath, head.status.code, head.headers, body) {
+          let text = "admin response check: \(problem)"
+          StandardError.write(Array((text + "\n").utf8))
+          return AdminAPI.error(
+            .internalServerError, title: "Admin response does not match openapi.json", detail: problem)
+        }
+      case .awaiting:
+        plan.steps[k] = plan.steps[k].mapAwaitedPlan {
+          $0.checkingAdminAnswers(check, method: method, rawPath: rawPath)
+        }
+      default:
+        continue
+      }
+    }
+    return plan
+  }
+}
