@@ -89,7 +89,7 @@ public final class FixtureWatcher: Sendable {
       applyChanges: { store.replaceFileStubs($0, changedFiles: $1) })
   }
 
-  /// Like ``init(directory:service:intervalMilliseconds:)``, with each good new set passed through
+  /// Like ``init(directory:service:intervalMilliseconds:polls:)``, with each good new set passed through
   /// `adjust` before it is served (`--openapi` adds the document's stubs in front of the folder's).
   package convenience init(
     directory: String, service: MockService, intervalMilliseconds: Int = 250,
