@@ -37,6 +37,9 @@ public struct CommandLineOptions: Sendable, Equatable {
   public var maxConnections = 10_000
   /// `--threads`: event-loop threads (default 1).
   public var eventLoops = 1
+  /// `--event-loop epoll|poll`: the event loops' readiness mechanism; nil takes `MOCKSERVER_EVENT_LOOP`,
+  /// else the system's own (epoll on Linux).
+  public var eventLoopBackend: EventLoopBackend?
   /// `--max-header-bytes` (default 65 536).
   public var maxHeaderSectionBytes = 65_536
   /// `--max-body-bytes` (default 64 MiB).
@@ -214,6 +217,13 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "--header-timeout-ms": options.requestHeadTimeoutMilliseconds = try integer(name, 1...86_400_000)
       case "--max-connections": options.maxConnections = try integer(name, 1...1_000_000)
       case "--threads": options.eventLoops = try integer(name, 1...64)
+      case "--event-loop":
+        let v = try value(name)
+        do throws(IOError) {
+          options.eventLoopBackend = try EventLoopBackend.named(v, source: name)
+        } catch {
+          throw UsageError(description: error.description)
+        }
       case "--max-header-bytes": options.maxHeaderSectionBytes = try integer(name, 1024...(64 << 20))
       case "--max-body-bytes": options.maxBodyBytes = try integer(name, 0...(4 << 30))
       case "--max-buffered-request-bytes":
@@ -414,6 +424,9 @@ public struct CommandLineOptions: Sendable, Equatable {
       --admin-allow-origin O   let web pages of origin O (http://host:port) drive /__admin (repeatable;
                                default: no other origin, see docs/admin-api.md)
       --threads N              event-loop threads (default 1)
+      --event-loop epoll|poll  readiness mechanism of the event loops: epoll (Linux, the default) or
+                               poll(2) with a pipe (what systems without epoll use); poll also watches
+                               the fixtures folder by comparing its files every 250 ms
       --idle-timeout-ms N      close idle keep-alive connections after N ms (default 60000)
       --header-timeout-ms N    408 and close when a request head takes longer (default 15000)
       --max-connections N      connections beyond N get 503 and are closed (default 10000)
@@ -454,6 +467,8 @@ public struct CommandLineOptions: Sendable, Equatable {
                                               certificate: PATH   (the certificate clients trust)
 
     ENVIRONMENT
+      MOCKSERVER_EVENT_LOOP=epoll|poll
+                               the default of --event-loop (make test runs the server suites with poll too)
       MOCKSERVER_VALIDATE_ADMIN_RESPONSES=1
                                check every admin answer against /__admin/openapi.json; one that does not
                                fit becomes a 500 naming the operation (for test suites; off by default)

@@ -68,6 +68,7 @@ public enum MockServerMain {
     configuration.requestHeadTimeoutMilliseconds = options.requestHeadTimeoutMilliseconds
     configuration.maxConnections = options.maxConnections
     configuration.eventLoops = options.eventLoops
+    configuration.eventLoopBackend = options.eventLoopBackend
     configuration.limits.maxHeaderSectionBytes = options.maxHeaderSectionBytes
     configuration.limits.maxBodyBytes = options.maxBodyBytes
     configuration.maxBufferedRequestBytes = options.maxBufferedRequestBytes
@@ -194,9 +195,13 @@ public enum MockServerMain {
           + "past about \(max(0, limit - HTTPServer.reservedDescriptors)) connections new ones get 503 (raise it with ulimit -n)"
       )
     }
+    // The portable platform throughout: with poll event loops the folder is compared every 250 ms
+    // instead of watched through the system's change notifications.
+    let polls = server.eventLoopBackend == .poll
     let watcher =
-      adjustReload.map { FixtureWatcher(directory: options.fixturesDirectory, service: service, adjust: $0) }
-      ?? FixtureWatcher(directory: options.fixturesDirectory, service: service)
+      adjustReload.map {
+        FixtureWatcher(directory: options.fixturesDirectory, service: service, polls: polls, adjust: $0)
+      } ?? FixtureWatcher(directory: options.fixturesDirectory, service: service, polls: polls)
     // With --openapi the folder is watched when there is one (it was not watched at all before).
     if options.watch, options.command != .record,
       options.openAPISpec == nil || FileManager.default.fileExists(atPath: options.fixturesDirectory)

@@ -168,8 +168,8 @@ final class Acceptor: EventHandler {
   private static func openSpare() -> Int32 { open("/dev/null", O_RDONLY | O_CLOEXEC) }
 
   /// Accepts one connection per readiness event, as nginx does by default (`multi_accept off`): the
-  /// listener is level-triggered, so when more connections wait the next `epoll_wait` reports it again at
-  /// once, beside the other connections' events. Accepting until `EAGAIN` cost a failing `accept4` per
+  /// listener is level-triggered, so when more connections wait the loop's next wait reports it again at
+  /// once, beside the other connections' events. Accepting until `EAGAIN` cost a failing accept per
   /// wake-up: one per connection when clients connect one after another (`ab`).
   func handleEvent(readable: Bool, writable: Bool, hangUp: Bool) {
     switch listener.accept() {
@@ -219,7 +219,8 @@ final class Acceptor: EventHandler {
   }
 }
 
-/// An HTTP/1.1 server: epoll event loops on their own threads, serving a ``HTTPResponder``.
+/// An HTTP/1.1 server: event loops (epoll or poll, ``EventLoopBackend``) on their own threads, serving a
+/// ``HTTPResponder``.
 ///
 /// Start it with ``start()``, read ``port``, stop it with ``shutdown(graceful:)``. Safe to use from any
 /// thread; the responder runs on loop threads.
@@ -234,6 +235,7 @@ public final class HTTPServer: Sendable {
     var boundAddress = ""
     var extraListeners: [(port: Int, address: String)] = []
     var running = false
+    var backend: EventLoopBackend?
     var drainedLoops = 0
     var stopped = false
   }
@@ -252,8 +254,15 @@ public final class HTTPServer: Sendable {
   }
 
   /// Binds the listener and starts the event loops.
-  /// - Throws: ``IOError`` when the address cannot be resolved or bound (e.g. port in use).
+  /// - Throws: ``IOError`` when the address cannot be resolved or bound (e.g. port in use), or the
+  ///   configured or environment's event-loop backend is not one this system has.
   public func start() throws(IOError) {
+    let backend: EventLoopBackend
+    if let configured = configuration.eventLoopBackend {
+      backend = configured
+    } else {
+      backend = try EventLoopBackend.fromEnvironment()
+    }
     SocketOps.raiseOpenFileLimit()
     let loopCount = max(1, configuration.eventLoops)
     var contexts: [ServerLoopContext] = []
@@ -262,7 +271,7 @@ public final class HTTPServer: Sendable {
     for index in 0..<loopCount {
       let listener = try Listener(host: configuration.host, port: port, reusePort: loopCount > 1)
       port = listener.port
-      let loop = try EventLoop()
+      let loop = try EventLoop(backend: backend)
       let context = ServerLoopContext(
         loop: loop, responder: responder, configuration: configuration, server: self)
       loop.start(name: "mockserver-\(index)")
@@ -279,6 +288,7 @@ public final class HTTPServer: Sendable {
       $0.boundPort = first.port
       $0.boundAddress = first.address
       $0.running = true
+      $0.backend = backend
     }
   }
 
@@ -295,6 +305,9 @@ public final class HTTPServer: Sendable {
     state.withLock { $0.extraListeners.append((listener.port, listener.address)) }
     return listener.port
   }
+
+  /// The readiness mechanism the event loops run on; nil before ``start()``.
+  public var eventLoopBackend: EventLoopBackend? { state.withLock { $0.backend } }
 
   /// The TCP port the HTTP listener is bound to (the real one when 0 was configured).
   public var port: Int { state.withLock { $0.boundPort } }
@@ -394,8 +407,9 @@ public final class HTTPServer: Sendable {
     return maxConnections > limit - reservedDescriptors ? limit : nil
   }
 
-  /// Descriptors the process needs besides connections: standard streams, listeners, epoll and eventfd
-  /// per loop, the spare per listener, the watcher, files read by reloads and admin saves.
+  /// Descriptors the process needs besides connections: standard streams, listeners, the notifier's
+  /// two per loop (epoll and eventfd, or a pipe), the spare per listener, the watcher, files read by
+  /// reloads and admin saves.
   public static let reservedDescriptors = 32
 
   func nextConnectionID() -> UInt64 {

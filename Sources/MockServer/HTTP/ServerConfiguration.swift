@@ -27,6 +27,9 @@ public struct ServerConfiguration: Sendable {
   public var serverHeader: String? = "mockserver"
   /// Number of event-loop threads (SO_REUSEPORT listeners when more than one). Default 1.
   public var eventLoops = 1
+  /// The readiness mechanism of the event loops (`--event-loop`); nil (the default) takes
+  /// `MOCKSERVER_EVENT_LOOP` when it is set, else the system's own (``EventLoopBackend/platformDefault``).
+  public var eventLoopBackend: EventLoopBackend?
 
   /// Creates the default configuration.
   public init() {}

@@ -1,10 +1,11 @@
-import CLinuxShims
 import Foundation
 import HTTPCore
 import Synchronization
 
 #if canImport(Glibc)
   import Glibc
+#elseif canImport(Darwin)
+  import Darwin
 #endif
 
 /// Receives readiness events for one descriptor registered with an ``EventLoop``.
@@ -29,20 +30,20 @@ final class LoopTimer {
   var isPending: Bool { action != nil }
 }
 
-/// One epoll event-loop thread: level-triggered readiness for many descriptors, a timer heap driving
-/// `epoll_wait`'s timeout, and an eventfd-woken queue for work submitted from other threads.
+/// One event-loop thread: level-triggered readiness for many descriptors from an ``EventNotifier`` (epoll
+/// or poll, see ``EventLoopBackend``), a timer heap driving the notifier's wait timeout, and a queue for
+/// work submitted from other threads, announced by the notifier's wake-up.
 ///
-/// Invariant (why `@unchecked Sendable` is sound): every stored property except `inbox` and `epollFD`/
-/// `wakeFD` (immutable after init) is read and written only on the loop's own thread; other threads talk
-/// to the loop only through ``execute(_:)``, which goes through the `Mutex`-guarded inbox. Those
-/// properties are `@exclusivity(unchecked)`: confined to one thread, their dynamic exclusivity checks
-/// (`swift_beginAccess`, three per request in `run`) guarded nothing.
+/// Invariant (why `@unchecked Sendable` is sound): every stored property except `inbox` and `notifier`
+/// (whose ``EventNotifier/wake()`` is safe from any thread) is read and written only on the loop's own
+/// thread; other threads talk to the loop only through ``execute(_:)``, which goes through the
+/// `Mutex`-guarded inbox. Those properties are `@exclusivity(unchecked)`: confined to one thread, their
+/// dynamic exclusivity checks (`swift_beginAccess`, three per request in `run`) guarded nothing.
 final class EventLoop: @unchecked Sendable {
-  private let epollFD: Int32
-  private let wakeFD: Int32
+  private let notifier: EventNotifier
   private let inbox = Mutex<[@Sendable () -> Void]>([])
   @exclusivity(unchecked) private var handlers: [EventHandler?] = []
-  @exclusivity(unchecked) private var interests: [UInt32] = []
+  @exclusivity(unchecked) private var interests: [Interest] = []
   @exclusivity(unchecked) private var timers: [LoopTimer] = []
   @exclusivity(unchecked) private var timerSequence: UInt64 = 0
   /// Timers cancelled through ``cancel(_:)`` that may still sit in the heap.
@@ -54,29 +55,20 @@ final class EventLoop: @unchecked Sendable {
   /// Cached `Date` header value, refreshed at most once per second.
   @exclusivity(unchecked) private var dateCache: (second: Int, bytes: [UInt8]) = (-1, [])
 
-  /// Creates the loop's epoll and eventfd descriptors.
-  /// - Throws: ``IOError`` when the kernel refuses them.
-  init(readBufferSize: Int = 65536) throws(IOError) {
-    let ep = epoll_create1(Int32(EPOLL_CLOEXEC))
-    guard ep >= 0 else { throw IOError("epoll_create1", errno: errno) }
-    let ev = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
-    guard ev >= 0 else {
-      Glibc.close(ep)
-      throw IOError("eventfd", errno: errno)
+  /// Creates the loop's notifier (its descriptors) of the given backend (default: the environment's,
+  /// ``EventLoopBackend/fromEnvironment()``).
+  /// - Throws: ``IOError`` when the system refuses them, or the backend is not one this system has.
+  init(backend: EventLoopBackend? = nil, readBufferSize: Int = 65536) throws(IOError) {
+    if let backend {
+      notifier = try EventNotifier(backend)
+    } else {
+      notifier = try EventNotifier(EventLoopBackend.fromEnvironment())
     }
-    epollFD = ep
-    wakeFD = ev
     readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: readBufferSize, alignment: 16)
-    var event = epoll_event()
-    event.events = EPOLLIN.rawValue
-    event.data.fd = ev
-    epoll_ctl(ep, EPOLL_CTL_ADD, ev, &event)
   }
 
   deinit {
     readBuffer.deallocate()
-    Glibc.close(epollFD)
-    Glibc.close(wakeFD)
   }
 
   /// Starts the loop on a new thread named `name` (a POSIX thread with a 1 MiB stack: Foundation's
@@ -102,7 +94,7 @@ final class EventLoop: @unchecked Sendable {
       &thread, &attributes,
       { context in
         let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
-        _ = cshims_set_thread_name(start.name)
+        PlatformSocket.setCurrentThreadName(start.name)
         start.loop.threadID.withLock { $0 = pthread_self() }
         start.loop.run()
         return nil
@@ -119,8 +111,7 @@ final class EventLoop: @unchecked Sendable {
   /// Runs `work` on the loop thread, soon. Safe from any thread.
   func execute(_ work: @escaping @Sendable () -> Void) {
     inbox.withLock { $0.append(work) }
-    var one: UInt64 = 1
-    _ = Glibc.write(wakeFD, &one, 8)
+    notifier.wake()
   }
 
   /// Asks the loop to exit after the current iteration. Safe from any thread.
@@ -130,51 +121,38 @@ final class EventLoop: @unchecked Sendable {
 
   // MARK: Loop-thread API
 
-  /// Registers `handler` for `fd` with the given interest (EPOLLIN / EPOLLOUT bits).
+  /// Registers `handler` for `fd` with the given interest.
   func register(fd: Int32, handler: EventHandler, readable: Bool = true, writable: Bool = false) {
     let index = Int(fd)
     if index >= handlers.count {
       let newCount = max(index + 1, handlers.count * 2, 64)
       handlers.append(contentsOf: [EventHandler?](repeating: nil, count: newCount - handlers.count))
-      interests.append(contentsOf: [UInt32](repeating: 0, count: newCount - interests.count))
+      interests.append(contentsOf: [Interest](repeating: .none, count: newCount - interests.count))
     }
     handlers[index] = handler
-    let mask = Self.mask(readable: readable, writable: writable)
-    interests[index] = mask
-    var event = epoll_event()
-    event.events = mask
-    event.data.fd = fd
-    epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, &event)
+    let interest = Interest(readable: readable, writable: writable)
+    interests[index] = interest
+    notifier.add(fd: fd, interest: interest)
   }
 
   /// Changes the interest for a registered `fd`; does nothing if unchanged.
   func setInterest(fd: Int32, readable: Bool, writable: Bool) {
     let index = Int(fd)
     guard index < interests.count, handlers[index] != nil else { return }
-    let mask = Self.mask(readable: readable, writable: writable)
-    guard interests[index] != mask else { return }
-    interests[index] = mask
-    var event = epoll_event()
-    event.events = mask
-    event.data.fd = fd
-    epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, &event)
+    let interest = Interest(readable: readable, writable: writable)
+    guard interests[index] != interest else { return }
+    interests[index] = interest
+    notifier.modify(fd: fd, interest: interest)
   }
 
   /// Removes `fd` from the loop. Call before closing the descriptor. With `closing`, the descriptor is
-  /// about to be closed, which removes it from the epoll set by itself (one system call fewer).
+  /// about to be closed, which ends an epoll registration by itself (one system call fewer).
   func deregister(fd: Int32, closing: Bool = false) {
     let index = Int(fd)
     guard index < handlers.count, handlers[index] != nil else { return }
     handlers[index] = nil
-    interests[index] = 0
-    if !closing { epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil) }
-  }
-
-  private static func mask(readable: Bool, writable: Bool) -> UInt32 {
-    var m: UInt32 = 0
-    if readable { m |= EPOLLIN.rawValue | EPOLLRDHUP.rawValue }
-    if writable { m |= EPOLLOUT.rawValue }
-    return m
+    interests[index] = .none
+    notifier.remove(fd: fd, closing: closing)
   }
 
   /// Schedules `action` on the loop thread after `milliseconds` (≥ 0). Returns a handle to cancel it.
@@ -221,40 +199,38 @@ final class EventLoop: @unchecked Sendable {
   // MARK: Loop
 
   private func run() {
-    let maxEvents = 256
-    var events = [epoll_event](repeating: epoll_event(), count: maxEvents)
+    switch notifier {
+    #if os(Linux)
+      case .epoll(let epoll): run(epoll)
+    #endif
+    case .poll(let poll): run(poll)
+    }
+    drainInbox()
+  }
+
+  /// The loop proper, specialised for each backend: no dynamic dispatch per event.
+  @inline(__always)
+  private func run<Notifier: ReadinessNotifier>(_ notifier: Notifier) {
     while !stopped {
-      let timeout = nextTimeoutMilliseconds()
-      let n = events.withUnsafeMutableBufferPointer {
-        epoll_wait(epollFD, $0.baseAddress, Int32(maxEvents), timeout)
-      }
-      if n < 0 {
-        if errno == EINTR { continue }
-        break
-      }
-      for i in 0..<Int(n) {
-        let event = events[i]
-        let fd = event.data.fd
-        if fd == wakeFD {
+      let n = notifier.wait(timeoutMilliseconds: nextTimeoutMilliseconds())
+      if n < 0 { break }
+      for i in 0..<n {
+        let event = notifier.event(at: i)
+        let fd = event.fd
+        if fd < 0 {
           drainInbox()
           continue
         }
         let index = Int(fd)
         guard index < handlers.count, let handler = handlers[index] else { continue }
-        let bits = event.events
-        let hangUp = bits & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0
-        handler.handleEvent(
-          readable: bits & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue) != 0 || hangUp,
-          writable: bits & EPOLLOUT.rawValue != 0, hangUp: hangUp)
+        handler.handleEvent(readable: event.readable, writable: event.writable, hangUp: event.hangUp)
       }
       runDueTimers()
     }
-    drainInbox()
   }
 
   private func drainInbox() {
-    var counter: UInt64 = 0
-    _ = Glibc.read(wakeFD, &counter, 8)
+    notifier.acknowledgeWake()
     let work = inbox.withLock { queue -> [@Sendable () -> Void] in
       let w = queue
       queue.removeAll(keepingCapacity: true)

@@ -1,8 +1,9 @@
-import CLinuxShims
 import HTTPCore
 
 #if canImport(Glibc)
   import Glibc
+#elseif canImport(Darwin)
+  import Darwin
 #endif
 
 /// A bound, listening, non-blocking TCP socket.
@@ -32,7 +33,7 @@ final class Listener: Sendable {
       throw IOError("cannot resolve \(host): \(String(cString: gai_strerror(rc)))", errno: 0)
     }
     defer { freeaddrinfo(result) }
-    let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    let fd = PlatformSocket.makeStreamSocket(family: info.pointee.ai_family, nonBlocking: false)
     guard fd >= 0 else { throw IOError("socket", errno: errno) }
     var one: Int32 = 1
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -41,12 +42,12 @@ final class Listener: Sendable {
     }
     guard bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
       let e = errno
-      Glibc.close(fd)
+      SocketOps.close(fd)
       throw IOError("bind \(host):\(port)", errno: e)
     }
     guard listen(fd, backlog) == 0 else {
       let e = errno
-      Glibc.close(fd)
+      SocketOps.close(fd)
       throw IOError("listen", errno: e)
     }
     SocketOps.setNonBlocking(fd)
@@ -84,13 +85,10 @@ final class Listener: Sendable {
     while true {
       let client = withUnsafeMutablePointer(to: &storage) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-          cshims_accept4(fd, $0, &length, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+          PlatformSocket.accept(fd, address: $0, length: &length)
         }
       }
       if client >= 0 {
-        #if !os(Linux)
-          SocketOps.setNoDelay(client)
-        #endif
         return .accepted(fd: client, peer: Listener.peer(storage))
       }
       let error = errno
@@ -104,7 +102,7 @@ final class Listener: Sendable {
   }
 
   /// Stops listening.
-  func close() { Glibc.close(fd) }
+  func close() { SocketOps.close(fd) }
 
   /// Numeric address and port of a socket address.
   static func describe(_ storage: sockaddr_storage) -> (String, Int) {

@@ -1,4 +1,3 @@
-import CLinuxShims
 import Dispatch
 import Foundation
 import Mappings
@@ -10,11 +9,12 @@ import Synchronization
 
 /// Hot reload: when the fixtures folder changes, loads it again.
 ///
-/// On Linux the folder and every folder below it are watched with inotify, so an idle server does no work
-/// at all (a fixtures set of 10,000 files would otherwise be `stat`ed four times a second); a change is
-/// followed, after 50 ms for the writes to settle, by a comparison of every file's path, modification time
-/// and size with the last load, and a reload when they differ. Where inotify is not available the same
-/// comparison runs every `intervalMilliseconds`.
+/// Where the system has change notifications (``DirectoryChangeNotifier``: inotify on Linux) the folder
+/// and every folder below it are watched, so an idle server does no work at all (a fixtures set of 10,000
+/// files would otherwise be `stat`ed four times a second); a change is followed, after 50 ms for the
+/// writes to settle, by a comparison of every file's path, modification time and size with the last load,
+/// and a reload when they differ. Elsewhere, or when asked to poll, the same comparison runs every
+/// `intervalMilliseconds`.
 ///
 /// A set with errors is reported to the log in the lint format (`file: JSON path: expected …, found …`)
 /// and the last good set keeps serving; a good set replaces the file stubs, keeping runtime stubs (see
@@ -34,13 +34,13 @@ public final class FixtureWatcher: Sendable {
   private let running = Atomic<Bool>(false)
   private let fingerprint = Mutex<[String: FileTree.Stamp]>([:])
   private let reloads = Atomic<Int>(0)
-  /// The inotify descriptor and its read source, when change notifications are used.
-  private let notifications = Mutex<(fd: Int32, source: DispatchSourceRead?)>((-1, nil))
-  /// The watch on the folder's parent (a removed and recreated folder is a new one, which the watches
-  /// on the old folder never see), and the folder's name in it.
-  private let parentWatch = Mutex<Int32>(-1)
-  private let parentPath: String
-  private let folderName: String
+  /// The change notifications, when they are used.
+  private let notifications = Mutex<DirectoryChangeNotifier?>(nil)
+  /// The folder, standardized.
+  private let folder: String
+  /// Compare every interval even where change notifications exist (the portable way, as a system without
+  /// them runs).
+  private let polls: Bool
   private let pending = Atomic<Bool>(false)
   /// A reload could not read the folder for want of file descriptors and is tried again every
   /// ``retryMilliseconds`` until one is read whole (the failure is logged once per episode).
@@ -63,7 +63,7 @@ public final class FixtureWatcher: Sendable {
   /// Creates a watcher whose `applyChanges` also gets the files (relative to `directory`) that changed.
   init(
     directory: String, intervalMilliseconds: Int, log: @escaping @Sendable (String) -> Void,
-    report: (@Sendable (FixtureReloadResult) -> Void)?,
+    report: (@Sendable (FixtureReloadResult) -> Void)?, polls: Bool = FixtureWatcher.pollsByDefault,
     applyChanges apply: @escaping @Sendable (FixtureSet, Set<String>) -> Void
   ) {
     self.directory = directory
@@ -71,31 +71,35 @@ public final class FixtureWatcher: Sendable {
     self.log = log
     self.report = report
     self.intervalMilliseconds = max(10, intervalMilliseconds)
-    let path = FileTree.standardized(directory)
-    let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) ?? path.utf8.startIndex
-    folderName = path == "/" ? "/" : String(path[path.index(after: slash)...])
-    parentPath = slash == path.utf8.startIndex ? "/" : String(path[..<slash])
+    folder = FileTree.standardized(directory)
+    self.polls = polls
   }
 
   /// Creates a watcher that swaps good sets into `service`'s stub store (keeping runtime stubs) and logs
-  /// to its logger. Call ``start()``.
-  public convenience init(directory: String, service: MockService, intervalMilliseconds: Int = 250) {
-    let (store, logger, dashboard) = (service.store, service.logger, service.dashboard)
-    self.init(
-      directory: directory, intervalMilliseconds: intervalMilliseconds, log: { logger.line($0) },
-      report: { dashboard.record($0) }, applyChanges: { store.replaceFileStubs($0, changedFiles: $1) })
-  }
-
-  /// Like ``init(directory:service:intervalMilliseconds:)``, with each good new set passed through
-  /// `adjust` before it is served (`--openapi` adds the document's stubs in front of the folder's).
-  package convenience init(
+  /// to its logger. Call ``start()``. `polls`: compare the folder every interval even where change
+  /// notifications exist (default: when `MOCKSERVER_EVENT_LOOP` is `poll`).
+  public convenience init(
     directory: String, service: MockService, intervalMilliseconds: Int = 250,
-    adjust: @escaping @Sendable (FixtureSet) -> FixtureSet
+    polls: Bool = FixtureWatcher.pollsByDefault
   ) {
     let (store, logger, dashboard) = (service.store, service.logger, service.dashboard)
     self.init(
       directory: directory, intervalMilliseconds: intervalMilliseconds, log: { logger.line($0) },
-      report: { dashboard.record($0) }, applyChanges: { store.replaceFileStubs(adjust($0), changedFiles: $1) }
+      report: { dashboard.record($0) }, polls: polls,
+      applyChanges: { store.replaceFileStubs($0, changedFiles: $1) })
+  }
+
+  /// Like ``init(directory:service:intervalMilliseconds:polls:)``, with each good new set passed through
+  /// `adjust` before it is served (`--openapi` adds the document's stubs in front of the folder's).
+  package convenience init(
+    directory: String, service: MockService, intervalMilliseconds: Int = 250,
+    polls: Bool = FixtureWatcher.pollsByDefault, adjust: @escaping @Sendable (FixtureSet) -> FixtureSet
+  ) {
+    let (store, logger, dashboard) = (service.store, service.logger, service.dashboard)
+    self.init(
+      directory: directory, intervalMilliseconds: intervalMilliseconds, log: { logger.line($0) },
+      report: { dashboard.record($0) }, polls: polls,
+      applyChanges: { store.replaceFileStubs(adjust($0), changedFiles: $1) }
     )
   }
 
@@ -127,89 +131,47 @@ public final class FixtureWatcher: Sendable {
   public func stop() {
     running.store(false, ordering: .releasing)
     notifications.withLock { n in
-      n.source?.cancel()
-      n.source = nil
+      n?.cancel()
+      n = nil
     }
   }
 
-  /// True when inotify notifications are used instead of polling.
-  public var usesNotifications: Bool { notifications.withLock { $0.fd >= 0 } }
+  /// True when change notifications are used instead of polling.
+  public var usesNotifications: Bool { notifications.withLock { $0 != nil } }
+
+  /// True when watchers poll even where change notifications exist: `MOCKSERVER_EVENT_LOOP=poll`, the
+  /// switch that runs a test suite on the portable ways a system without epoll and inotify uses.
+  public static var pollsByDefault: Bool {
+    ProcessResources.environment(EventLoopBackend.environmentVariable) == EventLoopBackend.poll.rawValue
+  }
 
   private func startNotifications(folders: [String]) -> Bool {
-    #if os(Linux)
-      let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-      guard fd >= 0 else { return false }
-      let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-      source.setEventHandler { [self] in notified() }
-      source.setCancelHandler { _ = Glibc.close(fd) }
-      notifications.withLock { $0 = (fd, source) }
-      watchDirectories(folders)
-      source.resume()
-      return true
-    #else
-      return false
-    #endif
+    guard !polls,
+      let notifier = DirectoryChangeNotifier(folder: folder, queue: queue, onChange: { [self] in notified() })
+    else { return false }
+    notifications.withLock { $0 = notifier }
+    notifier.watch(folders)
+    return true
   }
 
-  /// Adds a watch for the folder, every folder below it and the folder's parent (adding an existing
-  /// watch is harmless). Called again before each comparison, so folders created since (a recreated
-  /// root among them) are watched too.
+  /// Watches the folder, every folder below it and the folder's parent (watching one already watched
+  /// is harmless). Called again before each comparison, so folders created since (a recreated root
+  /// among them) are watched too.
   /// - Parameter known: the folders, when a walk just listed them (``FileTree/directories(under:)``).
   private func watchDirectories(_ known: [String]? = nil) {
-    #if os(Linux)
-      let fd = notifications.withLock { $0.fd }
-      guard fd >= 0 else { return }
-      let mask = UInt32(
-        IN_CREATE | IN_DELETE | IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB
-          | IN_DELETE_SELF | IN_MOVE_SELF)
-      let parentMask = UInt32(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR)
-      let parent = inotify_add_watch(fd, parentPath, parentMask)
-      parentWatch.withLock { $0 = parent }
-      for folder in known ?? FileTree.directories(under: directory) {
-        _ = inotify_add_watch(fd, folder, mask)
-      }
-    #endif
+    guard let notifier = notifications.withLock({ $0 }) else { return }
+    notifier.watch(known ?? FileTree.directories(under: directory))
   }
 
-  /// Queue thread: drains the notifications and schedules one comparison shortly after, unless every
-  /// event was about another entry of the parent folder.
+  /// Queue thread: a change was notified; schedules one comparison shortly after.
   private func notified() {
-    let fd = notifications.withLock { $0.fd }
-    let parent = parentWatch.withLock { $0 }
-    var buffer = [UInt8](repeating: 0, count: 16384)
-    var relevant = false
-    while case let n = buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }), n > 0 {
-      if !relevant { relevant = containsRelevantEvent(buffer[0..<n], parentWatch: parent) }
-    }
-    guard relevant, !pending.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    guard !pending.exchange(true, ordering: .acquiringAndReleasing) else { return }
     queue.asyncAfter(deadline: .now() + .milliseconds(50)) { [self] in
       pending.store(false, ordering: .releasing)
       guard running.load(ordering: .acquiring) else { return }
       watchDirectories()
       poll()
     }
-  }
-
-  /// True when some `inotify_event` in `bytes` is about the fixtures folder or what is in it (events on
-  /// the parent count only for the folder's own name).
-  private func containsRelevantEvent(_ bytes: ArraySlice<UInt8>, parentWatch: Int32) -> Bool {
-    var offset = bytes.startIndex
-    let headerSize = 16
-    while offset + headerSize <= bytes.endIndex {
-      func word(_ at: Int) -> UInt32 {
-        UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3])
-          << 24
-      }
-      let wd = Int32(bitPattern: word(offset))
-      let length = Int(word(offset + 12))
-      let nameStart = offset + headerSize
-      let nameEnd = min(bytes.endIndex, nameStart + length)
-      if wd != parentWatch { return true }
-      let name = bytes[nameStart..<nameEnd].prefix { $0 != 0 }
-      if name.elementsEqual(folderName.utf8) { return true }
-      offset = nameEnd
-    }
-    return false
   }
 
   /// Reloads attempted since start (good or broken).

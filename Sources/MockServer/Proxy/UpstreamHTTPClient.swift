@@ -1,4 +1,3 @@
-import CLinuxShims
 import COpenSSL
 import HTTPCore
 import NativeSupport
@@ -227,9 +226,7 @@ package struct UpstreamHTTPClient: Sendable {
     var cursor: UnsafeMutablePointer<addrinfo>? = first
     while let info = cursor {
       cursor = info.pointee.ai_next
-      let fd = socket(
-        info.pointee.ai_family,
-        Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+      let fd = PlatformSocket.makeStreamSocket(family: info.pointee.ai_family, nonBlocking: true)
       if fd < 0 {
         lastError = .io(IOError("socket", errno: errno).description)
         continue
