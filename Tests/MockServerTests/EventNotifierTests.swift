@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import MockServerCLI
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import MockServer
