@@ -73,7 +73,7 @@ let package = Package(
       name: "MockServer",
       dependencies: [
         "HTTPCore", "MockJSON", "Mappings", "Templating", "NativeSupport", "CLinuxShims", "COpenSSL",
-        "JSONSchema", "Contracts",
+        "JSONSchema", "Contracts", "RegularExpressions",
       ]),
     // Contracts: YAML and OpenAPI documents, stubs generated from them, lint against them, Pact files in
     // and out, drift between fixtures and a running provider.
