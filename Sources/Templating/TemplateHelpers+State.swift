@@ -32,14 +32,14 @@ extension TemplateHelpers {
         guard let context else { return fallback ?? .int(0) }
         return .int(context.list.count)
       case "list":
-        if let context { return .json(context.listJSON) }
-        guard let fallback else { return .json(.array([])) }
+        if let context { return javaLike(context.listJSON) }
+        guard let fallback else { return .list([]) }
         let text = fallback.rendered
         guard let parsed = try? JSONValue.parse(text), case .array = parsed else {
           c.state.problems.append("state: default \(JSONValue.quoted(text)) is not a JSON array; [] used")
-          return .json(.array([]))
+          return .list([])
         }
-        return .json(parsed)
+        return javaLike(parsed)
       default:
         if let value = context?.property(property) { return .string(value) }
         return fallback ?? .string("")
@@ -54,8 +54,19 @@ extension TemplateHelpers {
     let result = path.isDefinite ? found.first : .array(found)
     switch result {
     case nil, .null?: return fallback ?? .string("")
-    case .string(let s)?: return .string(s)
-    case let other?: return .json(other)
+    case let found?: return javaLike(found)
+    }
+  }
+
+  /// A stored value as the extension's helper returns it: lists and maps of text, so `{{value}}` renders
+  /// as Java's `toString` does (`[{id=1}, {id=2}]`, `[]`), and `{{#each}}` and member access reach into
+  /// them.
+  static func javaLike(_ value: JSONValue) -> TemplateValue {
+    switch value {
+    case .array(let items): .list(items.map(javaLike))
+    case .object(let o): .map(TemplateMap(o.members.map { (key: $0.key, value: javaLike($0.value)) }))
+    case .string(let s): .string(s)
+    default: .json(value)
     }
   }
 }
