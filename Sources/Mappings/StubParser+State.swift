@@ -7,9 +7,6 @@ import Templating
 /// serve event listeners. Every configuration error the extension reports at request time (a 500) is a
 /// load error here, naming the file, the JSON path and what was expected (docs/stateful.md).
 extension StubParser {
-  /// Names of the serve event listeners MockServer runs.
-  static let listenerNames: Set<String> = ["webhook", "recordState", "deleteState"]
-
   /// A template value of the extension's parameters: a string (numbers and booleans as their JSON text).
   static func stateTemplate(_ v: JSONValue?, _ path: String, _ expected: String, _ d: inout Diagnostics)
     -> Template?

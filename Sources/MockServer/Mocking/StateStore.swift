@@ -40,8 +40,6 @@ public final class StateStore: TemplateStateLookup, Sendable {
   }
 
   private let contents = Mutex(Contents())
-  /// Changes since start (the dashboard redraws when it moves).
-  private let changes = Atomic<UInt64>(0)
   private let writes = Atomic<UInt64>(0)
   /// How long a context lives after its last write, in ns.
   public let expirationNanoseconds: UInt64
@@ -57,9 +55,6 @@ public final class StateStore: TemplateStateLookup, Sendable {
     expirationNanoseconds = UInt64(seconds) * 1_000_000_000
     self.clock = clock ?? { SocketOps.monotonicNanos() }
   }
-
-  /// Changes since start (writes and deletions that changed something).
-  public var changeCount: UInt64 { changes.load(ordering: .relaxed) }
 
   /// A new write token: every write of one request to one context made with the same token adds 1 to the
   /// context's update count once.
@@ -115,7 +110,6 @@ public final class StateStore: TemplateStateLookup, Sendable {
       s.contexts[name] = context
       return nil
     }
-    if refusal == nil { changes.add(1, ordering: .relaxed) }
     return refusal
   }
 
@@ -123,7 +117,7 @@ public final class StateStore: TemplateStateLookup, Sendable {
   /// update once per `token` even when nothing was removed.
   func changeExisting(_ name: String, token: UInt64, _ change: (inout Context) -> Void) -> Bool {
     let now = clock()
-    let changed = contents.withLock { s -> Bool in
+    contents.withLock { s -> Bool in
       guard var c = s.contexts[name], live(c, now: now) else { return false }
       if c.lastWrite != token { c.updateCount += 1 }
       change(&c)
@@ -132,41 +126,32 @@ public final class StateStore: TemplateStateLookup, Sendable {
       s.contexts[name] = c
       return true
     }
-    if changed { changes.add(1, ordering: .relaxed) }
-    return changed
   }
 
   /// Deletes context `name` (an unknown one is no error).
   public func delete(_ name: String) {
-    if contents.withLock({ $0.contexts.removeValue(forKey: name) }) != nil {
-      changes.add(1, ordering: .relaxed)
-    }
+    _ = contents.withLock { $0.contexts.removeValue(forKey: name) }
   }
 
   /// Deletes every context whose whole name `regex` matches; returns how many.
   @discardableResult
   package func delete(matching regex: CompiledRegex) -> Int {
-    let removed = contents.withLock { s -> Int in
+    contents.withLock { s -> Int in
       let names = s.contexts.keys.filter { regex.matches($0) }
       for n in names { s.contexts.removeValue(forKey: n) }
       return names.count
     }
-    if removed > 0 { changes.add(1, ordering: .relaxed) }
-    return removed
   }
 
   /// Deletes every context.
   public func deleteAll() {
     contents.withLock { $0.contexts.removeAll() }
-    changes.add(1, ordering: .relaxed)
   }
 
   /// Removes expired contexts, at most once a second (under the lock, from a write).
   private func sweep(_ s: inout Contents, now: UInt64) {
     guard now &- s.swept >= 1_000_000_000 else { return }
     s.swept = now
-    let before = s.contexts.count
     s.contexts = s.contexts.filter { live($0.value, now: now) }
-    if s.contexts.count != before { changes.add(1, ordering: .relaxed) }
   }
 }
