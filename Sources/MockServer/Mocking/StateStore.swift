@@ -117,7 +117,7 @@ public final class StateStore: TemplateStateLookup, Sendable {
   /// update once per `token` even when nothing was removed.
   func changeExisting(_ name: String, token: UInt64, _ change: (inout Context) -> Void) -> Bool {
     let now = clock()
-    contents.withLock { s -> Bool in
+    return contents.withLock { s -> Bool in
       guard var c = s.contexts[name], live(c, now: now) else { return false }
       if c.lastWrite != token { c.updateCount += 1 }
       change(&c)
