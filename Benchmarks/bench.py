@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 BODY = '{"status":"OK","result":{"friends":[{"id":"1","name":"friend 1"}]}}'
 BENCH_PATH = "/friends"
@@ -815,6 +816,89 @@ def openapi_rows(runs):
                                                            for x in runs[k])
 
 
+# Stateful mocking (WireMock's state extension, docs/stateful.md): a create-then-read cycle (a POST whose
+# recordState writes a context named by the generated id, then a GET of that id through a state-matcher
+# and the state helper), and the same static answer from a plain stub and from one with a state matcher.
+STATE_CREATE_LUA = """
+local ids = {}
+request = function()
+  local id = table.remove(ids)
+  if id then return wrk.format("GET", "/bench/records/" .. id) end
+  return wrk.format("POST", "/bench/records", {["Content-Type"] = "application/json"}, '{"name":"Aiko"}')
+end
+response = function(status, headers, body)
+  if status == 201 then
+    local id = string.match(body, '"id":"(%w+)"')
+    if id then table.insert(ids, id) end
+  end
+end
+"""
+
+
+def make_state_fixtures(root):
+    mappings = os.path.join(root, "mappings")
+    os.makedirs(mappings, exist_ok=True)
+    seg = "{{request.pathSegments.[2]}}"
+    write_stub(mappings, "create.json", {
+        "request": {"method": "POST", "urlPath": "/bench/records"},
+        "response": {"status": 201, "headers": {"Content-Type": "application/json"},
+                     "transformers": ["response-template"],
+                     "body": '{"id":"{{randomValue length=16 type=\'ALPHANUMERIC\'}}",'
+                             '"name":"{{jsonPath request.body \'$.name\'}}"}'},
+        "serveEventListeners": [{"name": "recordState", "parameters": {
+            "context": "{{jsonPath response.body '$.id'}}",
+            "state": {"name": "{{jsonPath response.body '$.name'}}"}}}]})
+    write_stub(mappings, "read.json", {
+        "request": {"method": "GET", "urlPathPattern": "/bench/records/[^/]+",
+                    "customMatcher": {"name": "state-matcher", "parameters": {"hasContext": seg}}},
+        "response": {"status": 200, "headers": {"Content-Type": "application/json"},
+                     "transformers": ["response-template"],
+                     "body": '{"id":"' + seg + '","name":"{{state context=request.pathSegments.[2] property=\'name\'}}"}'}})
+    write_stub(mappings, "seed.json", {
+        "request": {"method": "PUT", "urlPath": "/bench/seed"}, "response": {"status": 204},
+        "serveEventListeners": [{"name": "recordState", "parameters": {"context": "on", "state": {"x": "1"}}}]})
+    write_stub(mappings, "plain.json", stub({"method": "GET", "urlPath": "/bench/plain"}))
+    write_stub(mappings, "matched.json", stub({"method": "GET", "urlPath": "/bench/matched", "customMatcher": {
+        "name": "state-matcher", "parameters": {"hasContext": "on"}}}))
+    script = os.path.join(root, "cycle.lua")
+    with open(script, "w") as f:
+        f.write(STATE_CREATE_LUA)
+    return root, script
+
+
+def measure_state(binary, tmp):
+    """Create-then-read cycles (32 connections) and a plain stub against a state-matcher stub with the same
+    answer, alternated round by round (each round a fresh server, so the store starts empty)."""
+    root, script = make_state_fixtures(os.path.join(tmp, "fixtures-state"))
+    runs = {"cycle": [], "plain": [], "matched": []}
+    for _ in range(ROUNDS):
+        s = Ours("ours-state", binary, root, os.path.join(tmp, "ours-state")).start()
+        req = urllib.request.Request(f"http://{HOST}:{s.port}/bench/seed", method="PUT")
+        urllib.request.urlopen(req, timeout=5).read()
+        for path in ("/bench/plain", "/bench/matched"):
+            wrk(s, 32, 1, path=path)
+        for name in ("plain", "matched"):
+            runs[name].append(wrk(s, 32, DURATION, path=f"/bench/{name}"))
+        runs["cycle"].append(wrk(s, 32, DURATION, path="/bench/records", script=script))
+        s.stop()
+    return runs
+
+
+def state_rows(runs):
+    """The state rows: (label, summary, unit), the state-matcher / plain ratio and the non-2xx count."""
+    cycles = summary([x["rps"] / 2 for x in runs["cycle"]])
+    plain = summary([x["rps"] for x in runs["plain"]])
+    matched = summary([x["rps"] for x in runs["matched"]])
+    return [
+        ("create-then-read cycles/s (c32)", cycles, "req/s"),
+        ("  server CPU µs/request, cycle", summary([x["cpu_us_per_req"] for x in runs["cycle"]]), "µs"),
+        ("req/s, plain stub", plain, "req/s"),
+        ("req/s, same stub + state-matcher", matched, "req/s"),
+        ("  server CPU µs/req, plain", summary([x["cpu_us_per_req"] for x in runs["plain"]]), "µs"),
+        ("  server CPU µs/req, state-matcher", summary([x["cpu_us_per_req"] for x in runs["matched"]]), "µs"),
+    ], ratio(median_of(matched), median_of(plain)), sum(x["non2xx"] for g in runs.values() for x in g)
+
+
 def median_of(s):
     return s["median"] if s else None
 
@@ -896,6 +980,15 @@ def main():
         for label, value, unit in rows:
             print(f"{label:36} {fmt_summary(value, unit):>26}")
         print(f"templated / prepared: {r:.2f}" + (f"; {non2xx} non-2xx responses" if non2xx else "")
+              + f"; load average before {load_before:.2f}, after {os.getloadavg()[0]:.2f}")
+        return
+    if os.environ.get("BENCH_ONLY") == "state":
+        # Only the stateful-mocking rows (create-then-read cycles, a state-matcher's cost); nothing is written.
+        log(f"load average before: {load_before:.2f}; rounds={ROUNDS}, wrk {DURATION} s")
+        rows, r, non2xx = state_rows(measure_state(binary, tmp))
+        for label, value, unit in rows:
+            print(f"{label:40} {fmt_summary(value, unit):>26}")
+        print(f"state-matcher / plain: {r:.2f}" + (f"; {non2xx} non-2xx responses" if non2xx else "")
               + f"; load average before {load_before:.2f}, after {os.getloadavg()[0]:.2f}")
         return
     if os.environ.get("BENCH_ONLY") == "openapi":

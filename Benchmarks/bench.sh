@@ -16,6 +16,7 @@
 #   BENCH_ONLY=startup   only start-up with 10,000 stubs, pinned to CPU 0 and unpinned
 #   BENCH_ONLY=templating only the templating rows (the same JSON answer prepared and templated)
 #   BENCH_ONLY=openapi   only the --openapi rows (a generated document's GET, with and without --validate-requests)
+#   BENCH_ONLY=state     only the stateful-mocking rows (create-then-read cycles/s, a state-matcher stub against a plain one)
 set -eu
 
 cd "$(dirname "$0")/.."

@@ -97,6 +97,11 @@ public struct RequestPattern: Sendable, Hashable {
     get { rare?.fields.pact }
     set { changeRare { $0.pact = newValue } }
   }
+  /// `customMatcher` `state-matcher` (WireMock's state extension): a condition on the state store.
+  package var stateMatcher: StateMatcher? {
+    get { rare?.fields.stateMatcher }
+    set { changeRare { $0.stateMatcher = newValue } }
+  }
   /// True when a HEAD request must not be answered by this pattern's GET (a Pact interaction's method is
   /// the contract's).
   package var keepsContractMethod: Bool { pact != nil }
@@ -124,6 +129,7 @@ public struct RequestPattern: Sendable, Hashable {
     var port: Int?
     var clientIp: StringValuePattern?
     var pact: PactRequestExpectation?
+    var stateMatcher: StateMatcher?
   }
 
   /// Immutable: copies share it; a change makes a new one.
@@ -240,6 +246,14 @@ public struct RequestPattern: Sendable, Hashable {
         expected: "\(pact.method) \(pact.path) as the interaction's matching rules describe",
         actual: problems.isEmpty ? "matches" : problems.prefix(5).map(\.description).joined(separator: "; "),
         distance: problems.isEmpty ? 0 : min(1, 0.2 + 0.1 * Double(problems.count)))
+    }
+    if let stateMatcher {
+      // Evaluated last: it renders templates and reads the store (one lock per context named).
+      let (matched, reason) =
+        request.stateEnvironment.map { stateMatcher.evaluate($0) } ?? (false, "(no state store)")
+      _ = r.record(
+        "customMatcher state-matcher", weight: MatchResult.partWeight, matched: matched,
+        expected: stateMatcher.description, actual: reason)
     }
     return (r, params)
   }
@@ -364,6 +378,7 @@ public struct RequestPattern: Sendable, Hashable {
       && a.formParameters == b.formParameters
       && a.multipartPatterns == b.multipartPatterns && a.scheme == b.scheme
       && a.host == b.host && a.port == b.port && a.clientIp == b.clientIp && a.pact == b.pact
+      && a.stateMatcher == b.stateMatcher
   }
 
   /// Hash of method and URL.

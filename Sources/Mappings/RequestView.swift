@@ -52,6 +52,8 @@ public struct RequestView: Sendable {
   public let port: Int
   /// The client's IP address without port (WireMock's `clientIp`), nil when unknown.
   public let clientIP: String?
+  /// The store and request model `state-matcher` custom matchers read, nil when no stub has one.
+  public var stateEnvironment: StateMatchEnvironment?
 
   /// Where a request arrived: what `scheme`, `port` and `clientIp` compare.
   public struct Connection: Sendable {

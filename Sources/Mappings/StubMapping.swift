@@ -42,11 +42,14 @@ public struct StubMapping: Sendable {
     package var cors = false
     /// `serveEventListeners` or `postServeActions` is present (webhooks may follow a serve).
     package var serveActions = false
+    /// The state extension's `recordState` and `deleteState` listeners, in file order.
+    package var stateListeners: [StateListener] = []
 
     init(_ source: JSONValue) {
       guard case .object(let o) = source else { return }
       cors = o["x-cors"]?.boolValue == true
       serveActions = o["serveEventListeners"] != nil || o["postServeActions"] != nil
+      if o["serveEventListeners"] != nil { stateListeners = StateListener.list(of: o) }
     }
   }
 

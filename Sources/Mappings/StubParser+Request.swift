@@ -39,7 +39,12 @@ extension StubParser {
       r.bodyPatterns = parseBodyPatterns(v, JSONPathText.child(path, "bodyPatterns"), &d)
     }
     if let v = o["customMatcher"] {
-      r.pact = parseCustomMatcher(v, JSONPathText.child(path, "customMatcher"), &d)
+      let p = JSONPathText.child(path, "customMatcher")
+      if let co = v.objectValue, co["name"]?.stringValue == "state-matcher" {
+        r.stateMatcher = parseStateMatcher(co, p, &d)
+      } else {
+        r.pact = parseCustomMatcher(v, p, &d)
+      }
     }
     if let v = o["formParameters"] {
       r.formParameters = parseMultiMatchers(v, JSONPathText.child(path, "formParameters"), &d)
@@ -382,7 +387,8 @@ extension StubParser {
     }
     guard name == "pact" else {
       d.error(
-        JSONPathText.child(path, "name"), expected: "\"pact\" (the custom matcher MockServer has built in)",
+        JSONPathText.child(path, "name"),
+        expected: "\"pact\" or \"state-matcher\" (the custom matchers MockServer has built in)",
         found:
           "\(JSONValue.quoted(name)), which names Java code (a RequestMatcherExtension) that only exists "
           + "inside a WireMock server with that extension loaded")

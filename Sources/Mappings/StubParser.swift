@@ -189,13 +189,23 @@ public enum StubParser {
         expected: "a stub mapping field (request, response, priority, id, name, scenarioName, …)",
         found: "unknown field \(JSONValue.quoted(m.key))")
     }
-    // Webhooks (the listener named "webhook") are sent by the server; other listeners are ignored.
+    // Webhooks (the listener named "webhook") are sent by the server, and the state extension's
+    // `recordState` and `deleteState` run (serveEventListeners only); other listeners are ignored.
     for key in ["postServeActions", "serveEventListeners"] {
       guard let value = o[key] else { continue }
       let path = JSONPathText.child(location, key)
       if let list = value.arrayValue {
-        for (i, item) in list.enumerated() where item.objectValue?["name"]?.stringValue != "webhook" {
-          d.warning("\(path)[\(i)]", "only the listener named \"webhook\" is supported; this one is ignored")
+        for (i, item) in list.enumerated() {
+          let name = item.objectValue?["name"]?.stringValue ?? ""
+          if name == "webhook" { continue }
+          if key == "serveEventListeners", name == "recordState" || name == "deleteState" {
+            _ = parseStateListener(item, "\(path)[\(i)]", &d)
+            continue
+          }
+          d.warning(
+            "\(path)[\(i)]",
+            "only the listeners named \"webhook\", \"recordState\" and \"deleteState\" are supported; "
+              + "this one is ignored")
         }
       } else if let map = value.objectValue {
         for m in map where m.key != "webhook" {

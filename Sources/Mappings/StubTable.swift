@@ -1,5 +1,6 @@
 import HTTPCore
 import MockJSON
+import Templating
 
 /// The outcome of matching one request.
 public enum StubMatch: Sendable {
@@ -39,6 +40,9 @@ public final class StubTable: Sendable {
   /// `pathParameters` matchers) and nothing else, and it needs no scenario state: matching it needs only
   /// the request's method and path.
   package let pathOnly: [Bool]
+  /// True when a stub has a `state-matcher` custom matcher: requests that reach the full matcher then carry
+  /// a ``StateMatchEnvironment``.
+  public let hasStateMatchers: Bool
   /// The best-ranked stub of `linear` (patterns, any URL), if any.
   package let bestLinear: Int?
   /// `urlPathTemplate` stubs in a segment trie, so templates are found without scanning them all.
@@ -74,8 +78,9 @@ public final class StubTable: Sendable {
         && r.cookies.isEmpty
         && r.basicAuthCredentials == nil && r.bodyPatterns.isEmpty && stub.requiredScenarioState == nil
         && r.formParameters.isEmpty && r.multipartPatterns.isEmpty && !r.hasConnectionParts
-        && r.pact == nil
+        && r.pact == nil && r.stateMatcher == nil
     }
+    hasStateMatchers = stubs.contains { $0.request.stateMatcher != nil }
     let rank: (Int, Int) -> Bool = { a, b in
       stubs.withUnsafeBufferPointer { StubTable.outranks(a, b, in: $0) }
     }
@@ -190,13 +195,22 @@ public final class StubTable: Sendable {
   /// winner may come with empty parameters: ``pathParameters(of:for:)`` makes them when they are read.
   package func matchIndexed(
     _ request: HTTPRequest, scenarioState: (String) -> String, nearMissLimit: Int = 3,
-    connection: RequestView.Connection? = nil, deferringPathParameters: Bool = false
+    connection: RequestView.Connection? = nil, deferringPathParameters: Bool = false,
+    state: StateMatchSource? = nil
   ) -> (match: StubMatch, stubIndex: Int?) {
     if let fast = matchByMethodAndPath(request.head, deferringPathParameters: deferringPathParameters) {
       return (.matched(fast.stub, pathParameters: fast.pathParameters), fast.index)
     }
     do {
-      let view = try RequestView(request, connection: connection)
+      var view = try RequestView(request, connection: connection)
+      if hasStateMatchers, let state {
+        view.stateEnvironment = StateMatchEnvironment(
+          lookup: state.lookup,
+          request: TemplateRequest.model(
+            request, scheme: view.scheme, port: connection?.localPort ?? view.port,
+            clientIP: view.clientIP ?? ""),
+          environment: state.environment)
+      }
       return matchIndexed(view, scenarioState: scenarioState, nearMissLimit: nearMissLimit)
     } catch {
       return (.invalidRequest(error), nil)

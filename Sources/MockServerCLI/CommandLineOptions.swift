@@ -64,6 +64,8 @@ public struct CommandLineOptions: Sendable, Equatable {
   /// Response templating: `--global-response-templating`, `--local-response-templating`,
   /// `--template-escaping`, `--fixed-time ISO8601`, `--template-env NAME,...`.
   public var templating = TemplatingConfiguration()
+  /// `--state-expiration-seconds`: how long a state-extension context lives after its last write.
+  public var stateExpirationSeconds = StateStore.defaultExpirationSeconds
   /// `--journal-size N` (default 10 000); `--no-journal` sets 0.
   public var journalSize = 10_000
   /// `--journal-max-bytes N`: most bytes the journal holds (default 256 MiB).
@@ -254,6 +256,8 @@ public struct CommandLineOptions: Sendable, Equatable {
         options.templating.environment.maximumOutputBytes = try integer(name, 1_024...(1 << 30))
       case "--max-template-steps":
         options.templating.environment.maximumSteps = try integer(name, 1_000...1_000_000_000)
+      case "--state-expiration-seconds":
+        options.stateExpirationSeconds = try integer(name, 1...StateStore.maximumExpirationSeconds)
       case "--template-env":
         let names = try value(name).split(separator: ",").map {
           String($0).trimmingCharacters(in: .whitespaces)
@@ -403,6 +407,8 @@ public struct CommandLineOptions: Sendable, Equatable {
                                answer is a 500 naming the stub (default 16777216)
       --max-template-steps N   steps (tags, expressions, loop passes) one rendering may take, 1000 to
                                10^9; past it the same 500 (default 1000000)
+      --state-expiration-seconds N   a state-extension context is forgotten N s after its last
+                               write, 1 to 315360000 (default 3600; docs/stateful.md)
       --global-delay-ms N      add N ms to every stub response (default 0)
       --max-hold-ms N          longest NO_RESPONSE / HEADERS_THEN_STALL hold (default 300000)
       --shutdown-grace-ms N    on SIGINT/SIGTERM, responses in flight get N ms to finish (default 5000)

@@ -141,6 +141,7 @@ public enum MockServerMain {
     serviceConfiguration.seed = options.seed
     serviceConfiguration.globalDelayMilliseconds = options.globalDelayMilliseconds
     serviceConfiguration.templating = options.templating
+    serviceConfiguration.stateExpirationSeconds = options.stateExpirationSeconds
     serviceConfiguration.maxHoldMilliseconds = options.maxHoldMilliseconds
     serviceConfiguration.logLevel = options.quiet ? .quiet : options.verbose ? .verbose : .normal
     serviceConfiguration.logJSON = options.logJSON

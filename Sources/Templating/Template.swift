@@ -171,14 +171,17 @@ public struct TemplateContext: Sendable {
   /// More top-level names of the model, after `request` and `parameters` (a webhook's
   /// `originalRequest` and `originalResponse`); a name given here replaces a built-in one.
   public var additionalModel: TemplateMap
+  /// The state extension's store, read by the `state` helper; nil renders every context as missing.
+  public var state: (any TemplateStateLookup)?
 
   /// Creates a context.
   public init(
     request: TemplateValue, parameters: TemplateValue = .null,
     environment: TemplateEnvironment = TemplateEnvironment(), seed: UInt64 = 0, nowMilliseconds: Int64? = nil,
-    additionalModel: TemplateMap = TemplateMap()
+    additionalModel: TemplateMap = TemplateMap(), state: (any TemplateStateLookup)? = nil
   ) {
     self.request = request
+    self.state = state
     self.parameters = parameters
     self.additionalModel = additionalModel
     self.environment = environment

@@ -526,6 +526,7 @@ enum TemplateHelpers {
     }
     for (name, helper) in moreHelpers { t[name] = helper }
     for (name, helper) in stringHelpers { t[name] = helper }
+    for (name, helper) in stateHelpers { t[name] = helper }
     return t
   }()
 

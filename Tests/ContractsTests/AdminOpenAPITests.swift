@@ -66,6 +66,10 @@ import Testing
       ("POST", "/__admin/requests/remove-by-metadata", metadata),
       ("POST", "/__admin/requests/reset", nil), ("DELETE", "/__admin/requests", nil),
       ("GET", "/__admin/scenarios", nil), ("POST", "/__admin/scenarios/reset", nil),
+      ("GET", "/__admin/state-extension/contexts", nil),
+      ("GET", "/__admin/state-extension/contexts/nope", nil),
+      ("DELETE", "/__admin/state-extension/contexts/nope", nil),
+      ("DELETE", "/__admin/state-extension/contexts", nil),
       ("PUT", "/__admin/scenarios/none/state", #"{"state":"Started"}"#),
       ("GET", "/__admin/settings", nil),
       (

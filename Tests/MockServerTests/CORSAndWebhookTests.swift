@@ -64,7 +64,7 @@ struct CORSAndWebhookTests {
       let get = try http(port, "GET", "/any", headers: ["Origin": "http://a.test"])
       #expect(get.headers["access-control-allow-origin"] == "http://a.test")
     }
-    // The near-miss note (the binary's log lines are checked in HardeningTests' WireMockFlagTests).
+    // The near-miss note (the binary's log lines are checked in RobustnessTests' WireMockFlagTests).
     let note = MockResponder.unservedPreflightNote(
       HTTPRequest(
         head: HTTPRequestHead(

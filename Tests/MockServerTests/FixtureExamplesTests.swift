@@ -31,7 +31,7 @@ struct FixtureExamplesTests {
   @Test("loads with no problems")
   func loadsClean() {
     #expect(FixtureExamplesTests.set.problems.map(\.description) == [])
-    #expect(FixtureExamplesTests.set.stubs.count == 22)
+    #expect(FixtureExamplesTests.set.stubs.count == 28)
   }
 
   @Test(
@@ -72,6 +72,10 @@ struct FixtureExamplesTests {
       (request(.get, "/api/v1/flaky"), 200, "connection-reset"),
       (request(.get, "/api/v1/notifications"), 200, "notifications-poll"),
       (request(.get, "/health"), 200, "health"),
+      // The to-do example (todos.json); its GET/PUT/DELETE of one record need the server's state store
+      // (StatefulMockingTests.bundledToDoExampleServesCRUD).
+      (request(.post, "/api/v1/todos", body: #"{"title":"milk"}"#), 201, "todo-create"),
+      (request(.get, "/api/v1/todos"), 200, "todo-list"),
       (request(.get, "/api/v1/nothing-here"), 404, ""),
     ])
   func answers(req: HTTPRequest, status: Int, stubName: String) {

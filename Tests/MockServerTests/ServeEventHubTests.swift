@@ -5,7 +5,7 @@ import Testing
 @testable import MockServer
 
 /// The dashboard feed's bookkeeping without sockets: replay after `Last-Event-ID`, gaps, per-viewer
-/// bounds and drop notices (the socket behaviour is in HardeningTests/EventStreamTests).
+/// bounds and drop notices (the socket behaviour is in RobustnessTests/EventStreamTests).
 @Suite("Dashboard: serve event hub")
 struct ServeEventHubTests {
   static func entry(_ k: Int) -> JournalEntry {

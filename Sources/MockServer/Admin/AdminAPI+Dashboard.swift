@@ -112,6 +112,9 @@ extension AdminAPI {
   /// "version"}`: each stub as written (`request`, `response`) with `id`, `name`, its origin (`kind`
   /// `file` with `file` and JSON `path`, `runtime`, or `recording`), its priority, scenario and `hits`
   /// (requests it answered since the last journal reset).
+  /// The most state-extension contexts the dashboard's state lists (by name).
+  static let dashboardContextLimit = 200
+
   func dashboardStateJSON() -> JSONValue {
     let stubs = store.stubs
     let list: [JSONValue] = stubs.map { stub in
@@ -140,11 +143,15 @@ extension AdminAPI {
         ]))
     }
     let events = dashboard.events
+    // The state extension's contexts, at most ``dashboardContextLimit`` of them (the count says how many).
+    let contexts = stateStore?.snapshots() ?? []
     return .object(
       JSONObject(pairs: [
         ("version", .string(MockServerInfo.version)),
         ("stubs", .array(list)),
         ("scenarios", .array(scenarios)),
+        ("stateContexts", .array(contexts.prefix(AdminAPI.dashboardContextLimit).map(AdminAPI.contextJSON))),
+        ("stateContextCount", .number(JSONNumber(contexts.count))),
         ("settings", settingsJSON()["settings"] ?? .object(JSONObject())),
         ("reload", dashboard.reload?.json ?? .null),
         (

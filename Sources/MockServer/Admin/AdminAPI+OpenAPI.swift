@@ -720,6 +720,62 @@ extension AdminAPI {
             }
           }
         },
+        "/__admin/state-extension/contexts": {
+          "get": {
+            "summary": "Names of the state extension's contexts (docs/stateful.md)",
+            "responses": {
+              "200": {
+                "description": "Context names, sorted",
+                "content": {"application/json": {"schema": {"type": "array", "items": {"type": "string"}}}}
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
+            }
+          },
+          "delete": {
+            "summary": "Delete every context",
+            "responses": {
+              "204": {"description": "Deleted"},
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
+            }
+          }
+        },
+        "/__admin/state-extension/contexts/{name}": {
+          "get": {
+            "summary": "One context: properties, list and update count",
+            "parameters": [
+              {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}
+            ],
+            "responses": {
+              "200": {
+                "description": "The context",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/StateContext"}}}
+              },
+              "404": {
+                "description": "No such context",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+              },
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
+            }
+          },
+          "delete": {
+            "summary": "Delete one context (an unknown name is no error)",
+            "parameters": [
+              {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}
+            ],
+            "responses": {
+              "204": {"description": "Deleted"},
+              "400": {"$ref": "#/components/responses/BadRequest"},
+              "401": {"$ref": "#/components/responses/Unauthorized"},
+              "403": {"$ref": "#/components/responses/Forbidden"}
+            }
+          }
+        },
         "/__admin/scenarios/reset": {
           "post": {
             "summary": "Every scenario back to Started",
@@ -1386,6 +1442,19 @@ extension AdminAPI {
                   }
                 }
               }
+            }
+          },
+          "StateContext": {
+            "type": "object",
+            "required": ["contextName", "properties", "list", "updateCount"],
+            "properties": {
+              "contextName": {"type": "string"},
+              "properties": {"type": "object", "additionalProperties": {"type": "string"}},
+              "list": {
+                "type": "array",
+                "items": {"type": "object", "additionalProperties": {"type": "string"}}
+              },
+              "updateCount": {"type": "integer", "minimum": 1}
             }
           },
           "Scenario": {

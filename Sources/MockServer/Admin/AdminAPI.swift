@@ -22,6 +22,8 @@ struct AdminAPI: Sendable {
   let dashboard: DashboardState
   /// Upstream exchanges and the recorder (`/__admin/recordings`), or nil.
   var forwarder: ProxyForwarder? = nil
+  /// The state extension's contexts (`/__admin/state-extension/contexts`), or nil.
+  var stateStore: StateStore? = nil
 
   /// One decoded admin request: method, path segments after `/__admin`, query parameters, body.
   struct Call {
@@ -153,6 +155,7 @@ struct AdminAPI: Sendable {
     case ("POST", "shutdown") where s.count == 1: return shutdown()
     case (_, "dashboard"), (_, "events"): return dashboardRoute(call)
     case (_, "recordings"): return recordings(call, Array(s.dropFirst()))
+    case (_, "state-extension"): return stateExtension(call, Array(s.dropFirst()))
     default: return notFound(call)
     }
   }

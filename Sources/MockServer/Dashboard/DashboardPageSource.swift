@@ -27,7 +27,7 @@ enum DashboardPageSource {
       <p id="conn" role="status" aria-live="polite" class="badge">connecting…</p>
       <nav aria-label="Sections"><ul>
         <li><a href="#log">Requests</a></li><li><a href="#stubs">Stubs</a></li>
-        <li><a href="#scenarios">Scenarios</a></li><li><a href="#server">Settings and reload</a></li>
+        <li><a href="#scenarios">Scenarios</a></li><li><a href="#state">State</a></li><li><a href="#server">Settings and reload</a></li>
       </ul></nav>
     </header>
     <main>
@@ -60,6 +60,10 @@ enum DashboardPageSource {
       <section id="scenarios" aria-labelledby="scen-h">
         <h2 id="scen-h">Scenarios</h2>
         <div id="scenario-list"></div>
+      </section>
+      <section id="state" aria-labelledby="state-h">
+        <h2 id="state-h">State contexts <span class="muted" id="state-count"></span></h2>
+        <div id="state-list"></div>
       </section>
       <section id="server" aria-labelledby="server-h">
         <h2 id="server-h">Settings and reload</h2>
@@ -391,6 +395,18 @@ enum DashboardPageSource {
             el("td", {}, sel, " ", btn, msg));
         }))));
     }
+    function renderContexts(list, count) {
+      const box = $("#state-list");
+      $("#state-count").textContent = "(" + (count > list.length ? list.length + " of " : "") + count + ")";
+      if (!list.length) { box.replaceChildren(el("p", { cls: "muted", text: "No contexts (recordState writes them)." })); return; }
+      box.replaceChildren(el("table", {},
+        el("thead", {}, el("tr", {}, ["Context", "Properties", "List", "Updates"].map((h) => el("th", { scope: "col", text: h })))),
+        el("tbody", {}, list.map((c) => el("tr", {},
+          el("th", { scope: "row", text: c.contextName }),
+          el("td", {}, el("code", { text: JSON.stringify(c.properties) })),
+          el("td", {}, el("code", { text: JSON.stringify(c.list) })),
+          el("td", { text: String(c.updateCount) }))))));
+    }
     function renderServer(s) {
       const dl = el("dl", {});
       const add = (k, v) => dl.append(el("dt", { text: k }), el("dd", { text: v }));
@@ -424,6 +440,7 @@ enum DashboardPageSource {
       state.stubs = new Map(s.stubs.map((x) => [x.id, x]));
       renderStubs();
       renderScenarios(s.scenarios);
+      renderContexts(s.stateContexts || [], s.stateContextCount || 0);
       renderServer(s);
     }
     $("#stub-filter").addEventListener("input", renderStubs);

@@ -94,6 +94,9 @@ extension JournalEntry {
     if let fault { pairs.append(("fault", .string(fault))) }
     if let served { pairs.append(("served", .bool(served))) }
     if !webhooks.isEmpty { pairs.append(("webhooks", .array(webhooks.map { .string($0) }))) }
+    if !stateProblems.isEmpty {
+      pairs.append(("stateListenerProblems", .array(stateProblems.map { .string($0) })))
+    }
     if !wasMatched {
       let report = NearMissReport(
         method: request.method.rawValue, url: request.head.target, nearMisses: nearMisses)

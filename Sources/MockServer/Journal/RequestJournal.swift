@@ -31,6 +31,8 @@ public struct JournalEntry: Sendable {
     var truncatedBody: (size: Int, sha256: String)?
     /// Outcomes of the stub's webhooks, as they complete (`POST http://… -> 204`, `… failed: …`).
     var webhooks: [String] = []
+    /// Problems of the stub's `recordState`/`deleteState` listeners found while serving.
+    var stateProblems: [String] = []
     /// The upstream the request was proxied to (a proxy stub, `--proxy-all`, a recording session).
     var proxyBaseURL: String? = nil
   }
@@ -111,6 +113,12 @@ public struct JournalEntry: Sendable {
   public var webhooks: [String] {
     get { fields.webhooks }
     set { fields.webhooks = newValue }
+  }
+  /// Problems of the served stub's `recordState` and `deleteState` listeners (a context that rendered
+  /// blank, a write the store refused), empty when there were none.
+  public var stateProblems: [String] {
+    get { fields.stateProblems }
+    set { fields.stateProblems = newValue }
   }
   /// Whether the response was served completely (false when the client went away first).
   public var served: Bool? {

@@ -30,13 +30,17 @@ public final class MockResponder: Sendable {
   let filesRoot: String?
   /// Sends the webhooks of served stubs (`serveEventListeners`, `postServeActions`).
   let webhooks: WebhookDispatcher
+  /// The state extension's contexts, and the runner of `recordState`/`deleteState` listeners.
+  let stateStore: StateStore
+  let stateListeners: StateListenerRunner
   private let random: Mutex<SplitMix64>
   /// Ids of the stubs whose unknown helpers were logged (once per stub; global templating).
   private let unknownHelpersLogged = Mutex<Set<String>>([])
 
   init(
     configuration: MockServiceConfiguration, store: StubStore, scenarioBook: ScenarioBook,
-    journal: RequestJournal, logger: RequestLogger, settings: MockSettings
+    journal: RequestJournal, logger: RequestLogger, settings: MockSettings,
+    stateStore: StateStore = StateStore()
   ) {
     self.store = store
     self.scenarioBook = scenarioBook
@@ -48,12 +52,16 @@ public final class MockResponder: Sendable {
       maxHoldMilliseconds: configuration.maxHoldMilliseconds, sandboxesDocuments: sandboxesDocuments)
     requestCheck = configuration.requestCheck
     unmatchedAnswer = configuration.unmatchedAnswer
-    templating = configuration.templating
+    var templating = configuration.templating
+    templating.stateLookup = stateStore
+    self.templating = templating
+    self.stateStore = stateStore
+    stateListeners = StateListenerRunner(store: stateStore, templating: templating)
     forwarder = ProxyForwarder(configuration: configuration.proxy)
     stubCORS = configuration.stubCORS
     gzipDisabled = configuration.gzipDisabled
     filesRoot = configuration.fixturesDirectory.map { FileTree.standardized($0) + "/__files" }
-    webhooks = WebhookDispatcher(logger: logger, templating: configuration.templating)
+    webhooks = WebhookDispatcher(logger: logger, templating: templating)
     random = Mutex(SplitMix64(seed: configuration.seed ?? UInt64.random(in: .min ... .max)))
   }
 
@@ -64,7 +72,7 @@ public final class MockResponder: Sendable {
     let scenarios = scenarioBook.states
     let (outcome, index) = table.matchIndexed(
       request, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted }, nearMissLimit: 0,
-      connection: context.connection, deferringPathParameters: true)
+      connection: context.connection, deferringPathParameters: true, state: stateSource(table))
     guard case .matched(let stub, _) = outcome, let index, stub.response.respondBeforeContent else {
       return nil
     }
@@ -206,18 +214,25 @@ public final class MockResponder: Sendable {
     _ request: HTTPRequest, table: StubTable, scenarioState: (String) -> String,
     connection: RequestView.Connection?
   ) -> (StubMatch, Int?) {
+    let state = stateSource(table)
     let first = table.matchIndexed(
-      request, scenarioState: scenarioState, connection: connection, deferringPathParameters: true)
+      request, scenarioState: scenarioState, connection: connection, deferringPathParameters: true,
+      state: state)
     guard request.method == .head else { return first }
     if case .matched(let stub, _) = first.0, stub.request.method == .head { return first }
     var asGet = request
     asGet.head.method = .get
     let asGetMatch = table.matchIndexed(
       asGet, scenarioState: scenarioState, nearMissLimit: 0, connection: connection,
-      deferringPathParameters: true)
+      deferringPathParameters: true, state: state)
     // A Pact interaction keeps the contract's method: its GET does not answer HEAD.
     if case .matched(let stub, _) = asGetMatch.0, !stub.request.keepsContractMethod { return asGetMatch }
     return first
+  }
+
+  /// What `state-matcher`s read, only for a table that has them (the others match as before).
+  private func stateSource(_ table: StubTable) -> StateMatchSource? {
+    table.hasStateMatchers ? StateMatchSource(lookup: stateStore, environment: templating.environment) : nil
   }
 
   // MARK: Serving a stub
@@ -336,6 +351,7 @@ public final class MockResponder: Sendable {
         let plain =
           !templated && definition.fixedDelayMilliseconds == nil && definition.delayDistribution == nil
           && stub.newScenarioState == nil && Webhook.list(of: stub).isEmpty
+          && stub.extensions.stateListeners.isEmpty
         store.storePrepared(
           StubStore.PreparedStub(
             response: made,
@@ -394,6 +410,18 @@ public final class MockResponder: Sendable {
     let status = definition.fault == nil ? (plan.sentStatus ?? definition.status) : nil
     var entry = makeEntry(
       request, context: context, stubID: stub.id, nearMisses: [], idWords: draws.idWords)
+    // The state extension's listeners run after rendering and before sending (WireMock's
+    // `beforeResponseSent`), so the next request sees their writes.
+    let listeners = stub.extensions.stateListeners
+    if !listeners.isEmpty {
+      let problems = stateListeners.run(
+        listeners, request: request, context: context,
+        response: ServedResponse(
+          status: status ?? definition.status, headers: definition.headers, body: definition.body),
+        seed: draws.contentSeed)
+      for p in problems { logger.line("state of \(MockResponder.label(stub)): \(p)") }
+      entry.stateProblems = problems
+    }
     entry.fault = definition.fault?.rawValue
     entry.addedDelayMilliseconds = addedDelay
     entry.responseStatus = status

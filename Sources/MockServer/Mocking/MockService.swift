@@ -49,6 +49,9 @@ public struct MockServiceConfiguration: Sendable {
   public var unmatchedAnswer: (@Sendable (HTTPRequest) -> (response: HTTPResponse, note: String)?)?
   /// Response templating (`--global-response-templating`, `--template-escaping`, `--fixed-time`, …).
   public var templating = TemplatingConfiguration()
+  /// How long a context of the state extension lives after its last write, in seconds
+  /// (`--state-expiration-seconds`, default 3600; 1 ... ``StateStore/maximumExpirationSeconds``).
+  public var stateExpirationSeconds = StateStore.defaultExpirationSeconds
   /// Upstream settings: `--proxy-timeout-ms`, `--proxy-ca`, `--proxy-insecure`, `--proxy-all`,
   /// `--record-mappings`.
   public var proxy = ProxyConfiguration()
@@ -87,6 +90,8 @@ public final class MockService: HTTPResponder, Sendable {
   public let logger: RequestLogger
   /// Settings changed at runtime.
   public let settings: MockSettings
+  /// The state extension's contexts (`recordState`, `deleteState`, `state-matcher`, `{{state}}`).
+  public let stateStore: StateStore
   /// Decodes, matches, plans and journals stub requests.
   public let responder: MockResponder
   let admin: AdminAPI
@@ -110,16 +115,18 @@ public final class MockService: HTTPResponder, Sendable {
       maxBodyBytesPerEntry: configuration.journalMaxBodyBytesPerEntry, onCompleted: { events.publish($0) })
     logger = RequestLogger(level: configuration.logLevel, json: configuration.logJSON)
     settings = MockSettings(globalDelayMilliseconds: configuration.globalDelayMilliseconds)
+    stateStore = StateStore(expirationSeconds: configuration.stateExpirationSeconds)
     responder = MockResponder(
       configuration: configuration, store: store, scenarioBook: scenarioBook, journal: journal,
       logger: logger,
-      settings: settings)
+      settings: settings, stateStore: stateStore)
     let shutdown = shutdownHook
     admin = AdminAPI(
       configuration: configuration, store: store, scenarioBook: scenarioBook, journal: journal,
       logger: logger,
       settings: settings, createdAt: SocketOps.monotonicNanos(),
-      shutdownHandler: { shutdown.handler }, dashboard: dashboard, forwarder: responder.forwarder)
+      shutdownHandler: { shutdown.handler }, dashboard: dashboard, forwarder: responder.forwarder,
+      stateStore: stateStore)
   }
 
   /// Called (once, off the event loop) after `POST /__admin/shutdown` was answered; nil when the host

@@ -174,8 +174,9 @@ final class WebhookDispatcher: Sendable {
     // WireMock's webhook model calls the served request `originalRequest`; `originalResponse` is ours.
     let templateContext = TemplateContext(
       request: model, environment: templating.environment,
-      additionalModel: TemplateMap([("originalRequest", model), ("originalResponse", response.templateValue)])
-    )
+      additionalModel: TemplateMap([("originalRequest", model), ("originalResponse", response.templateValue)]
+      ),
+      state: templating.stateLookup)
     var exceeded = false
     func render(_ text: String) -> String {
       guard text.contains("{{") else { return text }

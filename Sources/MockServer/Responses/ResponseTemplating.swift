@@ -11,8 +11,16 @@ public struct TemplatingConfiguration: Sendable, Equatable {
   public var local = true
   /// Escaping, time, allowed environment variables.
   public var environment = TemplateEnvironment()
+  /// The state extension's store the `state` helper reads (set by ``MockResponder``); nil: none.
+  package var stateLookup: (any TemplateStateLookup)?
   /// Creates the defaults: local mode, no escaping, the clock, no environment variables.
   public init() {}
+
+  /// Equal settings (the same store, by identity).
+  public static func == (a: TemplatingConfiguration, b: TemplatingConfiguration) -> Bool {
+    a.global == b.global && a.local == b.local && a.environment == b.environment
+      && a.stateLookup.map(ObjectIdentifier.init) == b.stateLookup.map(ObjectIdentifier.init)
+  }
 
   /// True when `definition` is rendered per request under these settings.
   func applies(to definition: ResponseDefinition) -> Bool {
@@ -174,7 +182,7 @@ enum ResponseTemplating {
       pathParameters: parameters, fields: fields)
     return TemplateContext(
       request: model, parameters: t.parameters.map(TemplateValue.json) ?? .map(TemplateMap()),
-      environment: configuration.environment, seed: seed)
+      environment: configuration.environment, seed: seed, state: configuration.stateLookup)
   }
 
   /// A rendered header value or reason phrase: control characters (CR, LF, …) become spaces.
