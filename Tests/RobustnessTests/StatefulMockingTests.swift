@@ -148,6 +148,17 @@ struct StatefulMockingTests {
     // PUT and DELETE of an unknown record: no stub matches, and the near miss names the state matcher.
     let miss = try StatefulMockingTests.call(p, "DELETE", "/todos/todo-42")
     #expect(status(miss) == 404 && miss.contains("context todo-42 does not exist"), "\(miss)")
+    // The admin API's near misses read the store as serving does: the same reason, not a missing store.
+    let asked = try StatefulMockingTests.call(
+      p, "POST", "/__admin/near-misses/request", #"{"method":"DELETE","url":"/todos/todo-42"}"#)
+    #expect(status(asked) == 200 && asked.contains("context todo-42 does not exist"), "\(asked)")
+    #expect(!asked.contains("no state store"), "\(asked)")
+    // A state matcher in a posted request pattern is evaluated against the store too.
+    let pattern = try StatefulMockingTests.call(
+      p, "POST", "/__admin/near-misses/request-pattern",
+      #"{"method":"GET","urlPathPattern":"/todos/.+","customMatcher":{"name":"state-matcher","parameters":{"hasContext":"{{request.pathSegments.[1]}}"}}}"#
+    )
+    #expect(status(pattern) == 200 && !pattern.contains("no state store"), "\(pattern)")
   }
 
   /// The bundled example (Fixtures/mappings/todos.json) answers as the README shows.

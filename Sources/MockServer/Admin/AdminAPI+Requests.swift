@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import Mappings
 import MockJSON
+import Templating
 
 extension AdminAPI {
   /// `/__admin/requests…`
@@ -172,7 +173,8 @@ extension AdminAPI {
       }
       var scored: [(Double, JournalEntry, [NearMiss.Mismatch])] = []
       for entry in journal.snapshot() {
-        guard let view = try? RequestView(entry.request) else { continue }
+        guard var view = try? RequestView(entry.request) else { continue }
+        if pattern.stateMatcher != nil { readsState(&view, entry.request) }
         let (result, _) = pattern.evaluate(view, detailed: true)
         scored.append((result.distance, entry, result.failures))
       }
@@ -208,12 +210,13 @@ extension AdminAPI {
         head: HTTPRequestHead(method: HTTPMethod(rawValue: method), target: url, headers: headers), body: body
       )
       let (table, scenarios) = (store.table, scenarioBook.states)
-      guard let view = try? RequestView(request) else {
+      guard var view = try? RequestView(request) else {
         return AdminAPI.error(
           .badRequest, title: "Invalid request",
           detail: "$.url: expected valid percent-encoding, found \(url)",
           pointer: "/url")
       }
+      if table.hasStateMatchers { readsState(&view, request) }
       let report = table.nearMisses(
         view, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted }, limit: 3)
       let stubs = stubLookup()
@@ -227,6 +230,17 @@ extension AdminAPI {
     default:
       return notFound(call)
     }
+  }
+
+  /// Lets `view`'s state matchers read the state extension's contexts as they are now (near misses asked
+  /// through the admin API are evaluated as serving evaluates them).
+  func readsState(_ view: inout RequestView, _ request: HTTPRequest) {
+    guard let stateStore else { return }
+    view.stateEnvironment = StateMatchEnvironment(
+      lookup: stateStore,
+      request: TemplateRequest.model(
+        request, scheme: view.scheme, port: view.port, clientIP: view.clientIP ?? ""),
+      environment: configuration.templating.environment)
   }
 
   static func nearMissJSON(

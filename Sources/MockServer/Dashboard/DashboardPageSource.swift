@@ -445,5 +445,8 @@ enum DashboardPageSource {
     }
     $("#stub-filter").addEventListener("input", renderStubs);
     loadState().then(connect, connect);
+    // What changes without a request to a stub (contexts deleted through the admin API or expired, stubs
+    // edited through it) shows within 5 s while the page is visible.
+    setInterval(() => { if (!document.hidden) scheduleState(); }, 5000);
     """#
 }

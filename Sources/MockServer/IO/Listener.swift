@@ -24,7 +24,7 @@ final class Listener: Sendable {
   init(host: String, port: Int, reusePort: Bool = false, backlog: Int32 = 1024) throws(IOError) {
     var hints = addrinfo()
     hints.ai_family = AF_UNSPEC
-    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    hints.ai_socktype = PlatformSocket.streamType
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
     var result: UnsafeMutablePointer<addrinfo>?
     let rc = getaddrinfo(host, String(port), &hints, &result)

@@ -86,31 +86,30 @@ public final class StateStore: TemplateStateLookup, Sendable {
   }
 
   /// Changes context `name` (created when missing) with `change`, counting the update once per `token`.
+  /// `change` returns why it refuses before changing anything, or nil. The context is changed in place
+  /// (no copy of its list per write).
   /// - Returns: nil, or why nothing was written (a bound of the store).
   func write(
     _ name: String, token: UInt64, _ change: (inout Context) -> String?
   ) -> String? {
     let now = clock()
-    let refusal: String? = contents.withLock { s in
+    return contents.withLock { s -> String? in
       sweep(&s, now: now)
-      var context: Context
-      if let c = s.contexts[name], live(c, now: now) {
-        context = c
-        if c.lastWrite != token { context.updateCount += 1 }
-      } else {
-        guard s.contexts.count < StateStore.maximumContexts || s.contexts[name] != nil else {
-          return "context \(name) not created: the store holds \(StateStore.maximumContexts) contexts, "
-            + "the most it keeps"
-        }
-        context = Context(written: now, lastWrite: token)
+      if let i = s.contexts.index(forKey: name), live(s.contexts.values[i], now: now) {
+        if let refused = change(&s.contexts.values[i]) { return refused }
+        StateStore.written(&s.contexts.values[i], token: token, now: now)
+        return nil
       }
+      guard s.contexts.count < StateStore.maximumContexts || s.contexts[name] != nil else {
+        return "context \(name) not created: the store holds \(StateStore.maximumContexts) contexts, "
+          + "the most it keeps"
+      }
+      // New, or replacing an expired one.
+      var context = Context(written: now, lastWrite: token)
       if let refused = change(&context) { return refused }
-      context.written = now
-      context.lastWrite = token
       s.contexts[name] = context
       return nil
     }
-    return refusal
   }
 
   /// Changes the list of context `name` when it exists (an unknown context is not created), counting the
@@ -118,14 +117,18 @@ public final class StateStore: TemplateStateLookup, Sendable {
   func changeExisting(_ name: String, token: UInt64, _ change: (inout Context) -> Void) -> Bool {
     let now = clock()
     return contents.withLock { s -> Bool in
-      guard var c = s.contexts[name], live(c, now: now) else { return false }
-      if c.lastWrite != token { c.updateCount += 1 }
-      change(&c)
-      c.written = now
-      c.lastWrite = token
-      s.contexts[name] = c
+      guard let i = s.contexts.index(forKey: name), live(s.contexts.values[i], now: now) else { return false }
+      change(&s.contexts.values[i])
+      StateStore.written(&s.contexts.values[i], token: token, now: now)
       return true
     }
+  }
+
+  /// Records a write of request `token` to `context` at `now`: its update count grows once per request.
+  private static func written(_ context: inout Context, token: UInt64, now: UInt64) {
+    if context.lastWrite != token { context.updateCount += 1 }
+    context.written = now
+    context.lastWrite = token
   }
 
   /// Deletes context `name` (an unknown one is no error).

@@ -21,6 +21,16 @@ enum PlatformSocket {
     #endif
   }
 
+  /// `SOCK_STREAM` as `getaddrinfo`'s hints and `socket` take it (an enum case on Glibc, a macro on Darwin):
+  /// the one place that names it, for files whose other imports (COpenSSL's headers) hide Glibc's enum.
+  static var streamType: Int32 {
+    #if os(Linux)
+      return Int32(SOCK_STREAM.rawValue)
+    #else
+      return SOCK_STREAM
+    #endif
+  }
+
   /// A new TCP socket of `family`, close-on-exec, optionally non-blocking, that never raises `SIGPIPE`;
   /// -1 with `errno` set on failure.
   static func makeStreamSocket(family: Int32, nonBlocking: Bool) -> Int32 {

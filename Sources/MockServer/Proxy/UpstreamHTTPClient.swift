@@ -213,7 +213,7 @@ package struct UpstreamHTTPClient: Sendable {
   private func connect(_ upstream: UpstreamURL) -> Result<any ByteStream, UpstreamError> {
     var hints = addrinfo()
     hints.ai_family = AF_UNSPEC
-    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    hints.ai_socktype = PlatformSocket.streamType
     var list: UnsafeMutablePointer<addrinfo>?
     let rc = getaddrinfo(upstream.host, String(upstream.port), &hints, &list)
     guard rc == 0, let first = list else {
