@@ -20,7 +20,10 @@ public final class MockServerProcess: @unchecked Sendable {
   // thread-safe for terminate/waitUntilExit; what changes later sits behind `Mutex`es.
   private let process: Process
   private let errorPipe: Pipe?
-  private let errorOutput: Mutex<[UInt8]>
+  private let errorOutput = Mutex<[UInt8]>([])
+  /// The readers of standard output (drained, so the child never blocks on a full pipe) and standard
+  /// error (kept, the newest ``errorOutputLimit`` bytes), once the `listening on` line was read.
+  private let readers = Mutex<[PipeReader]>([])
   private let killed = Mutex(false)
   /// Most bytes of standard error kept (the newest).
   static let errorOutputLimit = 1 << 20
@@ -29,10 +32,9 @@ public final class MockServerProcess: @unchecked Sendable {
   /// The port parsed from the `listening on` line.
   public let port: Int
 
-  private init(process: Process, errorPipe: Pipe?, errorOutput: [UInt8], baseURL: URL, port: Int) {
+  private init(process: Process, errorPipe: Pipe?, baseURL: URL, port: Int) {
     self.process = process
     self.errorPipe = errorPipe
-    self.errorOutput = Mutex(errorOutput)
     self.baseURL = baseURL
     self.port = port
   }
@@ -113,16 +115,18 @@ public final class MockServerProcess: @unchecked Sendable {
       {
         // Keep draining stdout in the background so the child never blocks on a full pipe, and keep
         // the newest MiB of standard error.
-        out.fileHandleForReading.readabilityHandler = { handle in _ = handle.availableData }
-        let server = MockServerProcess(
-          process: process, errorPipe: err, errorOutput: [], baseURL: url, port: port)
-        err?.fileHandleForReading.readabilityHandler = { [weak server] handle in
-          let data = handle.availableData
-          server?.errorOutput.withLock { buffer in
-            buffer.append(contentsOf: data)
-            if buffer.count > errorOutputLimit { buffer.removeFirst(buffer.count - errorOutputLimit) }
-          }
+        let server = MockServerProcess(process: process, errorPipe: err, baseURL: url, port: port)
+        var readers = [PipeReader(out.fileHandleForReading) { _ in }]
+        if let err {
+          readers.append(
+            PipeReader(err.fileHandleForReading) { [weak server] data in
+              server?.errorOutput.withLock { buffer in
+                buffer.append(contentsOf: data)
+                if buffer.count > errorOutputLimit { buffer.removeFirst(buffer.count - errorOutputLimit) }
+              }
+            })
         }
+        server.readers.withLock { $0 = readers }
         return server
       }
     }
@@ -193,21 +197,11 @@ public final class MockServerProcess: @unchecked Sendable {
     return true
   }
 
-  /// Stops the background readers, then takes what standard error still holds (the last lines written
-  /// before the exit, such as the log the server flushes when it stops) without waiting for more.
+  /// Waits for the readers to reach the end of the pipes (the process has exited), so that what it
+  /// wrote last (such as the log a stopping server flushes) is in ``standardErrorText``. The wait is a
+  /// hang guard: a grandchild holding a pipe open must not keep the caller waiting.
   private func detachPipes() {
-    (process.standardOutput as? Pipe)?.fileHandleForReading.readabilityHandler = nil
-    guard let errorPipe else { return }
-    errorPipe.fileHandleForReading.readabilityHandler = nil
-    let fd = errorPipe.fileHandleForReading.fileDescriptor
-    var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while poll(&pfd, 1, 0) > 0, case let n = read(fd, &buffer, buffer.count), n > 0 {
-      errorOutput.withLock { output in
-        output.append(contentsOf: buffer[0..<n])
-        if output.count > Self.errorOutputLimit { output.removeFirst(output.count - Self.errorOutputLimit) }
-      }
-    }
+    for reader in readers.withLock({ $0 }) { reader.waitForEnd(timeout: 5) }
   }
 
   deinit {

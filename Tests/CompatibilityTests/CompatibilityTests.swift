@@ -94,7 +94,9 @@ struct CompatibilityTests {
         port = Int(line.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "")
       }
     }
-    out.fileHandleForReading.readabilityHandler = { h in _ = h.availableData }
+    // Drained so the jar never blocks on a full pipe (a reader thread, not a readabilityHandler).
+    let drain = PipeReader(out.fileHandleForReading) { _ in }
+    defer { _ = drain }
     guard let port else {
       Issue.record("WireMock did not start: \(text)")
       return

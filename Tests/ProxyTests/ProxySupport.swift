@@ -65,6 +65,7 @@ final class RecordingRun: @unchecked Sendable {
   private let process: Process
   private let pipe: Pipe
   private let output = OutputBuffer()
+  private let reader: PipeReader
   let port: Int
 
   init(_ arguments: [String]) throws {
@@ -76,8 +77,7 @@ final class RecordingRun: @unchecked Sendable {
     process.standardError = pipe
     try process.run()
     let output = self.output
-    pipe.fileHandleForReading.readabilityHandler = { handle in
-      let data = handle.availableData
+    reader = PipeReader(pipe.fileHandleForReading) { data in
       output.bytes.withLock { $0.append(contentsOf: data) }
     }
     let deadline = Date().addingTimeInterval(20)
@@ -107,10 +107,7 @@ final class RecordingRun: @unchecked Sendable {
   func interrupt() -> (Int32, String) {
     kill(process.processIdentifier, SIGINT)
     process.waitUntilExit()
-    Thread.sleep(forTimeInterval: 0.1)
-    pipe.fileHandleForReading.readabilityHandler = nil
-    let rest = pipe.fileHandleForReading.readDataToEndOfFile()
-    output.bytes.withLock { $0.append(contentsOf: rest) }
+    reader.waitForEnd(timeout: 30)
     return (process.terminationStatus, String(decoding: output.bytes.withLock { $0 }, as: UTF8.self))
   }
 
@@ -129,9 +126,7 @@ final class RecordingRun: @unchecked Sendable {
   func stop(with signal: Int32) -> (Int32, String) {
     kill(process.processIdentifier, signal)
     process.waitUntilExit()
-    pipe.fileHandleForReading.readabilityHandler = nil
-    let rest = pipe.fileHandleForReading.readDataToEndOfFile()
-    output.bytes.withLock { $0.append(contentsOf: rest) }
+    reader.waitForEnd(timeout: 30)
     return (process.terminationStatus, outputText)
   }
 
