@@ -973,31 +973,23 @@ def main():
             print(f"{label:36} {fmt_summary(value, unit):>26}")
         print(f"proxied / alone: {r:.2f}" + (f"; {non2xx} non-2xx responses" if non2xx else ""))
         return
-    if os.environ.get("BENCH_ONLY") == "templating":
-        # Only the templating rows (prepared and templated JSON); nothing is written.
+    # Row sets run alone (nothing is written): how to measure them, how to print them, the ratio's name, the
+    # label column's width.
+    single_sets = {
+        # prepared and templated JSON
+        "templating": (measure_templating, templating_rows, "templated / prepared", 36),
+        # create-then-read cycles, a state-matcher's cost
+        "state": (measure_state, state_rows, "state-matcher / plain", 40),
+        # a generated document's GET operation
+        "openapi": (measure_openapi, openapi_rows, "validating / plain", 42),
+    }
+    if os.environ.get("BENCH_ONLY") in single_sets:
+        measure, rows_of, ratio_name, width = single_sets[os.environ["BENCH_ONLY"]]
         log(f"load average before: {load_before:.2f}; rounds={ROUNDS}, wrk {DURATION} s")
-        rows, r, non2xx = templating_rows(measure_templating(binary, tmp))
+        rows, r, non2xx = rows_of(measure(binary, tmp))
         for label, value, unit in rows:
-            print(f"{label:36} {fmt_summary(value, unit):>26}")
-        print(f"templated / prepared: {r:.2f}" + (f"; {non2xx} non-2xx responses" if non2xx else "")
-              + f"; load average before {load_before:.2f}, after {os.getloadavg()[0]:.2f}")
-        return
-    if os.environ.get("BENCH_ONLY") == "state":
-        # Only the stateful-mocking rows (create-then-read cycles, a state-matcher's cost); nothing is written.
-        log(f"load average before: {load_before:.2f}; rounds={ROUNDS}, wrk {DURATION} s")
-        rows, r, non2xx = state_rows(measure_state(binary, tmp))
-        for label, value, unit in rows:
-            print(f"{label:40} {fmt_summary(value, unit):>26}")
-        print(f"state-matcher / plain: {r:.2f}" + (f"; {non2xx} non-2xx responses" if non2xx else "")
-              + f"; load average before {load_before:.2f}, after {os.getloadavg()[0]:.2f}")
-        return
-    if os.environ.get("BENCH_ONLY") == "openapi":
-        # Only the --openapi rows (a generated document's GET operation); nothing is written.
-        log(f"load average before: {load_before:.2f}; rounds={ROUNDS}, wrk {DURATION} s")
-        rows, r, non2xx = openapi_rows(measure_openapi(binary, tmp))
-        for label, value, unit in rows:
-            print(f"{label:42} {fmt_summary(value, unit):>26}")
-        print(f"validating / plain: {r:.2f}" + (f"; {non2xx} non-2xx responses" if non2xx else "")
+            print(f"{label:{width}} {fmt_summary(value, unit):>26}")
+        print(f"{ratio_name}: {r:.2f}" + (f"; {non2xx} non-2xx responses" if non2xx else "")
               + f"; load average before {load_before:.2f}, after {os.getloadavg()[0]:.2f}")
         return
     many = make_many_stub_fixtures(os.path.join(tmp, "fixtures-10k"))

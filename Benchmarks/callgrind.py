@@ -28,11 +28,7 @@ import sys
 import tempfile
 import time
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from bench import free_port, spawn, stop_process
 
 
 def wait_for_port(port, process, seconds=120):
@@ -111,7 +107,7 @@ def measure(binary, folder, extra, request, count, per_connection):
     out = os.path.join(folder, f"callgrind.{port}")
     command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "--host", "127.0.0.1",
                "--port", str(port), "--fixtures", folder, "--no-watch"] + extra
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = spawn(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for_port(port, process)
         (connection_requests if per_connection else keepalive_requests)(port, request, 5)
@@ -122,8 +118,7 @@ def measure(binary, folder, extra, request, count, per_connection):
             keepalive_requests(port, request, count)
         subprocess.run(["callgrind_control", "-d", str(process.pid)], check=True, capture_output=True)
     finally:
-        process.terminate()
-        process.wait(timeout=120)
+        stop_process(process, timeout=120)
     dumps = sorted((p for p in glob.glob(out + ".*") if p.rsplit(".", 1)[1].isdigit()), key=os.path.getmtime)
     if not dumps:
         raise RuntimeError("no callgrind dump")
@@ -153,7 +148,7 @@ def main():
         upstream_port = free_port() if "proxy" in rows else None
         fixtures(folder, upstream_port)
         if upstream_port:
-            upstream = subprocess.Popen(
+            upstream = spawn(
                 [arguments.binary, "--host", "127.0.0.1", "--port", str(upstream_port), "--fixtures",
                  os.path.join(folder, "upstream"), "--no-watch", "--quiet"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -174,8 +169,7 @@ def main():
             print(f"{row} {value:.0f}", flush=True)
     finally:
         if upstream:
-            upstream.terminate()
-            upstream.wait(timeout=60)
+            stop_process(upstream)
         shutil.rmtree(folder, ignore_errors=True)
 
 
