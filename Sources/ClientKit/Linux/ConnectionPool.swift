@@ -11,19 +11,29 @@
     private let idle = Mutex<[String: [SocketConnection]]>([:])
     private let maxIdlePerHost: Int
     private let idleTimeoutNanoseconds: UInt64
+    /// The monotonic clock (ns); a parameter so tests can order readings as concurrent callers do.
+    private let clock: @Sendable () -> UInt64
 
-    init(maxIdlePerHost: Int, idleTimeout: Duration) {
+    init(
+      maxIdlePerHost: Int, idleTimeout: Duration,
+      clock: @escaping @Sendable () -> UInt64 = monotonicNanoseconds
+    ) {
       self.maxIdlePerHost = max(0, maxIdlePerHost)
+      self.clock = clock
       let (seconds, atto) = idleTimeout.components
       self.idleTimeoutNanoseconds =
         UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, atto) / 1_000_000_000)
     }
 
     /// A live idle connection for `key`, most recently used first, or nil. Stale ones are closed.
+    ///
+    /// `now` is read before the lock, so another thread may check a connection in after it: such a
+    /// connection's `idleSince` is later than `now`, and it is fresh (the subtraction would trap).
     func checkout(_ key: String) -> SocketConnection? {
-      let now = monotonicNanoseconds()
+      let now = clock()
       while let candidate = idle.withLock({ $0[key]?.popLast() }) {
-        if now - candidate.idleSince <= idleTimeoutNanoseconds, candidate.isReusable() {
+        let idleFor = now > candidate.idleSince ? now - candidate.idleSince : 0
+        if idleFor <= idleTimeoutNanoseconds, candidate.isReusable() {
           return candidate
         }
         candidate.close()
@@ -33,7 +43,7 @@
 
     /// Returns a connection after a complete keep-alive exchange; closes it when the pool is full.
     func checkin(_ connection: SocketConnection) {
-      connection.idleSince = monotonicNanoseconds()
+      connection.idleSince = clock()
       let rejected = idle.withLock { pool -> SocketConnection? in
         var list = pool[connection.key, default: []]
         guard list.count < maxIdlePerHost else { return connection }

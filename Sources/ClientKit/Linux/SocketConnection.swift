@@ -63,7 +63,7 @@
     var idleSince: UInt64 = 0
     private var closed = false
 
-    private init(fd: Int32, key: String) {
+    init(fd: Int32, key: String) {
       self.fd = fd
       self.key = key
     }
