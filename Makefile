@@ -16,12 +16,12 @@ all: build
 # mockserver binary itself no longer does (`verify` uses the server's own upstream client).
 deps:
 	@if [ ! -f /usr/include/openssl/ssl.h ] || [ ! -f /usr/include/zlib.h ] || [ ! -f /usr/include/yaml.h ] \
-	  || [ ! -f /usr/include/libxml2/libxml/parser.h ] \
+	  || [ ! -f /usr/include/libxml2/libxml/parser.h ] || [ ! -f /usr/include/hiredis/hiredis.h ] \
 	  || ! ls /usr/lib/*/libcurl.so >/dev/null 2>&1; then \
-	  echo "make: installing libssl-dev zlib1g-dev libyaml-dev libxml2-dev libcurl4-openssl-dev"; \
+	  echo "make: installing libssl-dev zlib1g-dev libyaml-dev libxml2-dev libhiredis-dev libcurl4-openssl-dev"; \
 	  $(SUDO) apt-get update -qq >/dev/null 2>&1 || true; \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libssl-dev zlib1g-dev libyaml-dev libxml2-dev \
-	    libcurl4-openssl-dev >/dev/null; \
+	    libhiredis-dev libcurl4-openssl-dev >/dev/null; \
 	fi
 
 build: deps

@@ -27,6 +27,13 @@ if ! python3 -c "import pact; assert int(pact.__version__.split('.')[0]) >= 3" >
   python3 -m pip install -q --disable-pip-version-check 'pact-python>=3' >/dev/null 2>&1 \
     || python3 -m pip install -q --disable-pip-version-check --break-system-packages 'pact-python>=3' >/dev/null
 fi
+# Debian's redis-server for the shared state store's tests (Tests/TestSupport/RedisServer.swift starts it on a
+# free loopback port; issue 47, docs/scaling.md).
+if ! command -v redis-server >/dev/null 2>&1; then
+  echo "setup: installing redis-server"
+  apt-get update -qq >/dev/null 2>&1 || true
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+fi
 # Headless Chromium and chromedriver (Debian packages) for the browser tests: CORS
 # (Tests/RobustnessTests/CORSBrowserTests.swift, driving Tests/Browser/cors_fetch.py) and the dashboard
 # (Tests/Browser/dashboard_test.py).
