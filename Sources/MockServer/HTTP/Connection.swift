@@ -63,6 +63,9 @@ final class Connection: EventHandler {
     /// Content being written as it is produced (the dashboard's event stream, a relayed upstream body);
     /// the plan waits for it to end.
     @exclusivity(unchecked) var stream: ContentStream?
+    /// When the stream's content last went into the output (monotonic ns): its heartbeat is sent only
+    /// after that long without any.
+    @exclusivity(unchecked) var streamWroteAt: UInt64 = 0
 
     /// Sets up the execution of a new plan (every field: the object is reused from plan to plan).
     func begin(
@@ -649,23 +652,39 @@ final class Connection: EventHandler {
     updateExecution {
       $0.stream = ContentStream(source: source, chunked: chunked, untilClose: framing == .untilClose)
     }
-    if let heartbeat = source.heartbeat { scheduleHeartbeat(heartbeat) }
+    updateExecution { $0.streamWroteAt = SocketOps.monotonicNanos() }
+    if let heartbeat = source.heartbeat {
+      scheduleHeartbeat(heartbeat, afterMilliseconds: heartbeat.intervalMilliseconds)
+    }
+    // A stream started while the server stops (its head was delayed) ends at once too.
+    if owner.isShuttingDown { source.serverStopping() }
     flush()
     if waiting { pumpStream() }
     return true
   }
 
-  /// The heartbeat's bytes every interval while the stream's output is idle (an event stream's comment
-  /// line keeps proxies and the client from timing the connection out).
-  private func scheduleHeartbeat(_ heartbeat: ContentHeartbeat) {
-    let timer = loop.schedule(afterMilliseconds: heartbeat.intervalMilliseconds) { [weak self] in
+  /// The heartbeat's bytes once the stream's output has been idle for the interval (no content taken
+  /// and nothing unsent): an event stream's comment line keeps proxies and the client from timing the
+  /// connection out.
+  private func scheduleHeartbeat(_ heartbeat: ContentHeartbeat, afterMilliseconds delay: Int) {
+    let timer = loop.schedule(afterMilliseconds: delay) { [weak self] in
       guard let self, case .executing = self.state, self.execution.stream != nil else { return }
       self.updateExecution { $0.timer = nil }
-      if self.outOffset == self.out.count {
+      let interval = UInt64(heartbeat.intervalMilliseconds) * 1_000_000
+      let now = SocketOps.monotonicNanos()
+      let idle = now &- self.execution.streamWroteAt
+      var next = heartbeat.intervalMilliseconds
+      if idle < interval {
+        // Content went out meanwhile: the idle time counts from it.
+        next = max(1, Int((interval - idle + 999_999) / 1_000_000))
+      } else if self.outOffset == self.out.count {
         self.out.append(contentsOf: heartbeat.bytes)
+        self.updateExecution { $0.streamWroteAt = now }
         self.flush()
       }
-      if case .executing = self.state, self.execution.stream != nil { self.scheduleHeartbeat(heartbeat) }
+      if case .executing = self.state, self.execution.stream != nil {
+        self.scheduleHeartbeat(heartbeat, afterMilliseconds: next)
+      }
     }
     updateExecution { $0.timer = timer }
   }
@@ -683,6 +702,7 @@ final class Connection: EventHandler {
       guard room > 0 else { break pump }
       let (bytes, end) = stream.source.take(maxBytes: room)
       if !bytes.isEmpty {
+        e.streamWroteAt = SocketOps.monotonicNanos()
         if stream.chunked {
           out.append(contentsOf: String(bytes.count, radix: 16).utf8)
           out.append(contentsOf: [13, 10])
@@ -936,7 +956,9 @@ final class Connection: EventHandler {
     case .reading where isIdle: close(served: false)
     // An event stream never ends by itself.
     case .executing where execution.stream?.untilClose == true: close(served: true)
-    case .executing: updateExecution { $0.keepAlive = false }
+    case .executing:
+      updateExecution { $0.keepAlive = false }
+      execution.stream?.source.serverStopping()
     default: break
     }
   }

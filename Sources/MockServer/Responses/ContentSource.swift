@@ -23,6 +23,15 @@ public protocol ContentSource: AnyObject, Sendable {
   /// Bytes written while the output has been idle for `intervalMilliseconds` (an event stream's comment
   /// line, which keeps proxies and clients from timing the connection out), or nil for none.
   var heartbeat: ContentHeartbeat? { get }
+  /// The server is stopping gracefully: a source whose content would not end by itself soon (an `x-sse`
+  /// stream) ends it now, so the response ends properly instead of being cut when the grace runs out.
+  /// Called on the loop's thread. The default does nothing.
+  func serverStopping()
+}
+
+extension ContentSource {
+  /// Default: nothing (the content ends by itself, or the grace cuts it).
+  public func serverStopping() {}
 }
 
 /// How a ``ContentSource``'s content ended.
