@@ -1,3 +1,4 @@
+import MockJSON
 import Templating
 
 /// A stub's `x-sse` response (docs/streaming.md, "Server-sent events"): events written one by one, each
@@ -58,6 +59,8 @@ public struct ServerSentEventsDefinition: Sendable, Hashable {
   /// The stub names `response-template` in `transformers` (the events are templates without global
   /// templating).
   public var locallyTemplated = false
+  /// The response's `transformerParameters` (`parameters` in the events' templates), or nil.
+  public var parameters: JSONValue?
 
   /// Creates a definition.
   public init(events: [Event] = []) {

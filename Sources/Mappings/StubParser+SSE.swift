@@ -45,6 +45,7 @@ extension StubParser {
     let local = isLocallyTemplated(o)
     var sse = ServerSentEventsDefinition()
     sse.locallyTemplated = local
+    if let parameters = o["transformerParameters"], parameters.objectValue != nil { sse.parameters = parameters }
     if let e = s["events"] {
       let ep = JSONPathText.child(sp, "events")
       if let list = e.arrayValue {

@@ -635,6 +635,9 @@ final class Connection: EventHandler {
       source.cancel()
       if framing == .untilClose {
         writeStreamHead(head, contentLength: nil, chunked: false, e)
+      } else if framing == .chunked, !head.status.forbidsContent {
+        // HEAD: the head a GET gets (RFC 9110 §9.3.2), without its content.
+        writeStreamHead(head, contentLength: nil, chunked: !e.http10, e)
       } else {
         writeHead(head, contentLength: framing.length ?? 0, e)
       }
@@ -677,8 +680,8 @@ final class Connection: EventHandler {
       if idle < interval {
         // Content went out meanwhile: the idle time counts from it.
         next = max(1, Int((interval - idle + 999_999) / 1_000_000))
-      } else if self.outOffset == self.out.count {
-        self.out.append(contentsOf: heartbeat.bytes)
+      } else if self.outOffset == self.out.count, let stream = self.execution.stream {
+        self.appendStreamContent(heartbeat.bytes, chunked: stream.chunked)
         self.updateExecution { $0.streamWroteAt = now }
         self.flush()
       }
@@ -687,6 +690,18 @@ final class Connection: EventHandler {
       }
     }
     updateExecution { $0.timer = timer }
+  }
+
+  /// Appends a stream's content to the output: one chunk (RFC 9112 §7.1) when `chunked`, else as it is.
+  private func appendStreamContent(_ bytes: [UInt8], chunked: Bool) {
+    if chunked {
+      out.append(contentsOf: String(bytes.count, radix: 16).utf8)
+      out.append(contentsOf: [13, 10])
+      out.append(contentsOf: bytes)
+      out.append(contentsOf: [13, 10])
+    } else {
+      out.append(contentsOf: bytes)
+    }
   }
 
   /// Loop thread: moves produced content into the output while it is under the source's bound; stops
@@ -703,14 +718,7 @@ final class Connection: EventHandler {
       let (bytes, end) = stream.source.take(maxBytes: room)
       if !bytes.isEmpty {
         e.streamWroteAt = SocketOps.monotonicNanos()
-        if stream.chunked {
-          out.append(contentsOf: String(bytes.count, radix: 16).utf8)
-          out.append(contentsOf: [13, 10])
-          out.append(contentsOf: bytes)
-          out.append(contentsOf: [13, 10])
-        } else {
-          out.append(contentsOf: bytes)
-        }
+        appendStreamContent(bytes, chunked: stream.chunked)
       }
       if let end {
         if case .finished = end, stream.chunked { out.append(contentsOf: HTTPSerializer.lastChunk) }

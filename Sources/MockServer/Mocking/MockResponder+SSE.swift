@@ -33,7 +33,9 @@ extension MockResponder {
       ($0.event, $0.id, $0.data, $0.retry, $0.delayMilliseconds)
     }
     if templated {
-      let template = definition.template ?? ResponseTemplate(local: sse.locallyTemplated)
+      var template = definition.template ?? ResponseTemplate(local: sse.locallyTemplated)
+      // Under global templating alone a stub without other templated fields has no template description.
+      if template.parameters == nil { template.parameters = sse.parameters }
       let templateContext = ResponseTemplating.makeContext(
         template, fields: nil, request: request, context: context, pathParameters: pathParameters(),
         requestID: { draws.requestID }, seed: draws.templateSeed, configuration: templating)

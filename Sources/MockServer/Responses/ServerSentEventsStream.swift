@@ -138,7 +138,10 @@ final class ServerSentEventsStream: ContentSource {
         s.index += 1
         if s.index < events.count { s.dueAt = now + Self.nanos(events[s.index].delayMilliseconds) }
       }
-      if s.end == nil, s.dueAt > now, s.dueAt != .max { arm(&s, in: s.dueAt - now) }
+      if s.end == nil, s.dueAt > now, s.dueAt != .max {
+        let wait = s.dueAt - now
+        arm(&s, in: wait)
+      }
       return (out, s.end)
     }
   }
