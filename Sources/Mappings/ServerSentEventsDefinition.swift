@@ -90,7 +90,8 @@ public struct ServerSentEventsDefinition: Sendable, Hashable {
     }
     func clean(_ s: String) -> Substring.UTF8View {
       guard s.utf8.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) else { return s[...].utf8 }
-      return Substring(String(decoding: s.utf8.filter { $0 != 13 && $0 != 10 && $0 != 0 }, as: UTF8.self)).utf8
+      return Substring(String(decoding: s.utf8.filter { $0 != 13 && $0 != 10 && $0 != 0 }, as: UTF8.self))
+        .utf8
     }
     if let event { line("event", clean(event)) }
     if let id { line("id", clean(id)) }

@@ -39,13 +39,16 @@ extension StubParser {
     }
     for key in s.keys where !sseFields.contains(key) {
       d.error(
-        JSONPathText.child(sp, key), expected: "an x-sse field (\(sseFields.sorted().joined(separator: ", ")))",
+        JSONPathText.child(sp, key),
+        expected: "an x-sse field (\(sseFields.sorted().joined(separator: ", ")))",
         found: "unknown field \(JSONValue.quoted(key))")
     }
     let local = isLocallyTemplated(o)
     var sse = ServerSentEventsDefinition()
     sse.locallyTemplated = local
-    if let parameters = o["transformerParameters"], parameters.objectValue != nil { sse.parameters = parameters }
+    if let parameters = o["transformerParameters"], parameters.objectValue != nil {
+      sse.parameters = parameters
+    }
     if let e = s["events"] {
       let ep = JSONPathText.child(sp, "events")
       if let list = e.arrayValue {
@@ -55,7 +58,8 @@ extension StubParser {
           }
         }
       } else {
-        d.error(ep, expected: "an array of events {\"event\", \"id\", \"data\", \"retry\", \"delay\"}", found: e)
+        d.error(
+          ep, expected: "an array of events {\"event\", \"id\", \"data\", \"retry\", \"delay\"}", found: e)
       }
     }
     sse.closeConnection = parseFlag(s, "closeConnection", sp, &d) ?? sse.closeConnection
@@ -78,7 +82,8 @@ extension StubParser {
   static func parseServerSentEvent(_ v: JSONValue, _ p: String, local: Bool, _ d: inout Diagnostics)
     -> ServerSentEventsDefinition.Event?
   {
-    guard let o = object(v, p, "an event object {\"event\", \"id\", \"data\", \"retry\", \"delay\"}", &d) else {
+    guard let o = object(v, p, "an event object {\"event\", \"id\", \"data\", \"retry\", \"delay\"}", &d)
+    else {
       return nil
     }
     for key in o.keys where !sseEventFields.contains(key) {
@@ -110,7 +115,9 @@ extension StubParser {
       } catch {
         // As the response's other fields (StubParser+Templates): an error with `response-template`; under
         // global templating only, the text is sent as written.
-        if local { d.error(JSONPathText.child(p, key), message: "\(error.line):\(error.column): \(error.message)") }
+        if local {
+          d.error(JSONPathText.child(p, key), message: "\(error.line):\(error.column): \(error.message)")
+        }
         return nil
       }
     }
@@ -123,16 +130,22 @@ extension StubParser {
   /// MockServer's delay `{"timeUnit": "MILLISECONDS", "value": n}` in milliseconds (0...24 h; a part of a
   /// millisecond is rounded up).
   static func parseTimeDelay(_ v: JSONValue, _ p: String, _ d: inout Diagnostics) -> Int? {
-    guard let o = object(v, p, "a delay {\"timeUnit\": \"MILLISECONDS\", \"value\": n}", &d) else { return nil }
+    guard let o = object(v, p, "a delay {\"timeUnit\": \"MILLISECONDS\", \"value\": n}", &d) else {
+      return nil
+    }
     for key in o.keys where key != "timeUnit" && key != "value" {
-      d.error(JSONPathText.child(p, key), expected: "timeUnit or value", found: "unknown field \(JSONValue.quoted(key))")
+      d.error(
+        JSONPathText.child(p, key), expected: "timeUnit or value",
+        found: "unknown field \(JSONValue.quoted(key))")
     }
     let names = timeUnitNanoseconds.map(\.0)
-    guard let unitName = o["timeUnit"]?.stringValue, let unit = timeUnitNanoseconds.first(where: { $0.0 == unitName })
+    guard let unitName = o["timeUnit"]?.stringValue,
+      let unit = timeUnitNanoseconds.first(where: { $0.0 == unitName })
     else {
       d.error(
         JSONPathText.child(p, "timeUnit"), expected: "one of \(names.joined(separator: ", "))",
-        found: o["timeUnit"].map { $0.stringValue.map { JSONValue.quoted($0) } ?? $0.kindDescription } ?? "nothing")
+        found: o["timeUnit"].map { $0.stringValue.map { JSONValue.quoted($0) } ?? $0.kindDescription }
+          ?? "nothing")
       return nil
     }
     guard let value = o["value"], let n = value.numberValue?.intValue, n >= 0 else {

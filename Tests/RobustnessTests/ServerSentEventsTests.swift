@@ -176,7 +176,8 @@ struct ServerSentEventsTests {
       ),
       (Self.stub("/e16", #"{"events":[],"repeat":0}"#), "$.response.x-sse.repeat", "1 or more"),
       (
-        Self.stub("/e17", #"{"events":[],"heartbeatMilliseconds":-5}"#), "$.response.x-sse.heartbeatMilliseconds",
+        Self.stub("/e17", #"{"events":[],"heartbeatMilliseconds":-5}"#),
+        "$.response.x-sse.heartbeatMilliseconds",
         "0 or more"
       ),
       (
@@ -185,25 +186,38 @@ struct ServerSentEventsTests {
       ),
       (Self.stub("/e19", #"{"events":[],"bogus":1}"#), "$.response.x-sse.bogus", "x-sse field"),
       (Self.stub("/e20", #"{"events":{"data":"x"}}"#), "$.response.x-sse.events", "array of events"),
-      (Self.stub("/e21", #"{"events":[{"data":"x","retry":-1}]}"#), "$.response.x-sse.events[0].retry", "0 or more"),
+      (
+        Self.stub("/e21", #"{"events":[{"data":"x","retry":-1}]}"#), "$.response.x-sse.events[0].retry",
+        "0 or more"
+      ),
       (Self.stub("/e22", #"{"events":[{"data":1}]}"#), "$.response.x-sse.events[0].data", "a string"),
-      (Self.stub("/e23", #"{"events":[{"event":"a\nb"}]}"#), "$.response.x-sse.events[0].event", "without CR"),
+      (
+        Self.stub("/e23", #"{"events":[{"event":"a\nb"}]}"#), "$.response.x-sse.events[0].event", "without CR"
+      ),
       (Self.stub("/e24", #"{"events":[],"loop":"yes"}"#), "$.response.x-sse.loop", "true or false"),
-      (Self.stub("/e25", #"{"events":[],"closeConnection":1}"#), "$.response.x-sse.closeConnection", "true or false"),
+      (
+        Self.stub("/e25", #"{"events":[],"closeConnection":1}"#), "$.response.x-sse.closeConnection",
+        "true or false"
+      ),
       (
         Self.stub("/e26", #"{"events":[],"resumeFromLastEventId":null}"#),
         "$.response.x-sse.resumeFromLastEventId", "true or false"
       ),
-      (Self.stub("/e27", #"{"events":[{"data":"x","delay":{"value":1}}]}"#), "$.response.x-sse.events[0].delay.timeUnit", "SECONDS"),
       (
-        Self.stub("/e28", #"{"events":[{"data":"{{#each}}"}]}"#, extra: #","transformers":["response-template"]"#),
+        Self.stub("/e27", #"{"events":[{"data":"x","delay":{"value":1}}]}"#),
+        "$.response.x-sse.events[0].delay.timeUnit", "SECONDS"
+      ),
+      (
+        Self.stub(
+          "/e28", #"{"events":[{"data":"{{#each}}"}]}"#, extra: #","transformers":["response-template"]"#),
         "$.response.x-sse.events[0].data", "1:"
       ),
       (Self.stub("/e29", "[]"), "$.response.x-sse", "an object"),
     ]
-    let files = cases.enumerated().map { ("s\($0.offset).json", $0.element.0) } + [
-      ("good.json", Self.stub("/good", #"{"events":[{"data":"x","delay":{"timeUnit":"DAYS","value":1}}]}"#))
-    ]
+    let files =
+      cases.enumerated().map { ("s\($0.offset).json", $0.element.0) } + [
+        ("good.json", Self.stub("/good", #"{"events":[{"data":"x","delay":{"timeUnit":"DAYS","value":1}}]}"#))
+      ]
     let fixtures = try TemporaryFixtures(files)
     defer { fixtures.remove() }
     let (code, output) = try runBinary(["lint", fixtures.fixtures])
@@ -211,7 +225,8 @@ struct ServerSentEventsTests {
     let lines = output.split(separator: "\n").map(String.init)
     for (k, c) in cases.enumerated() {
       #expect(
-        lines.contains { $0.contains("s\(k).json") && $0.contains(c.1) && $0.contains(c.2) }, "s\(k): \(output)")
+        lines.contains { $0.contains("s\(k).json") && $0.contains(c.1) && $0.contains(c.2) },
+        "s\(k): \(output)")
     }
     #expect(!lines.contains { $0.contains("good.json") }, "\(output)")
   }
@@ -236,7 +251,8 @@ struct ServerSentEventsTests {
         "own.json",
         Self.stub(
           "/own", #"{"events":[{"data":"x"}]}"#,
-          extra: #","headers":{"Content-Type":"text/event-stream; charset=utf-8","Cache-Control":"no-store"}"#)
+          extra: #","headers":{"Content-Type":"text/event-stream; charset=utf-8","Cache-Control":"no-store"}"#
+        )
       ),
     ])
     defer {
@@ -257,7 +273,8 @@ struct ServerSentEventsTests {
     #expect(ended)
     #expect(
       content
-        == "event: price\nid: 1\ndata: {\"p\":100}\n\n" + "data: a\ndata: b\ndata: c\ndata: d\n\n" + "data: \n\n"
+        == "event: price\nid: 1\ndata: {\"p\":100}\n\n" + "data: a\ndata: b\ndata: c\ndata: d\n\n"
+        + "data: \n\n"
         + "retry: 5000\n" + "event: note\nid: 4\nretry: 10\ndata: bye\n\n")
     if end != .eof { #expect(s.socket.read(timeout: 10).end == .eof) }
     // The stub's own Content-Type and Cache-Control are kept.
@@ -296,7 +313,8 @@ struct ServerSentEventsTests {
   /// `loop` plays the list until the client leaves; the journal has the request once the client left
   /// (not before), with its status.
   @Test func loopUntilClientLeavesThenJournaled() throws {
-    let sse = #"{"events":[{"data":"a"},{"data":"b","delay":{"timeUnit":"MILLISECONDS","value":5}}],"loop":true}"#
+    let sse =
+      #"{"events":[{"data":"a"},{"data":"b","delay":{"timeUnit":"MILLISECONDS","value":5}}],"loop":true}"#
     let (fixtures, server) = try Self.launch([("feed.json", Self.stub("/feed", sse))])
     defer {
       server.stop()
@@ -320,9 +338,13 @@ struct ServerSentEventsTests {
   /// `Last-Event-ID` skips through the event of that (rendered) id; nothing left is 204; an unknown id
   /// starts from the beginning; `resumeFromLastEventId: false` ignores the header.
   @Test func lastEventIDResumption() throws {
-    let events = #"[{"id":"{{request.query.s}}-1","data":"one"},{"id":"{{request.query.s}}-2","data":"two"},{"id":"{{request.query.s}}-3","data":"three"}]"#
+    let events =
+      #"[{"id":"{{request.query.s}}-1","data":"one"},{"id":"{{request.query.s}}-2","data":"two"},{"id":"{{request.query.s}}-3","data":"three"}]"#
     let (fixtures, server) = try Self.launch([
-      ("feed.json", Self.stub("/feed", #"{"events":\#(events)}"#, extra: #","transformers":["response-template"]"#)),
+      (
+        "feed.json",
+        Self.stub("/feed", #"{"events":\#(events)}"#, extra: #","transformers":["response-template"]"#)
+      ),
       (
         "plain.json",
         Self.stub(
@@ -352,13 +374,16 @@ struct ServerSentEventsTests {
   /// `event`, `id` and `data` are templates with `response-template` or global templating; without
   /// either they are sent as written.
   @Test func templatedEvents() throws {
-    let sse = #"{"events":[{"event":"{{request.path.symbol}}","id":"{{parameters.n}}","data":"{\"symbol\":\"{{request.path.symbol}}\"}"}]}"#
+    let sse =
+      #"{"events":[{"event":"{{request.path.symbol}}","id":"{{parameters.n}}","data":"{\"symbol\":\"{{request.path.symbol}}\"}"}]}"#
     func stub(_ transformers: Bool) -> String {
       #"{"request":{"method":"GET","urlPathTemplate":"/feeds/{symbol}"},"response":{"status":200,"#
         + (transformers ? #""transformers":["response-template"],"# : "")
         + #""transformerParameters":{"n":"7"},"x-sse":\#(sse)}}"#
     }
-    for (transformers, global, templated) in [(true, false, true), (false, true, true), (false, false, false)] {
+    for (transformers, global, templated) in [
+      (true, false, true), (false, true, true), (false, false, false),
+    ] {
       let (fixtures, server) = try Self.launch(
         [("feed.json", stub(transformers))], global ? ["--global-response-templating"] : [])
       defer {
@@ -384,7 +409,8 @@ struct ServerSentEventsTests {
     let (fixtures, server) = try Self.launch([
       (
         "feed.json",
-        Self.stub("/feed", #"{"events":[{"data":"first"}],"closeConnection":false,"heartbeatMilliseconds":50}"#)
+        Self.stub(
+          "/feed", #"{"events":[{"data":"first"}],"closeConnection":false,"heartbeatMilliseconds":50}"#)
       )
     ])
     defer {
@@ -451,7 +477,8 @@ struct ServerSentEventsTests {
     let (fixtures, server) = try Self.launch([
       (
         "feed.json",
-        Self.stub("/feed", #"{"events":[{"data":"hello"}],"closeConnection":false,"heartbeatMilliseconds":0}"#)
+        Self.stub(
+          "/feed", #"{"events":[{"data":"hello"}],"closeConnection":false,"heartbeatMilliseconds":0}"#)
       )
     ])
     defer {
@@ -469,7 +496,8 @@ struct ServerSentEventsTests {
     // Still serving, and no thread per stream.
     #expect(status(get(server.port, "/__admin/health")) == 200)
     let threadsOpen = Self.threads(pid)
-    #expect(threadsOpen < threadsBefore + 20, "\(threadsBefore) threads before, \(threadsOpen) with 200 streams")
+    #expect(
+      threadsOpen < threadsBefore + 20, "\(threadsBefore) threads before, \(threadsOpen) with 200 streams")
     // Shutdown ends them all properly.
     let code = server.stop()
     #expect(code == 0)

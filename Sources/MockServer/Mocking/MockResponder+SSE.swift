@@ -53,7 +53,9 @@ extension MockResponder {
         rendered[k].id = render(e.idTemplate, e.id)
         rendered[k].data = render(e.dataTemplate, e.data)
       }
-      for p in problems where logger.level != .quiet || exceeded != nil { logger.line("template \(label): \(p)") }
+      for p in problems where logger.level != .quiet || exceeded != nil {
+        logger.line("template \(label): \(p)")
+      }
       if let exceeded {
         // As any templated answer that passed its budget: its 500, never a cut stream.
         var answer = ResponseTemplating.budgetAnswer(definition, reason: exceeded, stub: label)
@@ -92,7 +94,9 @@ extension MockResponder {
     var head = HTTPResponseHead(
       status: HTTPStatus(code: definition.status, reasonPhrase: definition.statusMessage ?? ""),
       headers: definition.headers)
-    if !head.headers.contains("Content-Type") { head.headers.add(name: "Content-Type", value: "text/event-stream") }
+    if !head.headers.contains("Content-Type") {
+      head.headers.add(name: "Content-Type", value: "text/event-stream")
+    }
     if !head.headers.contains("Cache-Control") { head.headers.add(name: "Cache-Control", value: "no-cache") }
     head.headers.replaceOrAdd(name: "X-Accel-Buffering", value: "no")
     let stream = ServerSentEventsStream(
@@ -109,7 +113,8 @@ extension MockResponder {
     return ResponsePlan(
       steps: steps, keepAlive: request.method == .head,
       onComplete: journaling(
-        request, context: context, stub: stub, draws: draws, addedDelay: addedDelay, status: definition.status,
+        request, context: context, stub: stub, draws: draws, addedDelay: addedDelay,
+        status: definition.status,
         openEnded: sse.loop || !sse.closeConnection, headWritten: { stream.headWritten }))
   }
 
@@ -145,7 +150,8 @@ extension MockResponder {
       e.durationMilliseconds = ms
       journal.record(e)
       logger.request(
-        request, status: sent ? status : nil, fault: nil, stub: label, durationMilliseconds: ms, served: complete)
+        request, status: sent ? status : nil, fault: nil, stub: label, durationMilliseconds: ms,
+        served: complete)
     }
   }
 }

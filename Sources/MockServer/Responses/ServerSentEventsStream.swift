@@ -133,7 +133,9 @@ final class ServerSentEventsStream: ContentSource {
           }
           break
         }
-        guard s.dueAt <= now, out.isEmpty || out.count + events[s.index].bytes.count <= maxBytes else { break }
+        guard s.dueAt <= now, out.isEmpty || out.count + events[s.index].bytes.count <= maxBytes else {
+          break
+        }
         out.append(contentsOf: events[s.index].bytes)
         s.index += 1
         if s.index < events.count { s.dueAt = now + Self.nanos(events[s.index].delayMilliseconds) }
