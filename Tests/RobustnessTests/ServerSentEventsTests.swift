@@ -469,6 +469,8 @@ struct ServerSentEventsTests {
     #expect(try eventually(timeout: 10) { try !Self.journal(server.port, url: "/feed").isEmpty })
     let entries = try Self.journal(server.port, url: "/feed")
     #expect(entries.first?["served"]?.boolValue == true)
+    // The head waited for the stub's delay.
+    #expect(entries.first?["timing"]?["addedDelay"]?.numberValue?.intValue == 20)
   }
 
   /// Stopping the server ends every open stream with the last chunk; 200 simultaneous open streams are

@@ -140,7 +140,11 @@ final class ServerSentEventsStream: ContentSource {
         s.index += 1
         if s.index < events.count { s.dueAt = now + Self.nanos(events[s.index].delayMilliseconds) }
       }
-      if s.end == nil, s.dueAt > now, s.dueAt != .max {
+      if s.end != nil {
+        // Ended: the timer is let go (an active dispatch source stays registered until cancelled).
+        s.timer?.cancel()
+        s.timer = nil
+      } else if s.dueAt > now, s.dueAt != .max {
         let wait = s.dueAt - now
         arm(&s, in: wait)
       }
@@ -168,6 +172,10 @@ final class ServerSentEventsStream: ContentSource {
       s.timer?.cancel()
       s.timer = nil
     }
+  }
+
+  deinit {
+    state.withLock { $0.timer?.cancel() }
   }
 
   /// Sets the timer to wake the connection in `nanoseconds`.
