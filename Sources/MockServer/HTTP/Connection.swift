@@ -66,6 +66,10 @@ final class Connection: EventHandler {
     /// When the stream's content last went into the output (monotonic ns): its heartbeat is sent only
     /// after that long without any.
     @exclusivity(unchecked) var streamWroteAt: UInt64 = 0
+    /// Takes from a timer-fed stream when its next content is due (``ContentSource/nextTakeDeadline``),
+    /// and that deadline.
+    @exclusivity(unchecked) var streamTimer: LoopTimer?
+    @exclusivity(unchecked) var streamTimerDeadline: UInt64 = 0
 
     /// Sets up the execution of a new plan (every field: the object is reused from plan to plan).
     func begin(
@@ -82,6 +86,7 @@ final class Connection: EventHandler {
       timer = nil
       waitingForWork = false
       stream = nil
+      streamTimer = nil
     }
   }
 
@@ -692,6 +697,26 @@ final class Connection: EventHandler {
     updateExecution { $0.timer = timer }
   }
 
+  /// Pumps the stream again at `deadline` (monotonic ns, rounded up to the loop timers' millisecond), the
+  /// time its source's next content is due; a pending take at the same deadline is kept.
+  private func scheduleStreamTake(at deadline: UInt64) {
+    let e = execution
+    if let timer = e.streamTimer {
+      if timer.isPending, e.streamTimerDeadline == deadline { return }
+      loop.cancel(timer)
+    }
+    let now = SocketOps.monotonicNanos()
+    // Content due already waits for room in the output: the writable event pumps again.
+    guard deadline > now else { return }
+    let milliseconds = Int(min((deadline - now + 999_999) / 1_000_000, 86_400_000))
+    e.streamTimerDeadline = deadline
+    e.streamTimer = loop.schedule(afterMilliseconds: milliseconds) { [weak self] in
+      guard let self, case .executing = self.state else { return }
+      self.execution.streamTimer = nil
+      self.pumpStream()
+    }
+  }
+
   /// Appends a stream's content to the output: one chunk (RFC 9112 §7.1) when `chunked`, else as it is.
   private func appendStreamContent(_ bytes: [UInt8], chunked: Bool) {
     if chunked {
@@ -730,8 +755,15 @@ final class Connection: EventHandler {
       if outOffset < out.count { break pump }
     }
     pumping = false
-    guard let ended, !isClosed else { return }
-    updateExecution { $0.stream = nil }
+    guard let ended, !isClosed else {
+      if !isClosed, let deadline = stream.source.nextTakeDeadline { scheduleStreamTake(at: deadline) }
+      return
+    }
+    if let timer = e.streamTimer { loop.cancel(timer) }
+    updateExecution {
+      $0.stream = nil
+      $0.streamTimer = nil
+    }
     switch ended {
     case .finished:
       flush()
@@ -911,6 +943,7 @@ final class Connection: EventHandler {
     case .executing:
       let e = execution
       if let timer = e.timer { loop.cancel(timer) }
+      if let timer = e.streamTimer { loop.cancel(timer) }
       e.stream?.source.cancel()
     case .draining(let d): if let timer = d.timer { loop.cancel(timer) }
     case .reading: break

@@ -1,12 +1,11 @@
-import Dispatch
 import Synchronization
 
 /// The content of an `x-sse` stub's response (docs/streaming.md, "Server-sent events"): its events,
 /// rendered and framed once per request, each handed to the connection when due.
 ///
-/// Timer-fed: one `DispatchSourceTimer` per stream, on one shared serial queue, wakes the connection when
-/// the next event is due (or the stream's hold ends); the connection takes the due events on its event
-/// loop. An open stream costs its events, this object and a kernel-multiplexed timer, never a thread.
+/// Timer-fed: after each take the stream names when its next event is due (or its hold ends,
+/// ``nextTakeDeadline``), and the connection's event loop takes again then, from its own timer heap. An
+/// open stream costs its events, this object and one loop timer, never a thread.
 /// Delays count from the previous event's write (from the head for the first). A pass of the list that
 /// took less than a millisecond (every delay 0) is followed by the next one a millisecond later at the
 /// soonest, so a looping stream of zero delays cannot keep the loop's thread to itself.
@@ -43,11 +42,7 @@ final class ServerSentEventsStream: ContentSource {
     /// The connection wrote the head and takes the content.
     var attached = false
     var wake: (@Sendable () -> Void)?
-    var timer: DispatchSourceTimer?
   }
-
-  /// The shared queue of every stream's timer.
-  private static let timerQueue = DispatchQueue(label: "mockserver.sse-timers")
 
   let events: [Event]
   /// Passes of the list (`repeat`), nil to loop until the client leaves.
@@ -94,7 +89,7 @@ final class ServerSentEventsStream: ContentSource {
   }
 
   /// Loop thread: the events due now (at least one when one is due, about `maxBytes` at most), and the end
-  /// once the last pass (and its hold) is over. Arms the timer for what is due next.
+  /// once the last pass (and its hold) is over.
   func take(maxBytes: Int) -> (bytes: [UInt8], end: ContentEnd?) {
     let now = SocketOps.monotonicNanos()
     return state.withLock { s in
@@ -140,14 +135,6 @@ final class ServerSentEventsStream: ContentSource {
         s.index += 1
         if s.index < events.count { s.dueAt = now + Self.nanos(events[s.index].delayMilliseconds) }
       }
-      if s.end != nil {
-        // Ended: the timer is let go (an active dispatch source stays registered until cancelled).
-        s.timer?.cancel()
-        s.timer = nil
-      } else if s.dueAt > now, s.dueAt != .max {
-        let wait = s.dueAt - now
-        arm(&s, in: wait)
-      }
       return (out, s.end)
     }
   }
@@ -157,46 +144,23 @@ final class ServerSentEventsStream: ContentSource {
     let wake = state.withLock { s -> (@Sendable () -> Void)? in
       guard !s.cancelled, s.end == nil else { return nil }
       s.end = .finished
-      s.timer?.cancel()
-      s.timer = nil
       return s.wake
     }
     wake?()
   }
 
-  /// The client left, the server stopped or the response has no content: the timer stops.
+  /// The client left, the server stopped or the response has no content: nothing more is taken.
   func cancel() {
     state.withLock { s in
       s.cancelled = true
       s.wake = nil
-      s.timer?.cancel()
-      s.timer = nil
     }
   }
 
-  deinit {
-    state.withLock { $0.timer?.cancel() }
-  }
-
-  /// Sets the timer to wake the connection in `nanoseconds`.
-  private func arm(_ s: inout State, in nanoseconds: UInt64) {
-    let deadline = DispatchTime.now() + .nanoseconds(Int(min(nanoseconds, UInt64(Int.max))))
-    if let timer = s.timer {
-      timer.schedule(deadline: deadline, leeway: .microseconds(100))
-      return
-    }
-    let timer = DispatchSource.makeTimerSource(queue: Self.timerQueue)
-    timer.setEventHandler { [weak self] in self?.fire() }
-    timer.schedule(deadline: deadline, leeway: .microseconds(100))
-    // Activated at once: a dispatch source released while inactive is a crash.
-    timer.activate()
-    s.timer = timer
-  }
-
-  /// Timer queue: the next event is due; the connection takes it on its loop.
-  private func fire() {
-    let wake = state.withLock { s in s.cancelled ? nil : s.wake }
-    wake?()
+  /// When the next event is due, or the hold ends (monotonic ns); nil once ended, or when only the client's
+  /// leaving ends the stream (a loop without events).
+  var nextTakeDeadline: UInt64? {
+    state.withLock { s in s.cancelled || s.end != nil || !s.attached || s.dueAt == .max ? nil : s.dueAt }
   }
 
   private static func nanos(_ milliseconds: Int) -> UInt64 { UInt64(max(0, milliseconds)) * 1_000_000 }
