@@ -34,6 +34,7 @@ extension StubParser {
     r.sandbox = parseFlag(o, "x-sandbox", path, &d) ?? r.sandbox
     r.template = parseTemplates(o, path, context, r, &d)
     r.proxy = parseProxy(o, path, &d)
+    r.serverSentEvents = parseServerSentEvents(o, path, r, &d)
     return r
   }
 
@@ -44,7 +45,7 @@ extension StubParser {
         expected:
           "a response field (status, statusMessage, headers, body, jsonBody, base64Body, bodyFileName, "
           + "fixedDelayMilliseconds, delayDistribution, chunkedDribbleDelay, fault, x-envelope, "
-          + "x-compression, x-conditional, x-respondBeforeBody, x-sandbox, proxyBaseUrl, additionalProxyRequestHeaders, "
+          + "x-compression, x-conditional, x-respondBeforeBody, x-sandbox, x-sse, proxyBaseUrl, additionalProxyRequestHeaders, "
           + "removeProxyRequestHeaders, proxyUrlPrefixToRemove)",
         found: "unknown field \(JSONValue.quoted(key))")
     }

@@ -49,6 +49,7 @@ public enum StubParser {
     "fixedDelayMilliseconds", "delayDistribution", "chunkedDribbleDelay", "fault", "x-envelope",
     "transformers", "transformerParameters", "x-compression", "x-conditional", "x-respondBeforeBody",
     "x-sandbox",
+    "x-sse",
   ]
   package static let unsupportedMatchers: Set<String> = [
     "hasExactly", "includes",

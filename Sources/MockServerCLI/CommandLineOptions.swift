@@ -410,7 +410,7 @@ public struct CommandLineOptions: Sendable, Equatable {
       --state-expiration-seconds N   a state-extension context is forgotten N s after its last
                                write, 1 to 315360000 (default 3600; docs/stateful.md)
       --global-delay-ms N      add N ms to every stub response (default 0)
-      --max-hold-ms N          longest NO_RESPONSE / HEADERS_THEN_STALL hold (default 300000)
+      --max-hold-ms N          longest NO_RESPONSE / HEADERS_THEN_STALL hold, and open x-sse stream (default 300000)
       --shutdown-grace-ms N    on SIGINT/SIGTERM, responses in flight get N ms to finish (default 5000)
       --journal-size N         request journal entries kept (default 10000)
       --journal-max-bytes N    most bytes the journal holds, oldest evicted first (default 268435456);

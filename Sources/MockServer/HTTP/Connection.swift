@@ -63,6 +63,13 @@ final class Connection: EventHandler {
     /// Content being written as it is produced (the dashboard's event stream, a relayed upstream body);
     /// the plan waits for it to end.
     @exclusivity(unchecked) var stream: ContentStream?
+    /// When the stream's content last went into the output (monotonic ns): its heartbeat is sent only
+    /// after that long without any.
+    @exclusivity(unchecked) var streamWroteAt: UInt64 = 0
+    /// Takes from a timer-fed stream when its next content is due (``ContentSource/nextTakeDeadline``),
+    /// and that deadline.
+    @exclusivity(unchecked) var streamTimer: LoopTimer?
+    @exclusivity(unchecked) var streamTimerDeadline: UInt64 = 0
 
     /// Sets up the execution of a new plan (every field: the object is reused from plan to plan).
     func begin(
@@ -79,6 +86,7 @@ final class Connection: EventHandler {
       timer = nil
       waitingForWork = false
       stream = nil
+      streamTimer = nil
     }
   }
 
@@ -632,6 +640,9 @@ final class Connection: EventHandler {
       source.cancel()
       if framing == .untilClose {
         writeStreamHead(head, contentLength: nil, chunked: false, e)
+      } else if framing == .chunked, !head.status.forbidsContent {
+        // HEAD: the head a GET gets (RFC 9110 §9.3.2), without its content.
+        writeStreamHead(head, contentLength: nil, chunked: !e.http10, e)
       } else {
         writeHead(head, contentLength: framing.length ?? 0, e)
       }
@@ -649,25 +660,73 @@ final class Connection: EventHandler {
     updateExecution {
       $0.stream = ContentStream(source: source, chunked: chunked, untilClose: framing == .untilClose)
     }
-    if let heartbeat = source.heartbeat { scheduleHeartbeat(heartbeat) }
+    updateExecution { $0.streamWroteAt = SocketOps.monotonicNanos() }
+    if let heartbeat = source.heartbeat {
+      scheduleHeartbeat(heartbeat, afterMilliseconds: heartbeat.intervalMilliseconds)
+    }
+    // A stream started while the server stops (its head was delayed) ends at once too.
+    if owner.isShuttingDown { source.serverStopping() }
     flush()
     if waiting { pumpStream() }
     return true
   }
 
-  /// The heartbeat's bytes every interval while the stream's output is idle (an event stream's comment
-  /// line keeps proxies and the client from timing the connection out).
-  private func scheduleHeartbeat(_ heartbeat: ContentHeartbeat) {
-    let timer = loop.schedule(afterMilliseconds: heartbeat.intervalMilliseconds) { [weak self] in
+  /// The heartbeat's bytes once the stream's output has been idle for the interval (no content taken
+  /// and nothing unsent): an event stream's comment line keeps proxies and the client from timing the
+  /// connection out.
+  private func scheduleHeartbeat(_ heartbeat: ContentHeartbeat, afterMilliseconds delay: Int) {
+    let timer = loop.schedule(afterMilliseconds: delay) { [weak self] in
       guard let self, case .executing = self.state, self.execution.stream != nil else { return }
       self.updateExecution { $0.timer = nil }
-      if self.outOffset == self.out.count {
-        self.out.append(contentsOf: heartbeat.bytes)
+      let interval = UInt64(heartbeat.intervalMilliseconds) * 1_000_000
+      let now = SocketOps.monotonicNanos()
+      let idle = now &- self.execution.streamWroteAt
+      var next = heartbeat.intervalMilliseconds
+      if idle < interval {
+        // Content went out meanwhile: the idle time counts from it.
+        next = max(1, Int((interval - idle + 999_999) / 1_000_000))
+      } else if self.outOffset == self.out.count, let stream = self.execution.stream {
+        self.appendStreamContent(heartbeat.bytes, chunked: stream.chunked)
+        self.updateExecution { $0.streamWroteAt = now }
         self.flush()
       }
-      if case .executing = self.state, self.execution.stream != nil { self.scheduleHeartbeat(heartbeat) }
+      if case .executing = self.state, self.execution.stream != nil {
+        self.scheduleHeartbeat(heartbeat, afterMilliseconds: next)
+      }
     }
     updateExecution { $0.timer = timer }
+  }
+
+  /// Pumps the stream again at `deadline` (monotonic ns, rounded up to the loop timers' millisecond), the
+  /// time its source's next content is due; a pending take at the same deadline is kept.
+  private func scheduleStreamTake(at deadline: UInt64) {
+    let e = execution
+    if let timer = e.streamTimer {
+      if timer.isPending, e.streamTimerDeadline == deadline { return }
+      loop.cancel(timer)
+    }
+    let now = SocketOps.monotonicNanos()
+    // Content due already waits for room in the output: the writable event pumps again.
+    guard deadline > now else { return }
+    let milliseconds = Int(min((deadline - now + 999_999) / 1_000_000, 86_400_000))
+    e.streamTimerDeadline = deadline
+    e.streamTimer = loop.schedule(afterMilliseconds: milliseconds) { [weak self] in
+      guard let self, case .executing = self.state else { return }
+      self.execution.streamTimer = nil
+      self.pumpStream()
+    }
+  }
+
+  /// Appends a stream's content to the output: one chunk (RFC 9112 §7.1) when `chunked`, else as it is.
+  private func appendStreamContent(_ bytes: [UInt8], chunked: Bool) {
+    if chunked {
+      out.append(contentsOf: String(bytes.count, radix: 16).utf8)
+      out.append(contentsOf: [13, 10])
+      out.append(contentsOf: bytes)
+      out.append(contentsOf: [13, 10])
+    } else {
+      out.append(contentsOf: bytes)
+    }
   }
 
   /// Loop thread: moves produced content into the output while it is under the source's bound; stops
@@ -683,14 +742,8 @@ final class Connection: EventHandler {
       guard room > 0 else { break pump }
       let (bytes, end) = stream.source.take(maxBytes: room)
       if !bytes.isEmpty {
-        if stream.chunked {
-          out.append(contentsOf: String(bytes.count, radix: 16).utf8)
-          out.append(contentsOf: [13, 10])
-          out.append(contentsOf: bytes)
-          out.append(contentsOf: [13, 10])
-        } else {
-          out.append(contentsOf: bytes)
-        }
+        e.streamWroteAt = SocketOps.monotonicNanos()
+        appendStreamContent(bytes, chunked: stream.chunked)
       }
       if let end {
         if case .finished = end, stream.chunked { out.append(contentsOf: HTTPSerializer.lastChunk) }
@@ -702,8 +755,15 @@ final class Connection: EventHandler {
       if outOffset < out.count { break pump }
     }
     pumping = false
-    guard let ended, !isClosed else { return }
-    updateExecution { $0.stream = nil }
+    guard let ended, !isClosed else {
+      if !isClosed, let deadline = stream.source.nextTakeDeadline { scheduleStreamTake(at: deadline) }
+      return
+    }
+    if let timer = e.streamTimer { loop.cancel(timer) }
+    updateExecution {
+      $0.stream = nil
+      $0.streamTimer = nil
+    }
     switch ended {
     case .finished:
       flush()
@@ -883,6 +943,7 @@ final class Connection: EventHandler {
     case .executing:
       let e = execution
       if let timer = e.timer { loop.cancel(timer) }
+      if let timer = e.streamTimer { loop.cancel(timer) }
       e.stream?.source.cancel()
     case .draining(let d): if let timer = d.timer { loop.cancel(timer) }
     case .reading: break
@@ -936,7 +997,9 @@ final class Connection: EventHandler {
     case .reading where isIdle: close(served: false)
     // An event stream never ends by itself.
     case .executing where execution.stream?.untilClose == true: close(served: true)
-    case .executing: updateExecution { $0.keepAlive = false }
+    case .executing:
+      updateExecution { $0.keepAlive = false }
+      execution.stream?.source.serverStopping()
     default: break
     }
   }

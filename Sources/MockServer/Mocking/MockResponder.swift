@@ -33,7 +33,8 @@ public final class MockResponder: Sendable {
   /// The state extension's contexts, and the runner of `recordState`/`deleteState` listeners.
   let stateStore: StateStore
   let stateListeners: StateListenerRunner
-  private let random: Mutex<SplitMix64>
+  /// Draws of every request (`--seed`); internal for the `x-sse` answer (MockResponder+SSE).
+  let random: Mutex<SplitMix64>
   /// Ids of the stubs whose unknown helpers were logged (once per stub; global templating).
   private let unknownHelpersLogged = Mutex<Set<String>>([])
 
@@ -308,6 +309,11 @@ public final class MockResponder: Sendable {
         delayMilliseconds: MockResponder.delayMilliseconds(draws.delayMilliseconds),
         sandbox: definition.sandbox,
         idWords: draws.idWords)
+    }
+    if let sse = definition.serverSentEvents {
+      return serveEventStream(
+        sse, stub: stub, definition: definition, request: request, context: context,
+        pathParameters: { pathParameters })
     }
     // WireMock names the stub that answered in every stubbed response (`StubResponseRenderer`). The fields
     // are appended last (a template's header indexes still fall on the stub's own fields) and only where
