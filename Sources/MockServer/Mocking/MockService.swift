@@ -66,6 +66,9 @@ public struct MockServiceConfiguration: Sendable {
   /// when the environment has `MOCKSERVER_VALIDATE_ADMIN_RESPONSES=1` (`make test` sets it);
   /// MockServerTesting's in-process servers always do.
   package var adminResponseCheck: AdminAnswerCheck?
+  /// The largest WebSocket message a connection accepts (`--max-websocket-message-bytes`, default 16 MiB,
+  /// 1…2³¹); a larger one closes the connection with 1009.
+  public var maxWebSocketMessageBytes = WebSocketHub.defaultMaxMessageBytes
   /// Creates the defaults.
   public init() {}
 }
@@ -92,6 +95,8 @@ public final class MockService: HTTPResponder, Sendable {
   public let settings: MockSettings
   /// The state extension's contexts (`recordState`, `deleteState`, `state-matcher`, `{{state}}`).
   public let stateStore: StateStore
+  /// Open WebSocket channels, the message journal and the global message mappings.
+  public let webSockets: WebSocketHub
   /// Decodes, matches, plans and journals stub requests.
   public let responder: MockResponder
   let admin: AdminAPI
@@ -116,10 +121,11 @@ public final class MockService: HTTPResponder, Sendable {
     logger = RequestLogger(level: configuration.logLevel, json: configuration.logJSON)
     settings = MockSettings(globalDelayMilliseconds: configuration.globalDelayMilliseconds)
     stateStore = StateStore(expirationSeconds: configuration.stateExpirationSeconds)
+    webSockets = WebSocketHub(maxMessageBytes: configuration.maxWebSocketMessageBytes)
     responder = MockResponder(
       configuration: configuration, store: store, scenarioBook: scenarioBook, journal: journal,
       logger: logger,
-      settings: settings, stateStore: stateStore)
+      settings: settings, stateStore: stateStore, webSockets: webSockets)
     let shutdown = shutdownHook
     admin = AdminAPI(
       configuration: configuration, store: store, scenarioBook: scenarioBook, journal: journal,
