@@ -164,6 +164,9 @@ final class Connection: EventHandler {
   @exclusivity(unchecked) private var processing = false
   /// Re-entrancy guard of ``pumpStream()``.
   @exclusivity(unchecked) private var pumping = false
+  /// The protocol switched to after a 101 (``ResponsePlan/Step/upgrade(_:session:)``): every received
+  /// byte goes to it; nil for HTTP.
+  @exclusivity(unchecked) private var upgraded: (any UpgradedSession)?
 
   init(
     id: UInt64, stream: ByteStream, loop: EventLoop, owner: ServerLoopContext, client: ClientAddress,
@@ -237,7 +240,11 @@ final class Connection: EventHandler {
           let now = lastActivity
           updateReading { r in if r.headStartedAt == nil { r.headStartedAt = now } }
         }
-        parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        if let upgraded {
+          upgraded.receive(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        } else {
+          parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        }
         if n < buffer.count && !stream.hasBufferedInput {
           inputDrainedThisEvent = true
           break
@@ -265,6 +272,7 @@ final class Connection: EventHandler {
     }
     // After a half-close too: the requests received before the FIN are still answered.
     if gotBytes || peerClosed, isReading { processInput() }
+    if gotBytes, upgraded != nil { pumpStream() }
     if peerClosed { handlePeerClosed() }
     applyBackPressure()
   }
@@ -307,6 +315,9 @@ final class Connection: EventHandler {
       // (pipelined requests, then `shutdown(SHUT_WR)`); `processInput` (run just before) closes once no
       // complete request is left.
       updateInterest()
+    case .executing where upgraded != nil:
+      // The peer of an upgraded connection left (a WebSocket's TCP close).
+      close(served: true)
     case .executing:
       let e = execution
       if e.timer != nil || e.waitingForWork || e.stepIndex < e.steps.count {
@@ -602,6 +613,9 @@ final class Connection: EventHandler {
         return
       case .streamedResponse(let responseHead, let framing, let source):
         if startStream(responseHead, framing: framing, source: source, e) { return }
+      case .upgrade(let responseHead, let session):
+        startUpgraded(responseHead, session: session, e)
+        return
       }
     }
     guard case .executing = state else { return }
@@ -669,6 +683,35 @@ final class Connection: EventHandler {
     flush()
     if waiting { pumpStream() }
     return true
+  }
+
+  /// The `Connection` line of a 101 (authored `Connection` fields are replaced by the writer's).
+  static let connectionUpgrade: [UInt8] = Array("Connection: Upgrade\r\n".utf8)
+
+  /// Writes the 101 head and hands the connection to `session`: the bytes the parser holds after the
+  /// request's head, then every byte read, go to it; its output is pumped as a stream's; the plan is
+  /// complete (journaled) once the head is written, and the connection closes when the session's content
+  /// ends.
+  private func startUpgraded(_ head: HTTPResponseHead, session: any UpgradedSession, _ e: Execution) {
+    e.keepAlive = false
+    ResponseHeadWriter.write(
+      head, contentLength: nil, chunked: false, dateLine: loop.httpDateLine(), server: owner.serverLine,
+      connection: Connection.connectionUpgrade, into: &out)
+    finishPlan(served: true)
+    let leftover = parser.takeUnparsedBytes()
+    upgraded = session
+    let target = LoopBound(self)
+    let loop = self.loop
+    _ = session.attach { loop.execute { target.connection?.pumpStream() } }
+    e.stream = ContentStream(source: session, chunked: false, untilClose: true)
+    flush()
+    guard case .executing = state else { return }
+    if !leftover.isEmpty { leftover.withUnsafeBytes { session.receive($0) } }
+    pumpStream()
+    if !readable {
+      readable = true
+      updateInterest()
+    }
   }
 
   /// The heartbeat's bytes once the stream's output has been idle for the interval (no content taken
@@ -951,6 +994,7 @@ final class Connection: EventHandler {
     finishPlan(served: false)
     releaseCountedContent()
     reading.body = []
+    upgraded = nil
     state = .closed
     loop.deregister(fd: fd, closing: true)
     stream.close(reset: reset, inputDrained: inputDrainedThisEvent)
@@ -995,6 +1039,10 @@ final class Connection: EventHandler {
     switch state {
     case .draining: close(served: false)
     case .reading where isIdle: close(served: false)
+    case .executing where upgraded != nil:
+      // A WebSocket says goodbye (close 1001) and ends; the connection closes once that is flushed.
+      upgraded?.serverStopping()
+      pumpStream()
     // An event stream never ends by itself.
     case .executing where execution.stream?.untilClose == true: close(served: true)
     case .executing:

@@ -33,6 +33,8 @@ public final class MockResponder: Sendable {
   /// The state extension's contexts, and the runner of `recordState`/`deleteState` listeners.
   let stateStore: StateStore
   let stateListeners: StateListenerRunner
+  /// Open WebSocket channels, the message journal and the global message mappings.
+  let webSockets: WebSocketHub
   /// Draws of every request (`--seed`); internal for the `x-sse` answer (MockResponder+SSE).
   let random: Mutex<SplitMix64>
   /// Ids of the stubs whose unknown helpers were logged (once per stub; global templating).
@@ -41,9 +43,10 @@ public final class MockResponder: Sendable {
   init(
     configuration: MockServiceConfiguration, store: StubStore, scenarioBook: ScenarioBook,
     journal: RequestJournal, logger: RequestLogger, settings: MockSettings,
-    stateStore: StateStore = StateStore()
+    stateStore: StateStore = StateStore(), webSockets: WebSocketHub = WebSocketHub()
   ) {
     self.store = store
+    self.webSockets = webSockets
     self.scenarioBook = scenarioBook
     self.journal = journal
     self.logger = logger
@@ -160,6 +163,13 @@ public final class MockResponder: Sendable {
       if let unmatchedAnswer, let (response, note) = unmatchedAnswer(request) {
         return answerWithoutStub(request, context: context, response: response, note: note)
       }
+      // An upgrade a global message mapping's channel pattern names (WireMock 4's message-mappings/).
+      if MockResponder.asksForWebSocket(request),
+        webSockets.acceptsUpgrade(request, connection: context.connection)
+      {
+        return serveWebSocket(
+          WebSocketDefinition(), stub: nil, request: request, context: context, pathParameters: [:])
+      }
       if let base = forwarder.configuration.proxyAllBaseURL {
         // Journaled as matched by the catch-all proxy stub WireMock adds for --proxy-all.
         return serveProxy(
@@ -265,6 +275,10 @@ public final class MockResponder: Sendable {
     }
     var pathParameters: [String: String] {
       matchedParameters.isEmpty ? StubTable.pathParameters(of: stub, for: request.head) : matchedParameters
+    }
+    if stub.response.status == 101, let webSocket = stub.response.webSocket {
+      return serveWebSocket(
+        webSocket, stub: stub, request: request, context: context, pathParameters: pathParameters)
     }
     let serveCount = stub.responseSequence == nil ? 0 : scenarioBook.serveCount(stubID: stub.id)
     let globalDelay = settings.globalDelayMilliseconds

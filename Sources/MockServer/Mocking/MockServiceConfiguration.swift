@@ -65,6 +65,9 @@ public struct MockServiceConfiguration: Sendable {
   /// when the environment has `MOCKSERVER_VALIDATE_ADMIN_RESPONSES=1` (`make test` sets it);
   /// MockServerTesting's in-process servers always do.
   package var adminResponseCheck: AdminAnswerCheck?
+  /// The largest WebSocket message a connection accepts (`--max-websocket-message-bytes`, default 16 MiB,
+  /// 1…2³¹); a larger one closes the connection with 1009.
+  public var maxWebSocketMessageBytes = WebSocketHub.defaultMaxMessageBytes
   /// Creates the defaults.
   public init() {}
 }

@@ -81,3 +81,16 @@ public enum ContentFraming: Sendable, Hashable {
     return nil
   }
 }
+
+/// A protocol the connection switched to after `101 Switching Protocols` (RFC 9110 §7.8; a WebSocket,
+/// RFC 6455): its output is content like any ``ContentSource``'s, pumped by the connection, and every byte
+/// the connection receives from then on (those already buffered after the request's head first) goes to
+/// ``receive(_:)``. Its content ending (``ContentEnd/finished``) closes the connection; the peer closing or
+/// the connection failing cancels it (``ContentSource/cancel()``).
+public protocol UpgradedSession: ContentSource {
+  /// Loop thread: bytes received; output they cause is taken by the connection's pump right after.
+  func receive(_ bytes: UnsafeRawBufferPointer)
+  /// Loop thread: the server stops; the session queues its goodbye (a WebSocket's close 1001) and ends its
+  /// content without waiting for the peer.
+  func serverStopping()
+}

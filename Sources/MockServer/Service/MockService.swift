@@ -26,6 +26,8 @@ public final class MockService: HTTPResponder, Sendable {
   public let settings: MockSettings
   /// The state extension's contexts (`recordState`, `deleteState`, `state-matcher`, `{{state}}`).
   public let stateStore: StateStore
+  /// Open WebSocket channels, the message journal and the global message mappings.
+  public let webSockets: WebSocketHub
   /// Decodes, matches, plans and journals stub requests.
   public let responder: MockResponder
   let admin: AdminAPI
@@ -50,10 +52,11 @@ public final class MockService: HTTPResponder, Sendable {
     logger = RequestLogger(level: configuration.logLevel, json: configuration.logJSON)
     settings = MockSettings(globalDelayMilliseconds: configuration.globalDelayMilliseconds)
     stateStore = StateStore(expirationSeconds: configuration.stateExpirationSeconds)
+    webSockets = WebSocketHub(maxMessageBytes: configuration.maxWebSocketMessageBytes)
     responder = MockResponder(
       configuration: configuration, store: store, scenarioBook: scenarioBook, journal: journal,
       logger: logger,
-      settings: settings, stateStore: stateStore)
+      settings: settings, stateStore: stateStore, webSockets: webSockets)
     let shutdown = shutdownHook
     admin = AdminAPI(
       configuration: configuration, store: store, scenarioBook: scenarioBook, journal: journal,
