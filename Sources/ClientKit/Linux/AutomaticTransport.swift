@@ -66,5 +66,15 @@
       }
       return try await secure.send(request, options: options)
     }
+
+    /// Streams through ``plain`` or ``secure`` by the same rule as ``send(_:progress:)``.
+    /// - Throws: what the chosen transport throws.
+    public func stream(_ request: TransportRequest) async throws(APIError) -> StreamingResponse {
+      let scheme = request.url.scheme?.lowercased()
+      if scheme == "http" || (scheme == "https" && sendsHTTPSThroughSockets) {
+        return try await plain.stream(request)
+      }
+      return try await secure.stream(request)
+    }
   }
 #endif

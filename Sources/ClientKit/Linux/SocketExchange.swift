@@ -82,7 +82,7 @@
       }
     }
 
-    private func requestBytes() -> [UInt8] {
+    func requestBytes() -> [UInt8] {
       var headers = HTTPHeaders()
       if !request.headers.contains("Host") {
         let literal = host.contains(":") ? "[\(host)]" : host
@@ -302,7 +302,7 @@
     /// The first bytes of every HTTP/1.x response.
     private static let responsePrefix: [UInt8] = Array("HTTP/".utf8)
 
-    private func map(_ failure: SocketFailure, info: RequestInfo, cannotConnect: Bool = false) -> APIError {
+    func map(_ failure: SocketFailure, info: RequestInfo, cannotConnect: Bool = false) -> APIError {
       switch failure {
       case .deadline: return .timedOut(limit: request.timeout, request: info)
       case .connect(let reason): return .cannotConnect(info, reason: reason)

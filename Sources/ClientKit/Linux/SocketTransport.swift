@@ -36,8 +36,8 @@
     public let trust: TrustConfiguration
     /// The client certificate presented when a server asks for one (mutual TLS), or nil.
     public let clientIdentity: TLSClientIdentity?
-    private let pool: ConnectionPool
-    private let limits: ParserLimits
+    let pool: ConnectionPool
+    let limits: ParserLimits
     private let acceptsGzip: Bool
     /// Whether `3xx` responses with a `Location` are followed (see ``send(_:progress:)``).
     public let followsRedirects: Bool
@@ -104,6 +104,16 @@
         }
         cached = made
         return made
+      }
+    }
+
+    /// The TLS context for an `https` request, nil for `http`.
+    /// - Throws: ``APIError/tlsFailure(_:_:)`` when the trust configuration or identity cannot be loaded.
+    func tlsContext(for request: TransportRequest) throws(APIError) -> TLSClientContext? {
+      guard request.url.scheme?.lowercased() == "https" else { return nil }
+      switch context() {
+      case .success(let context): return context
+      case .failure(let failure): throw .tlsFailure(request.info, failure)
       }
     }
 
@@ -188,15 +198,7 @@
         throw .invalidRequest("the URL \(request.url) has no host")
       }
       if Task.isCancelled { throw .cancelled }
-      let tls: TLSClientContext?
-      if scheme == "https" {
-        switch context() {
-        case .success(let context): tls = context
-        case .failure(let failure): throw .tlsFailure(request.info, failure)
-        }
-      } else {
-        tls = nil
-      }
+      let tls = try tlsContext(for: request)
       let control = ExchangeControl()
       let port = request.url.port ?? (tls == nil ? 80 : 443)
       let (pool, limits, acceptsGzip) = (self.pool, self.limits, self.acceptsGzip)

@@ -28,6 +28,11 @@ public protocol Transport: Sendable {
   /// - Returns: the response; its ``TransportResponse/bodyFile`` is set when the body went to a file.
   /// - Throws: as ``send(_:progress:)``.
   func send(_ request: TransportRequest, options: TransferOptions) async throws(APIError) -> TransportResponse
+
+  /// Sends `request` and returns as soon as the response head arrived, the body then read as it comes
+  /// (server-sent events). Has a default implementation that buffers (see ``StreamingResponse``).
+  /// - Throws: as ``send(_:progress:)``.
+  func stream(_ request: TransportRequest) async throws(APIError) -> StreamingResponse
 }
 
 /// What a transport is asked to do besides sending: report progress both ways and, for downloads, write

@@ -36,8 +36,8 @@ import Synchronization
 ///
 /// Use ``SocketTransport`` when timing, faults or header fidelity matter (tests, Linux).
 public final class URLSessionTransport: Transport {
-  private let session: URLSession
-  private let delegate: SessionDelegate
+  let session: URLSession
+  let delegate: SessionDelegate
   /// The trust applied to `https` servers, or nil for the platform's default evaluation.
   public let trust: TrustConfiguration?
 
@@ -129,7 +129,7 @@ public final class URLSessionTransport: Transport {
 }
 
 /// State of one URLSession task, shared by the delegate, the timer and the waiting caller.
-final class Exchange: Sendable {
+final class Exchange: SessionTaskHandler {
   struct State {
     var continuation: CheckedContinuation<Result<TransportResponse, APIError>, Never>?
     var response: HTTPURLResponse?
@@ -302,7 +302,7 @@ final class Exchange: Sendable {
         bodyByteCount: s.receivedBytes))
   }
 
-  private static func map(code: Int, error: any Error, info: RequestInfo, limit: Duration) -> APIError {
+  static func map(code: Int, error: any Error, info: RequestInfo, limit: Duration) -> APIError {
     let text = (error as NSError).localizedDescription
     switch code {
     case NSURLErrorCancelled: return .cancelled
@@ -357,20 +357,31 @@ final class Exchange: Sendable {
   }
 }
 
-/// Routes URLSession delegate callbacks to the ``Exchange`` of each task.
+/// What receives one task's delegate callbacks: an ``Exchange`` (a whole response) or a
+/// ``StreamingExchange`` (a streamed one).
+protocol SessionTaskHandler: AnyObject, Sendable {
+  func received(_ response: HTTPURLResponse)
+  func received(_ data: Data)
+  func sent(_ total: Int64, of expected: Int64)
+  func declineChallenge()
+  func rejectedTrust(_ failure: TLSTrustFailure)
+  func complete(error: (any Error)?)
+}
+
+/// Routes URLSession delegate callbacks to the handler of each task.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
-  private let exchanges = Mutex<[Int: Exchange]>([:])
+  private let exchanges = Mutex<[Int: any SessionTaskHandler]>([:])
   private let trust: TrustConfiguration?
 
   init(trust: TrustConfiguration?) {
     self.trust = trust
   }
 
-  func register(_ exchange: Exchange, for id: Int) {
+  func register(_ exchange: any SessionTaskHandler, for id: Int) {
     exchanges.withLock { $0[id] = exchange }
   }
 
-  private func exchange(_ task: URLSessionTask) -> Exchange? {
+  private func exchange(_ task: URLSessionTask) -> (any SessionTaskHandler)? {
     exchanges.withLock { $0[task.taskIdentifier] }
   }
 
