@@ -80,10 +80,10 @@ test: deps
 	@sh Tests/setup.sh
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) sh Tests/check-portable.sh
-	$(VALIDATE_ADMIN) $(SWIFT) test --skip-build --skip 'ClientKitEndToEndTests|FriendsAPITests|ClientKitTests|CORSBrowserTests'
+	$(VALIDATE_ADMIN) $(SWIFT) test --skip-build --skip 'ClientKitEndToEndTests|FriendsAPITests|ClientKitTests|CORSBrowserTests|StreamingBrowserTests'
 	MOCKSERVER_EVENT_LOOP=poll $(VALIDATE_ADMIN) $(SWIFT) test --skip-build --filter '$(SERVER_SUITES)'
 	$(VALIDATE_ADMIN) $(SWIFT) test --skip-build --filter 'ClientKitTests'
-	$(VALIDATE_ADMIN) $(SWIFT) test --skip-build --filter 'ClientKitEndToEndTests|FriendsAPITests|CORSBrowserTests' --no-parallel
+	$(VALIDATE_ADMIN) $(SWIFT) test --skip-build --filter 'ClientKitEndToEndTests|FriendsAPITests|CORSBrowserTests|StreamingBrowserTests' --no-parallel
 	MOCKSERVER_EVENT_LOOP=poll $(VALIDATE_ADMIN) $(SWIFT) test --skip-build --filter 'ClientKitEndToEndTests|FriendsAPITests' --no-parallel
 	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then \
 	  $(VALIDATE_ADMIN) python3 Tests/Browser/dashboard_test.py "$$($(SWIFT) build --show-bin-path)/mockserver"; \
@@ -97,7 +97,7 @@ test: deps
 test-browser: deps
 	@sh Tests/setup.sh
 	$(SWIFT) build --build-tests
-	$(VALIDATE_ADMIN) MOCKSERVER_REQUIRE_BROWSER=1 $(SWIFT) test --skip-build --filter 'CORSBrowserTests'
+	$(VALIDATE_ADMIN) MOCKSERVER_REQUIRE_BROWSER=1 $(SWIFT) test --skip-build --filter 'CORSBrowserTests|StreamingBrowserTests'
 	$(VALIDATE_ADMIN) python3 Tests/Browser/dashboard_test.py "$$($(SWIFT) build --show-bin-path)/mockserver"
 
 # Compiles ClientKit's portable core (what iOS/macOS apps get) on Linux without Sources/ClientKit/Linux,
