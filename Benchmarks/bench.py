@@ -903,6 +903,14 @@ def state_rows(runs):
 SSE_STREAMS = 1000
 
 
+# The keys of sse_rows' and websocket_rows' figures in .build/bench.json's "ours", in their order.
+SSE_KEYS = ("sse_one_eps", "sse_one_cpu_us_per_event", "sse_streams_eps", "sse_streams_cpu_us_per_event",
+            "sse_kib_per_stream")
+WS_KEYS = ("websocket_echo_1_rtps", "websocket_echo_1_cpu_us", "websocket_echo_1_client_cpu_pct",
+           "websocket_echo_32_rtps", "websocket_echo_32_cpu_us", "websocket_echo_32_client_cpu_pct",
+           "websocket_kib_per_connection", "websocket_cpu_us_per_open")
+
+
 def make_sse_fixtures(root):
     """Two looping x-sse stubs: 10,000 events of 32 bytes without delays (the most one client can take; a
     pass of the list is played at most once a millisecond, so the list is long enough not to be what limits
@@ -1459,6 +1467,10 @@ def main():
             t.stop()
     log("serving with ten dashboard viewers (GET /__admin/events)")
     viewer_runs, viewer_bytes = measure_viewers(binary, single, os.path.join(tmp, "ours-viewers"))
+    log("x-sse: events to one client and to 1,000 open streams")
+    sse_runs = measure_sse(binary, tmp)
+    log("x-websocket: echo round trips (1 and 32 clients), RSS per open WebSocket")
+    websocket_runs = measure_websocket(binary, tmp)
 
     log(f"startup, median of {STARTUP_RUNS}")
     startup = {"ours": [], "nginx": [], "ours_10k": []}
@@ -1554,6 +1566,12 @@ def main():
     o["match_1_p99_ms"] = summary([x["p99_ms"] for x in match_runs["1"]])
     o["viewers10_event_bytes"] = viewer_bytes
     o["match_non2xx"] += sum(x["non2xx"] for x in viewer_runs)
+    # The streaming rows, as BENCH_ONLY=sse and BENCH_ONLY=websocket print them, under these keys.
+    streaming_rows = []
+    for keys, (table, _, _) in ((SSE_KEYS, sse_rows(sse_runs)), (WS_KEYS, websocket_rows(websocket_runs))):
+        for key, (label, value, unit) in zip(keys, table):
+            o[key] = value
+            streaming_rows.append((label, key, unit, None, "", None))
     match_cost = 1 - median_of(o["match_10k_rps"]) / median_of(o["match_1_rps"])
     match_cost_t = 1 - median_of(o["match_10k_template_rps"]) / median_of(o["match_1_rps"])
     o["match_cost_pct"] = 100 * match_cost
@@ -1647,6 +1665,7 @@ def main():
         ("serving latency with ten viewers p99", "viewers10_p99_ms", "ms", "viewers10_p99",
          "vs 1 stub", None),
         ("  req/s with ten viewers (vs 1 stub)", "viewers10_rps", "req/s", "viewers10_rps", "", None),
+    ] + streaming_rows + [
         ("RSS idle MiB", "rss_idle_mib", "MiB", None, "≤ 16 MiB", lambda r, v: v <= 16),
         ("RSS idle MiB, 10,000 stubs", "rss_idle_10k_mib", "MiB", None, "", None),
         ("RSS under load (max) MiB", "rss_load_mib", "MiB", None, "flat", None),
