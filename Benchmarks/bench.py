@@ -17,6 +17,7 @@ import shutil
 import signal
 import socket
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -902,6 +903,14 @@ def state_rows(runs):
 SSE_STREAMS = 1000
 
 
+# The keys of sse_rows' and websocket_rows' figures in .build/bench.json's "ours", in their order.
+SSE_KEYS = ("sse_one_eps", "sse_one_cpu_us_per_event", "sse_streams_eps", "sse_streams_cpu_us_per_event",
+            "sse_kib_per_stream")
+WS_KEYS = ("websocket_echo_1_rtps", "websocket_echo_1_cpu_us", "websocket_echo_1_client_cpu_pct",
+           "websocket_echo_32_rtps", "websocket_echo_32_cpu_us", "websocket_echo_32_client_cpu_pct",
+           "websocket_kib_per_connection", "websocket_cpu_us_per_open")
+
+
 def make_sse_fixtures(root):
     """Two looping x-sse stubs: 10,000 events of 32 bytes without delays (the most one client can take; a
     pass of the list is played at most once a millisecond, so the list is long enough not to be what limits
@@ -1014,6 +1023,228 @@ def sse_rows(runs):
     ], ratio(median_of(many), median_of(one)), 0
 
 
+WS_CONNECTIONS = 1000
+WS_CLIENTS = 32
+WS_MESSAGE = b"x" * 32
+WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+def make_websocket_fixtures(root):
+    """Two x-websocket stubs: an echo (one message mapping whose trigger matches any message and whose action
+    sends `{{message.body}}` back) and one that sends a 32-byte text message on open (for many open
+    connections)."""
+    mappings = os.path.join(root, "mappings")
+    os.makedirs(mappings, exist_ok=True)
+    write_stub(mappings, "echo.json", {
+        "request": {"method": "GET", "urlPath": "/bench/ws/echo"},
+        "response": {"x-websocket": {"messageMappings": [
+            {"name": "echo", "trigger": {"type": "message"},
+             "actions": [{"type": "send", "message": {"body": "{{message.body}}"}}]}]}}})
+    write_stub(mappings, "open.json", {
+        "request": {"method": "GET", "urlPath": "/bench/ws/open"},
+        "response": {"x-websocket": {"messages": [{"text": WS_MESSAGE.decode()}]}}})
+    return root
+
+
+def ws_client_frame(payload, opcode=0x1):
+    """One final client frame (RFC 6455 §5.2), masked with a random key as clients must."""
+    mask = os.urandom(4)
+    n = len(payload)
+    if n < 126:
+        length = bytes([0x80 | n])
+    elif n < 65536:
+        length = bytes([0x80 | 126]) + n.to_bytes(2, "big")
+    else:
+        length = bytes([0x80 | 127]) + n.to_bytes(8, "big")
+    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    return bytes([0x80 | opcode]) + length + mask + masked
+
+
+def ws_server_frame(payload, opcode=0x1):
+    """The bytes of the unmasked final frame a server sends with `payload` (RFC 6455 §5.1), to compare."""
+    n = len(payload)
+    if n < 126:
+        length = bytes([n])
+    elif n < 65536:
+        length = bytes([126]) + n.to_bytes(2, "big")
+    else:
+        length = bytes([127]) + n.to_bytes(8, "big")
+    return bytes([0x80 | opcode]) + length + payload
+
+
+def ws_open(port, path, timeout=10.0):
+    """Connects and sends an RFC 6455 opening handshake for `path`; returns the socket (blocking, no Nagle)
+    and the bytes read past the 101's head. Dies on any other answer or a wrong Sec-WebSocket-Accept."""
+    import base64
+    import hashlib
+    key = base64.b64encode(os.urandom(16))
+    s = socket.create_connection((HOST, port), timeout=timeout)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    s.sendall(b"GET " + path.encode() + b" HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
+              b"Connection: Upgrade\r\nSec-WebSocket-Key: " + key + b"\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            die(f"GET {path}: the connection closed before the handshake's answer")
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    accept = base64.b64encode(hashlib.sha1(key + WS_GUID).digest())
+    if not head.startswith(b"HTTP/1.1 101") or b"sec-websocket-accept: " + accept.lower() not in head.lower():
+        die(f"GET {path} with Upgrade: websocket was not answered 101 with the right Sec-WebSocket-Accept:\n"
+            + head.decode(errors="replace"))
+    return s, rest
+
+
+def ws_read_exact(s, buffer, size):
+    """Reads until `buffer` holds `size` bytes; returns (the first `size` bytes, the rest)."""
+    while len(buffer) < size:
+        chunk = s.recv(65536)
+        if not chunk:
+            die("a WebSocket connection closed while a message was awaited")
+        buffer += chunk
+    return buffer[:size], buffer[size:]
+
+
+def ws_echo_rate(server, clients, seconds):
+    """`clients` connections to the echo stub, each with one 32-byte text message in flight: a reply read
+    (and checked) sends the next message. One thread (epoll): one warm-up second, then `seconds` counted.
+    Returns {"rtps": round trips per second, "cpu_us": server CPU µs per round trip, "client_cpu_pct"}."""
+    import resource
+    import selectors
+    frame = ws_client_frame(WS_MESSAGE)
+    reply = ws_server_frame(WS_MESSAGE)
+    size = len(reply)
+    sel = selectors.DefaultSelector()
+    socks = []
+    for _ in range(clients):
+        s, rest = ws_open(server.port, "/bench/ws/echo")
+        if rest:
+            die("the echo stub sent something before the first message")
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ, [b""])
+        socks.append(s)
+        s.send(frame)
+    counted = 0
+    warm = time.monotonic() + 1.0
+    end = warm + seconds
+    cpu0 = usage0 = None
+    if clients == 1:
+        # One connection: blocking send and recv, the least a client can do per round trip.
+        s = socks[0]
+        s.setblocking(True)
+        # A kernel receive timeout (no poll before each recv, as a Python socket timeout would add).
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 10, 0))
+        buffer = b""
+        while True:
+            now = time.monotonic()
+            if cpu0 is None and now >= warm:
+                cpu0, usage0, t0, counted = sum(server.cpu()), resource.getrusage(resource.RUSAGE_SELF), now, 0
+            if now >= end:
+                break
+            got, buffer = ws_read_exact(s, buffer, size)
+            if got != reply:
+                die(f"the echo stub answered {got!r}, not {reply!r}")
+            counted += 1
+            s.send(frame)
+    while clients > 1:
+        now = time.monotonic()
+        if cpu0 is None and now >= warm:
+            cpu0, usage0, t0, counted = sum(server.cpu()), resource.getrusage(resource.RUSAGE_SELF), now, 0
+        if now >= end:
+            break
+        for key, _ in sel.select(timeout=0.1):
+            s = key.fileobj
+            try:
+                data = s.recv(65536)
+            except BlockingIOError:
+                continue
+            if not data:
+                die("a WebSocket connection to the echo stub closed")
+            buffer = key.data[0] + data
+            while len(buffer) >= size:
+                if buffer[:size] != reply:
+                    die(f"the echo stub answered {buffer[:size]!r}, not {reply!r}")
+                buffer = buffer[size:]
+                counted += 1
+                s.send(frame)
+            key.data[0] = buffer
+    wall = time.monotonic() - t0
+    cpu1, usage1 = sum(server.cpu()), resource.getrusage(resource.RUSAGE_SELF)
+    for s in socks:
+        s.close()
+    sel.close()
+    server.check_alive()
+    client = (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime)
+    return {"rtps": counted / wall, "cpu_us": (cpu1 - cpu0) * 1e6 / max(1, counted),
+            "client_cpu_pct": 100.0 * client / wall}
+
+
+def ws_open_many(server, count):
+    """Opens `count` connections to the on-open stub and waits for each one's first message (checked);
+    returns the open sockets."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < count + 64:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, count + 1024), hard))
+    first = ws_server_frame(WS_MESSAGE)
+    socks = []
+    for _ in range(count):
+        s, rest = ws_open(server.port, "/bench/ws/open")
+        got, rest = ws_read_exact(s, rest, len(first))
+        if got != first or rest:
+            die(f"the on-open stub sent {got + rest!r}, not {first!r}")
+        socks.append(s)
+    return socks
+
+
+def measure_websocket(binary, tmp):
+    """x-websocket stubs, each figure on a fresh server: echo round trips per second with one client and with
+    WS_CLIENTS clients (one message in flight each), with the server's CPU per round trip; and the server's
+    RSS per open WebSocket (WS_CONNECTIONS connections, each one's first message received)."""
+    root = make_websocket_fixtures(os.path.join(tmp, "fixtures-websocket"))
+    runs = {"one": [], "many": [], "open": []}
+    for _ in range(ROUNDS):
+        for key, clients in (("one", 1), ("many", WS_CLIENTS)):
+            s = Ours("ours-websocket", binary, root, os.path.join(tmp, "ours-websocket")).start()
+            runs[key].append(ws_echo_rate(s, clients, DURATION))
+            s.stop()
+        s = Ours("ours-websocket", binary, root, os.path.join(tmp, "ours-websocket")).start()
+        # One connection first, so what the first connection initializes lazily is not counted per connection.
+        for sock in ws_open_many(s, 1):
+            sock.close()
+        time.sleep(0.3)
+        rss0, cpu0 = s.rss_kib(), sum(s.cpu())
+        socks = ws_open_many(s, WS_CONNECTIONS)
+        cpu1 = sum(s.cpu())
+        time.sleep(0.5)
+        rss1 = s.rss_kib()
+        s.check_alive()
+        runs["open"].append({"kib_per_connection": (rss1 - rss0) / WS_CONNECTIONS,
+                             "cpu_us_per_open": (cpu1 - cpu0) * 1e6 / WS_CONNECTIONS})
+        for sock in socks:
+            sock.close()
+        s.stop()
+    return runs
+
+
+def websocket_rows(runs):
+    """The x-websocket rows: (label, summary, unit), the many-clients / one-client ratio, no non-2xx count."""
+    one = summary([x["rtps"] for x in runs["one"]])
+    many = summary([x["rtps"] for x in runs["many"]])
+    return [
+        ("echo round trips/s, one client", one, "req/s"),
+        ("  server CPU µs/round trip, one client", summary([x["cpu_us"] for x in runs["one"]]), "µs"),
+        ("  client CPU %, one client", summary([x["client_cpu_pct"] for x in runs["one"]]), "%"),
+        (f"echo round trips/s, {WS_CLIENTS} clients", many, "req/s"),
+        (f"  server CPU µs/round trip, {WS_CLIENTS} clients", summary([x["cpu_us"] for x in runs["many"]]), "µs"),
+        (f"  client CPU %, {WS_CLIENTS} clients", summary([x["client_cpu_pct"] for x in runs["many"]]), "%"),
+        (f"RSS KiB per open WebSocket ({WS_CONNECTIONS:,})",
+         summary([x["kib_per_connection"] for x in runs["open"]]), "KiB"),
+        ("  server CPU µs per connection opened", summary([x["cpu_us_per_open"] for x in runs["open"]]), "µs"),
+    ], ratio(median_of(many), median_of(one)), 0
+
+
 def median_of(s):
     return s["median"] if s else None
 
@@ -1099,6 +1330,8 @@ def main():
         "openapi": (measure_openapi, openapi_rows, "validating / plain", 42),
         # x-sse events to one client and to 1,000 open streams
         "sse": (measure_sse, sse_rows, "open streams / one client", 42),
+        # x-websocket echo round trips (one client, 32) and RSS per open WebSocket
+        "websocket": (measure_websocket, websocket_rows, f"{WS_CLIENTS} clients / one client", 42),
     }
     if os.environ.get("BENCH_ONLY") in single_sets:
         measure, rows_of, ratio_name, width = single_sets[os.environ["BENCH_ONLY"]]
@@ -1234,6 +1467,10 @@ def main():
             t.stop()
     log("serving with ten dashboard viewers (GET /__admin/events)")
     viewer_runs, viewer_bytes = measure_viewers(binary, single, os.path.join(tmp, "ours-viewers"))
+    log("x-sse: events to one client and to 1,000 open streams")
+    sse_runs = measure_sse(binary, tmp)
+    log("x-websocket: echo round trips (1 and 32 clients), RSS per open WebSocket")
+    websocket_runs = measure_websocket(binary, tmp)
 
     log(f"startup, median of {STARTUP_RUNS}")
     startup = {"ours": [], "nginx": [], "ours_10k": []}
@@ -1329,6 +1566,12 @@ def main():
     o["match_1_p99_ms"] = summary([x["p99_ms"] for x in match_runs["1"]])
     o["viewers10_event_bytes"] = viewer_bytes
     o["match_non2xx"] += sum(x["non2xx"] for x in viewer_runs)
+    # The streaming rows, as BENCH_ONLY=sse and BENCH_ONLY=websocket print them, under these keys.
+    streaming_rows = []
+    for keys, (table, _, _) in ((SSE_KEYS, sse_rows(sse_runs)), (WS_KEYS, websocket_rows(websocket_runs))):
+        for key, (label, value, unit) in zip(keys, table):
+            o[key] = value
+            streaming_rows.append((label, key, unit, None, "", None))
     match_cost = 1 - median_of(o["match_10k_rps"]) / median_of(o["match_1_rps"])
     match_cost_t = 1 - median_of(o["match_10k_template_rps"]) / median_of(o["match_1_rps"])
     o["match_cost_pct"] = 100 * match_cost
@@ -1422,6 +1665,7 @@ def main():
         ("serving latency with ten viewers p99", "viewers10_p99_ms", "ms", "viewers10_p99",
          "vs 1 stub", None),
         ("  req/s with ten viewers (vs 1 stub)", "viewers10_rps", "req/s", "viewers10_rps", "", None),
+    ] + streaming_rows + [
         ("RSS idle MiB", "rss_idle_mib", "MiB", None, "≤ 16 MiB", lambda r, v: v <= 16),
         ("RSS idle MiB, 10,000 stubs", "rss_idle_10k_mib", "MiB", None, "", None),
         ("RSS under load (max) MiB", "rss_load_mib", "MiB", None, "flat", None),

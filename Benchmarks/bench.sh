@@ -17,6 +17,8 @@
 #   BENCH_ONLY=templating only the templating rows (the same JSON answer prepared and templated)
 #   BENCH_ONLY=openapi   only the --openapi rows (a generated document's GET, with and without --validate-requests)
 #   BENCH_ONLY=state     only the stateful-mocking rows (create-then-read cycles/s, a state-matcher stub against a plain one)
+#   BENCH_ONLY=sse       only the x-sse rows (events/s to one client and to 1,000 open streams, RSS per stream)
+#   BENCH_ONLY=websocket only the x-websocket rows (echo round trips/s, 1 and 32 clients; RSS per open WebSocket)
 set -eu
 
 cd "$(dirname "$0")/.."

@@ -6,7 +6,7 @@ A stripped copy of the server runs under `valgrind --tool=callgrind`, answers 5 
 before it stops. The figure is that dump's instruction total divided by COUNT. Counts do not move with the
 machine's load, so two builds can be compared on a busy machine.
 
-  python3 Benchmarks/callgrind.py BINARY [--count 2000] [--rows keepalive,keepalive-log,connection,template,proxy]
+  python3 Benchmarks/callgrind.py BINARY [--count 2000] [--rows keepalive,keepalive-log,connection,template,proxy,websocket]
 
 Rows:
   keepalive      keep-alive literal hit (`GET /friends`, one connection), --quiet
@@ -14,7 +14,10 @@ Rows:
   connection     a new connection per request (`Connection: close`), --quiet
   template       a templated answer (`GET /users/7`, rendered per request), --quiet
   proxy          a proxied answer (a proxy stub to a second, uninstrumented mockserver), --quiet
-Prints one line per row: `row instructions-per-request`. Needs valgrind (Debian's `valgrind`).
+  websocket      an x-websocket echo round trip (a 32-byte text message sent, `{{message.body}}` sent back, on
+                 one upgraded connection, after 5,000 warm-up round trips that fill the message journal),
+                 --quiet; not in the default rows
+Prints one line per row: `row instructions-per-request` (per round trip for websocket). Needs valgrind (Debian's `valgrind`).
 """
 
 import argparse
@@ -28,7 +31,8 @@ import sys
 import tempfile
 import time
 
-from bench import free_port, spawn, stop_process
+from bench import (WS_MESSAGE, free_port, spawn, stop_process, ws_client_frame, ws_open, ws_read_exact,
+                   ws_server_frame)
 
 
 def wait_for_port(port, process, seconds=120):
@@ -80,6 +84,18 @@ def connection_requests(port, request, count):
             read_response(sock, b"")
 
 
+def websocket_echoes(port, path, count):
+    """Upgrades one connection to `path` and sends `count` text messages, each after the previous reply."""
+    sock, buffer = ws_open(port, path)
+    with sock:
+        frame, reply = ws_client_frame(WS_MESSAGE), ws_server_frame(WS_MESSAGE)
+        for _ in range(count):
+            sock.sendall(frame)
+            got, buffer = ws_read_exact(sock, buffer, len(reply))
+            if got != reply:
+                raise RuntimeError(f"the echo stub answered {got!r}")
+
+
 def fixtures(folder, upstream_port):
     mappings = os.path.join(folder, "mappings")
     os.makedirs(mappings)
@@ -89,6 +105,10 @@ def fixtures(folder, upstream_port):
         {"request": {"method": "GET", "urlPathTemplate": "/users/{id}"},
          "response": {"status": 200, "transformers": ["response-template"],
                       "jsonBody": {"id": "{{request.path.id}}", "name": "user {{request.path.id}}"}}},
+        {"request": {"method": "GET", "urlPath": "/bench/ws/echo"},
+         "response": {"x-websocket": {"messageMappings": [
+             {"trigger": {"type": "message"},
+              "actions": [{"type": "send", "message": {"body": "{{message.body}}"}}]}]}}},
     ]
     if upstream_port:
         stubs.append({"request": {"method": "GET", "urlPath": "/proxied"},
@@ -102,7 +122,7 @@ def fixtures(folder, upstream_port):
                                  "response": {"status": 200, "body": "from the upstream"}}]}, handle)
 
 
-def measure(binary, folder, extra, request, count, per_connection):
+def measure(binary, folder, extra, request, count, drive, warm=5):
     port = free_port()
     out = os.path.join(folder, f"callgrind.{port}")
     command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "--host", "127.0.0.1",
@@ -110,12 +130,9 @@ def measure(binary, folder, extra, request, count, per_connection):
     process = spawn(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for_port(port, process)
-        (connection_requests if per_connection else keepalive_requests)(port, request, 5)
+        drive(port, request, warm)
         subprocess.run(["callgrind_control", "-z", str(process.pid)], check=True, capture_output=True)
-        if per_connection:
-            connection_requests(port, request, count)
-        else:
-            keepalive_requests(port, request, count)
+        drive(port, request, count)
         subprocess.run(["callgrind_control", "-d", str(process.pid)], check=True, capture_output=True)
     finally:
         stop_process(process, timeout=120)
@@ -155,17 +172,21 @@ def main():
             wait_for_port(upstream_port, upstream)
         plain = b"GET /friends HTTP/1.1\r\nHost: localhost\r\n\r\n"
         cases = {
-            "keepalive": (["--quiet"], plain, False),
-            "keepalive-log": ([], plain, False),
+            "keepalive": (["--quiet"], plain, keepalive_requests),
+            "keepalive-log": ([], plain, keepalive_requests),
             "connection": (["--quiet"], b"GET /friends HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
-                           True),
-            "template": (["--quiet"], b"GET /users/7 HTTP/1.1\r\nHost: localhost\r\n\r\n", False),
-            "proxy": (["--quiet"], b"GET /proxied HTTP/1.1\r\nHost: localhost\r\n\r\n", False),
+                           connection_requests),
+            "template": (["--quiet"], b"GET /users/7 HTTP/1.1\r\nHost: localhost\r\n\r\n", keepalive_requests),
+            "proxy": (["--quiet"], b"GET /proxied HTTP/1.1\r\nHost: localhost\r\n\r\n", keepalive_requests),
+            "websocket": (["--quiet"], "/bench/ws/echo", websocket_echoes),
         }
         for row in rows:
-            extra, request, per_connection = cases[row]
+            extra, request, drive = cases[row]
             count = arguments.count if row != "proxy" else max(1, arguments.count // 4)
-            value = measure(arguments.binary, folder, extra, request, count, per_connection)
+            # The websocket row's warm-up fills the message journal (10,000 messages received and sent), as on
+            # a server that has been echoing for a while.
+            warm = 5000 if row == "websocket" else 5
+            value = measure(arguments.binary, folder, extra, request, count, drive, warm)
             print(f"{row} {value:.0f}", flush=True)
     finally:
         if upstream:

@@ -190,29 +190,51 @@ final class MessageJournal: Sendable {
     var timestamp: Double
   }
 
+  /// The events in arrival order, as a ring: `slots` grows to `capacity`, then each new event overwrites the
+  /// oldest (at `oldest`). Recording is constant time however large the journal; removing the first of
+  /// 10,000 events moved all the others on every message once the journal was full.
+  private struct Ring {
+    var slots: [Event] = []
+    var oldest = 0
+    /// The events, oldest first.
+    var ordered: [Event] { oldest == 0 ? slots : Array(slots[oldest...]) + slots[..<oldest] }
+  }
+
   private let capacity: Int
-  private let events = Mutex<[Event]>([])
+  private let events = Mutex<Ring>(Ring())
 
   init(capacity: Int) { self.capacity = max(capacity, 1) }
 
   func record(channel: WebSocketSession, eventType: String, message: WebSocketMessage, mappingID: String?) {
-    let event = Event(
-      id: UUID().uuidString.lowercased(), eventType: eventType, channelID: channel.id,
-      upgrade: channel.upgrade, context: channel.context, message: message, mappingID: mappingID,
-      timestamp: Date().timeIntervalSince1970)
-    events.withLock { list in
-      if list.count >= capacity { list.removeFirst(list.count - capacity + 1) }
-      list.append(event)
+    record(
+      Event(
+        id: UUID().uuidString.lowercased(), eventType: eventType, channelID: channel.id,
+        upgrade: channel.upgrade, context: channel.context, message: message, mappingID: mappingID,
+        timestamp: Date().timeIntervalSince1970))
+  }
+
+  /// Records `event`; when the journal is full, the oldest event goes.
+  func record(_ event: Event) {
+    events.withLock { ring in
+      if ring.slots.count < capacity {
+        ring.slots.append(event)
+      } else {
+        ring.slots[ring.oldest] = event
+        ring.oldest = (ring.oldest + 1) % capacity
+      }
     }
   }
 
-  func all() -> [Event] { events.withLock { $0 } }
-  func clear() { events.withLock { $0 = [] } }
+  /// The events, oldest first.
+  func all() -> [Event] { events.withLock { $0.ordered } }
+  func clear() { events.withLock { $0 = Ring() } }
   /// Removes the events `matching` says; returns them.
   func remove(where matching: (Event) -> Bool) -> [Event] {
-    events.withLock { list in
+    events.withLock { ring in
+      var list = ring.ordered
       let removed = list.filter(matching)
       list.removeAll(where: matching)
+      ring = Ring(slots: list, oldest: 0)
       return removed
     }
   }
