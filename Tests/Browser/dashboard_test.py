@@ -140,6 +140,12 @@ def wait(what, condition, bound=BOUND, step=0.02):
         time.sleep(step)
 
 
+FEED = {
+    "name": "feed greeting",
+    "trigger": {"type": "message", "channel": {"initiatingRequestPattern": {"urlPath": "/ws/feed"}}},
+    "actions": [{"type": "send", "message": {"body": "hi from the feed"}}],
+}
+
 FIXTURE = {
     "mappings": [
         {"name": "get user", "request": {"method": "GET", "urlPath": "/users/1",
@@ -169,6 +175,10 @@ def main():
     os.makedirs(os.path.join(tmp, "fx", "mappings"))
     with open(os.path.join(tmp, "fx", "mappings", "shop.json"), "w") as f:
         json.dump(FIXTURE, f)
+    # A WireMock 4 message stub mapping: the page's WebSocket to /ws/feed is accepted and answered.
+    os.makedirs(os.path.join(tmp, "fx", "message-mappings"))
+    with open(os.path.join(tmp, "fx", "message-mappings", "feed.json"), "w") as f:
+        json.dump(FEED, f)
     server = subprocess.Popen([binary, "--port", "0", "--fixtures", os.path.join(tmp, "fx"), "--quiet"],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     driver_port = free_port()
@@ -306,6 +316,28 @@ def main():
         errors = [e for e in (console or []) if e.get("level") == "SEVERE"]
         check(console is not None, "the browser console log could be read")
         check(not errors, "no console error: %s" % errors)
+
+        # 7. WebSocket channels and messages (issue 45): a socket the page opens is listed in the channels
+        # panel, and what it sent and received in the messages panel.
+        driver.js("""
+          window.__got = [];
+          window.__ws = new WebSocket(location.origin.replace(/^http/, 'ws') + '/ws/feed');
+          window.__ws.onopen = () => window.__ws.send('hello dashboard');
+          window.__ws.onmessage = (e) => window.__got.push(e.data);""")
+        wait("the reply on the page's socket", lambda: driver.js("return window.__got.length") >= 1)
+        http("GET", origin + "/users/1")  # the page reads the state again after a request it is told of
+        wait("the channel in the panel",
+             lambda: "/ws/feed" in driver.js("return document.querySelector('#channel-list').textContent"), bound=60)
+        wait("the messages in the panel",
+             lambda: "hi from the feed" in driver.js("return document.querySelector('#message-list').textContent"),
+             bound=60)
+        rows = driver.js("return Array.from(document.querySelectorAll('#message-list tbody tr'), "
+                         "r => Array.from(r.cells, c => c.textContent))")
+        check(any(r[1] == "received" and r[2] == "/ws/feed" and r[3] == "hello dashboard" for r in rows)
+              and any(r[1] == "sent" and r[3] == "hi from the feed" for r in rows),
+              "the messages panel shows the received and the sent message: %s" % rows)
+        console = driver.log("browser")
+        check(not [e for e in (console or []) if e.get("level") == "SEVERE"], "no console error after the socket")
 
         # Dark mode screenshot for the docs.
         try:

@@ -216,7 +216,13 @@ extension AdminAPI {
     guard let hub = webSockets else { return notFound(call) }
     switch (call.method, rest.count, rest.first ?? "") {
     case ("GET", 0, _):
-      return AdminAPI.messageEventsJSON(hub.journal.all())
+      // `?limit=N`: the newest N events (ours; the dashboard's panel asks for 50).
+      switch AdminAPI.integerParameter(call, "limit") {
+      case .failure(let f): return f.plan
+      case .success(let limit):
+        let all = hub.journal.all()
+        return AdminAPI.messageEventsJSON(Array(all.suffix(limit ?? all.count)))
+      }
     case ("DELETE", 0, _):
       hub.journal.clear()
       return AdminAPI.empty

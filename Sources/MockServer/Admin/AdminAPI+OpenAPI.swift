@@ -1251,6 +1251,9 @@ extension AdminAPI {
         "/__admin/messages": {
           "get": {
             "summary": "The message journal (received and sent WebSocket messages)",
+            "parameters": [
+              {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 0}}
+            ],
             "responses": {
               "200": {
                 "description": "Message serve events",

@@ -65,6 +65,12 @@ enum DashboardPageSource {
         <h2 id="state-h">State contexts <span class="muted" id="state-count"></span></h2>
         <div id="state-list"></div>
       </section>
+      <section id="channels" aria-labelledby="chan-h">
+        <h2 id="chan-h">WebSocket channels <span class="muted" id="channel-count"></span></h2>
+        <div id="channel-list"></div>
+        <h3>Messages <span class="muted" id="message-count"></span></h3>
+        <div id="message-list"></div>
+      </section>
       <section id="server" aria-labelledby="server-h">
         <h2 id="server-h">Settings and reload</h2>
         <div id="settings"></div>
@@ -407,6 +413,28 @@ enum DashboardPageSource {
           el("td", {}, el("code", { text: JSON.stringify(c.list) })),
           el("td", { text: String(c.updateCount) }))))));
     }
+    function renderChannels(channels, messages) {
+      $("#channel-count").textContent = "(" + channels.length + ")";
+      $("#channel-list").replaceChildren(channels.length ? el("table", {},
+        el("thead", {}, el("tr", {}, ["Channel", "Upgrade request", "Open"].map((h) => el("th", { scope: "col", text: h })))),
+        el("tbody", {}, channels.map((c) => el("tr", {},
+          el("th", { scope: "row" }, el("code", { text: c.id })),
+          el("td", {}, el("code", { text: (c.initiatingRequest && (c.initiatingRequest.method + " " + c.initiatingRequest.url)) || "" })),
+          el("td", { text: c.open === false ? "closed" : "open" })))))
+        : el("p", { cls: "muted", text: "No WebSocket connections." }));
+      // The newest messages first (the page asks for the newest 50).
+      const shown = messages.slice().reverse();
+      $("#message-count").textContent = "(newest " + shown.length + ")";
+      $("#message-list").replaceChildren(shown.length ? el("table", {},
+        el("thead", {}, el("tr", {}, ["Time", "Direction", "Channel (upgrade URL)", "Message", "Message stub mapping"].map((h) => el("th", { scope: "col", text: h })))),
+        el("tbody", {}, shown.map((m) => el("tr", {},
+          el("td", { text: fmtTime(String(m.timestamp || "")) }),
+          el("td", { text: m.eventType === "sent" ? "sent" : "received" }),
+          el("td", {}, el("code", { text: (m.channel && m.channel.initiatingRequest && m.channel.initiatingRequest.url) || "" })),
+          el("td", {}, el("code", { text: typeof m.message === "string" ? m.message : JSON.stringify(m.message) })),
+          el("td", { text: m.stubMapping ? (m.stubMapping.name || m.stubMapping.id || "") : (m.eventType === "received" ? (m.wasMatched ? "matched" : "no match") : "") })))))
+        : el("p", { cls: "muted", text: "No messages." }));
+    }
     function renderServer(s) {
       const dl = el("dl", {});
       const add = (k, v) => dl.append(el("dt", { text: k }), el("dd", { text: v }));
@@ -442,6 +470,9 @@ enum DashboardPageSource {
       renderScenarios(s.scenarios);
       renderContexts(s.stateContexts || [], s.stateContextCount || 0);
       renderServer(s);
+      const [channels, messages] = await Promise.all([getJSON("/__admin/channels"), getJSON("/__admin/messages?limit=50")]);
+      renderChannels(channels.ok && channels.body ? channels.body.channels || [] : [],
+        messages.ok && messages.body ? messages.body.messageServeEvents || [] : []);
     }
     $("#stub-filter").addEventListener("input", renderStubs);
     loadState().then(connect, connect);
