@@ -20,6 +20,13 @@ if ! python3 -c "import wiremock.client" >/dev/null 2>&1; then
   python3 -m pip install -q --disable-pip-version-check wiremock >/dev/null 2>&1 \
     || python3 -m pip install -q --disable-pip-version-check --break-system-packages wiremock >/dev/null
 fi
+# Python's `websockets` (PyPI), an independent WebSocket peer for ClientKit's WebSocket client tests
+# (Tests/ClientKitTests/WebSocketClientTests.swift).
+if ! python3 -c "import websockets" >/dev/null 2>&1; then
+  echo "setup: installing the python websockets package"
+  python3 -m pip install -q --disable-pip-version-check websockets >/dev/null 2>&1 \
+    || python3 -m pip install -q --disable-pip-version-check --break-system-packages websockets >/dev/null
+fi
 # Pact's reference implementation (PyPI package `pact-python`, v3 or later: the Pact FFI with its mock server
 # and verifier) for the Pact round-trip tests (Tests/ContractsTests/Pact/).
 if ! python3 -c "import pact; assert int(pact.__version__.split('.')[0]) >= 3" >/dev/null 2>&1; then

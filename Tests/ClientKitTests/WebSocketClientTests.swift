@@ -1,0 +1,185 @@
+#if os(Linux)
+  import ClientKit
+  import Foundation
+  import HTTPCore
+  import Testing
+
+  /// A WebSocket echo server written with Python's `websockets` package (an independent RFC 6455
+  /// implementation; Tests/setup.sh installs it), run as a child process on a free port.
+  final class PythonWebSocketServer: Sendable {
+    let process: Process
+    let port: Int
+
+    static let script = """
+      import asyncio, sys, websockets
+      async def handler(ws, path=None):
+          async for message in ws:
+              if message == "close-4001":
+                  await ws.close(4001, "bye now")
+                  return
+              if message == "subprotocol":
+                  await ws.send(ws.subprotocol or "none")
+              elif message == "ping-me":
+                  await (await ws.ping(b"from-server"))
+                  await ws.send("pong received")
+              else:
+                  await ws.send(message)
+      async def main():
+          async with websockets.serve(handler, "127.0.0.1", 0, subprotocols=["chat.v2", "chat.v1"],
+                                      ping_interval=None) as server:
+              print(server.sockets[0].getsockname()[1], flush=True)
+              await asyncio.Future()
+      asyncio.run(main())
+      """
+
+    init() throws {
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+      process.arguments = ["python3", "-c", Self.script]
+      let output = Pipe()
+      process.standardOutput = output
+      try process.run()
+      var line = Data()
+      while !line.contains(UInt8(ascii: "\n")) {
+        let chunk = output.fileHandleForReading.availableData
+        if chunk.isEmpty { break }
+        line.append(chunk)
+      }
+      guard
+        let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+      else {
+        process.terminate()
+        throw POSIXError(.EIO)
+      }
+      self.process = process
+      self.port = port
+    }
+
+    func stop() {
+      process.terminate()
+      process.waitUntilExit()
+    }
+
+    func client() -> APIClient {
+      APIClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, transport: SocketTransport())
+    }
+  }
+
+  struct ChatMessage: Codable, Sendable, Equatable {
+    let user: String
+    let text: String
+    let sequence: Int
+  }
+
+  /// ClientKit's WebSocket client (the socket transport, HTTPCore's endpoint) against Python's
+  /// `websockets`: handshake and subprotocol, text and binary echo, a Codable round trip, the server's
+  /// close code, the client's close, pings both ways.
+  @Suite("WebSocketClient", .serialized)
+  struct WebSocketClientTests {
+    let endpoint = Endpoint<EmptyResponse>(.get, "/chat")
+
+    @Test("handshake with a subprotocol the server chooses, then text and binary echo")
+    func echo() async throws {
+      let server = try PythonWebSocketServer()
+      defer { server.stop() }
+      let socket = try await server.client().webSocket(for: endpoint, subprotocols: ["chat.v1"])
+      #expect(socket.subprotocol == "chat.v1")
+      var messages = socket.messages.makeAsyncIterator()
+      try await socket.send(text: "héllo")
+      #expect(try await messages.next() == .text("héllo"))
+      try await socket.send(data: Data([0, 1, 2, 255]))
+      #expect(try await messages.next() == .binary([0, 1, 2, 255]))
+      let large = String(repeating: "x", count: 70_000)
+      try await socket.send(text: large)
+      #expect(try await messages.next() == .text(large))
+      try await socket.send(text: "subprotocol")
+      #expect(try await messages.next() == .text("chat.v1"))
+      socket.close()
+    }
+
+    @Test("Codable values are sent as JSON text and decoded back")
+    func codableRoundTrip() async throws {
+      let server = try PythonWebSocketServer()
+      defer { server.stop() }
+      let socket = try await server.client().webSocket(for: endpoint)
+      #expect(socket.subprotocol == nil)
+      let sent = [
+        ChatMessage(user: "aiko", text: "hi", sequence: 1),
+        ChatMessage(user: "bruno", text: "yo", sequence: 2),
+      ]
+      for message in sent { try await socket.send(message) }
+      var received: [ChatMessage] = []
+      for try await message in socket.decoded(as: ChatMessage.self) {
+        received.append(message)
+        if received.count == 2 { break }
+      }
+      #expect(received == sent)
+    }
+
+    @Test("the server's close code and reason end the messages")
+    func serverClose() async throws {
+      let server = try PythonWebSocketServer()
+      defer { server.stop() }
+      let socket = try await server.client().webSocket(for: endpoint)
+      try await socket.send(text: "close-4001")
+      var received: [WebSocketMessage] = []
+      for try await message in socket.messages { received.append(message) }
+      #expect(received.isEmpty)
+      #expect(socket.closeCode == 4001)
+      #expect(socket.closeReason == "bye now")
+      #expect(socket.isClosed)
+    }
+
+    @Test("the client's close is answered by the server and finishes the messages")
+    func clientClose() async throws {
+      let server = try PythonWebSocketServer()
+      defer { server.stop() }
+      let socket = try await server.client().webSocket(for: endpoint)
+      socket.close(code: 4100, reason: "done")
+      for try await _ in socket.messages {}
+      #expect(socket.closeCode == 4100)
+      await #expect(throws: APIError.self) { try await socket.send(text: "late") }
+    }
+
+    @Test("pings: the client's ping keeps the connection working, the server's ping is answered")
+    func pings() async throws {
+      let server = try PythonWebSocketServer()
+      defer { server.stop() }
+      let socket = try await server.client().webSocket(for: endpoint)
+      var messages = socket.messages.makeAsyncIterator()
+      try await socket.ping(Data("are you there".utf8))
+      try await socket.send(text: "after ping")
+      #expect(try await messages.next() == .text("after ping"))
+      try await socket.send(text: "ping-me")
+      #expect(try await messages.next() == .text("pong received"))
+      socket.close()
+    }
+
+    @Test("a server that is not a WebSocket server fails the handshake with its status")
+    func refusedHandshake() async throws {
+      let server = try LoopbackServer { c in
+        guard c.readRequest() != nil else { return }
+        c.write("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+      }
+      defer { server.stop() }
+      let client = APIClient(baseURL: URL(string: server.url)!, transport: SocketTransport())
+      let error = await apiError { () async throws(APIError) in try await client.webSocket(for: endpoint) }
+      #expect(error?.statusCode == 404)
+    }
+
+    @Test("a wrong Sec-WebSocket-Accept fails the handshake as malformed")
+    func wrongAccept() async throws {
+      let server = try LoopbackServer { c in
+        guard c.readRequest() != nil else { return }
+        c.write(
+          "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n")
+        _ = c.waitForPeerClose(within: 10)
+      }
+      defer { server.stop() }
+      let client = APIClient(baseURL: URL(string: server.url)!, transport: SocketTransport())
+      let error = await apiError { () async throws(APIError) in try await client.webSocket(for: endpoint) }
+      #expect(error?.caseName == "malformedResponse")
+    }
+  }
+#endif
