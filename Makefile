@@ -16,12 +16,12 @@ all: build
 # mockserver binary itself no longer does (`verify` uses the server's own upstream client).
 deps:
 	@if [ ! -f /usr/include/openssl/ssl.h ] || [ ! -f /usr/include/zlib.h ] || [ ! -f /usr/include/yaml.h ] \
-	  || [ ! -f /usr/include/libxml2/libxml/parser.h ] \
+	  || [ ! -f /usr/include/libxml2/libxml/parser.h ] || [ ! -f /usr/include/hiredis/hiredis.h ] \
 	  || ! ls /usr/lib/*/libcurl.so >/dev/null 2>&1; then \
-	  echo "make: installing libssl-dev zlib1g-dev libyaml-dev libxml2-dev libcurl4-openssl-dev"; \
+	  echo "make: installing libssl-dev zlib1g-dev libyaml-dev libxml2-dev libhiredis-dev libcurl4-openssl-dev"; \
 	  $(SUDO) apt-get update -qq >/dev/null 2>&1 || true; \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libssl-dev zlib1g-dev libyaml-dev libxml2-dev \
-	    libcurl4-openssl-dev >/dev/null; \
+	    libhiredis-dev libcurl4-openssl-dev >/dev/null; \
 	fi
 
 build: deps
@@ -80,10 +80,10 @@ test: deps
 	@sh Tests/setup.sh
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) sh Tests/check-portable.sh
-	$(VALIDATE_ADMIN) $(SWIFT) test --skip-build --skip 'ClientKitEndToEndTests|FriendsAPITests|ClientKitTests|CORSBrowserTests'
+	$(VALIDATE_ADMIN) $(SWIFT) test --skip-build --skip 'ClientKitEndToEndTests|FriendsAPITests|ClientKitTests|CORSBrowserTests|StreamingBrowserTests'
 	MOCKSERVER_EVENT_LOOP=poll $(VALIDATE_ADMIN) $(SWIFT) test --skip-build --filter '$(SERVER_SUITES)'
 	$(VALIDATE_ADMIN) $(SWIFT) test --skip-build --filter 'ClientKitTests'
-	$(VALIDATE_ADMIN) $(SWIFT) test --skip-build --filter 'ClientKitEndToEndTests|FriendsAPITests|CORSBrowserTests' --no-parallel
+	$(VALIDATE_ADMIN) $(SWIFT) test --skip-build --filter 'ClientKitEndToEndTests|FriendsAPITests|CORSBrowserTests|StreamingBrowserTests' --no-parallel
 	MOCKSERVER_EVENT_LOOP=poll $(VALIDATE_ADMIN) $(SWIFT) test --skip-build --filter 'ClientKitEndToEndTests|FriendsAPITests' --no-parallel
 	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then \
 	  $(VALIDATE_ADMIN) python3 Tests/Browser/dashboard_test.py "$$($(SWIFT) build --show-bin-path)/mockserver"; \
@@ -97,7 +97,7 @@ test: deps
 test-browser: deps
 	@sh Tests/setup.sh
 	$(SWIFT) build --build-tests
-	$(VALIDATE_ADMIN) MOCKSERVER_REQUIRE_BROWSER=1 $(SWIFT) test --skip-build --filter 'CORSBrowserTests'
+	$(VALIDATE_ADMIN) MOCKSERVER_REQUIRE_BROWSER=1 $(SWIFT) test --skip-build --filter 'CORSBrowserTests|StreamingBrowserTests'
 	$(VALIDATE_ADMIN) python3 Tests/Browser/dashboard_test.py "$$($(SWIFT) build --show-bin-path)/mockserver"
 
 # Compiles ClientKit's portable core (what iOS/macOS apps get) on Linux without Sources/ClientKit/Linux,

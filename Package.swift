@@ -36,6 +36,10 @@ let package = Package(
     .systemLibrary(
       name: "CYAML", path: "Sources/CYAML", pkgConfig: "yaml-0.1",
       providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
+    // hiredis, the Redis project's own C client: the shared state store of replicas (docs/scaling.md).
+    .systemLibrary(
+      name: "CHiredis", path: "Sources/CHiredis", pkgConfig: "hiredis",
+      providers: [.apt(["libhiredis-dev"]), .brew(["hiredis"])]),
     // Values, parser, serializer and HTTP dates: no I/O, shared by server and client.
     // libm linked explicitly: an executable that uses HTTPCore alone (and not Foundation) failed to link on
     // Linux without it (`round`, `floor` from HTTPDate; found by make test-install).
@@ -72,7 +76,7 @@ let package = Package(
       name: "MockServer",
       dependencies: [
         "HTTPCore", "MockJSON", "Mappings", "Templating", "RegularExpressions", "NativeSupport",
-        "CLinuxShims", "COpenSSL",
+        "CLinuxShims", "COpenSSL", "CHiredis",
       ]),
     // Contracts: YAML and OpenAPI documents, stubs generated from them, lint against them, Pact files in
     // and out, drift between fixtures and a running provider.

@@ -899,6 +899,121 @@ def state_rows(runs):
     ], ratio(median_of(matched), median_of(plain)), sum(x["non2xx"] for g in runs.values() for x in g)
 
 
+SSE_STREAMS = 1000
+
+
+def make_sse_fixtures(root):
+    """Two looping x-sse stubs: 10,000 events of 32 bytes without delays (the most one client can take; a
+    pass of the list is played at most once a millisecond, so the list is long enough not to be what limits
+    the rate) and one event every 100 ms (a live feed, for many open streams)."""
+    mappings = os.path.join(root, "mappings")
+    os.makedirs(mappings, exist_ok=True)
+    data = "x" * 32
+    write_stub(mappings, "fast.json", {
+        "request": {"method": "GET", "urlPath": "/bench/sse/fast"},
+        "response": {"status": 200, "x-sse": {"events": [{"data": data}] * 10000, "loop": True,
+                                              "heartbeatMilliseconds": 0}}})
+    write_stub(mappings, "feed.json", {
+        "request": {"method": "GET", "urlPath": "/bench/sse/feed"},
+        "response": {"status": 200, "x-sse": {"events": [
+            {"data": data, "delay": {"timeUnit": "MILLISECONDS", "value": 100}}], "loop": True,
+            "heartbeatMilliseconds": 0}}})
+    return root
+
+
+def read_sse_events(port, path, streams, seconds):
+    """Opens `streams` connections to `path`, reads every one for `seconds` (one thread, selectors) and
+    returns the events received per second (counted by their `data:` lines) after the first second."""
+    import resource
+    import selectors
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < streams + 64:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, streams + 1024), hard))
+    sel = selectors.DefaultSelector()
+    socks = []
+    for _ in range(streams):
+        s = socket.create_connection((HOST, port))
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n".encode())
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ, [b""])
+        socks.append(s)
+    marker = b"data: "
+    counted = 0
+    start = time.monotonic()
+    warm = start + 1.0
+    end = warm + seconds
+    while True:
+        now = time.monotonic()
+        if now >= end:
+            break
+        for key, _ in sel.select(timeout=0.1):
+            try:
+                data = key.fileobj.recv(262144)
+            except BlockingIOError:
+                continue
+            if not data:
+                sel.unregister(key.fileobj)
+                continue
+            tail = key.data[0]
+            joined = tail + data
+            n = joined.count(marker) - tail.count(marker)
+            key.data[0] = joined[-(len(marker) - 1):]
+            if time.monotonic() >= warm:
+                counted += n
+    for s in socks:
+        s.close()
+    sel.close()
+    return counted / seconds
+
+
+def measure_sse(binary, tmp):
+    """x-sse events per second to one client (a looping list of 10,000 events without delays) and to
+    SSE_STREAMS open streams (each one event per 100 ms), each round on a fresh server; with the server's
+    CPU per event and its RSS per open stream."""
+    root = make_sse_fixtures(os.path.join(tmp, "fixtures-sse"))
+    runs = {"one": [], "many": []}
+    for _ in range(ROUNDS):
+        s = Ours("ours-sse", binary, root, os.path.join(tmp, "ours-sse")).start()
+        rss_idle = s.rss_kib()
+        cpu0 = sum(s.cpu())
+        rate = read_sse_events(s.port, "/bench/sse/fast", 1, DURATION)
+        cpu1 = sum(s.cpu())
+        runs["one"].append({"eps": rate, "cpu_us": (cpu1 - cpu0) * 1e6 / max(1.0, rate * (DURATION + 1))})
+        s.stop()
+        s = Ours("ours-sse", binary, root, os.path.join(tmp, "ours-sse")).start()
+        rss_idle = s.rss_kib()
+        import threading
+        peak = [0]
+
+        def sample():
+            for _ in range(int((DURATION + 1) * 10)):
+                peak[0] = max(peak[0], s.rss_kib() or 0)
+                time.sleep(0.1)
+        t = threading.Thread(target=sample, daemon=True)
+        t.start()
+        cpu0 = sum(s.cpu())
+        rate = read_sse_events(s.port, "/bench/sse/feed", SSE_STREAMS, DURATION)
+        cpu1 = sum(s.cpu())
+        t.join()
+        runs["many"].append({"eps": rate, "cpu_us": (cpu1 - cpu0) * 1e6 / max(1.0, rate * (DURATION + 1)),
+                             "kib_per_stream": (peak[0] - rss_idle) / SSE_STREAMS})
+        s.stop()
+    return runs
+
+
+def sse_rows(runs):
+    """The x-sse rows: (label, summary, unit), the many-streams / one-client ratio, no non-2xx count."""
+    one = summary([x["eps"] for x in runs["one"]])
+    many = summary([x["eps"] for x in runs["many"]])
+    return [
+        ("events/s, one client (no delays)", one, "req/s"),
+        ("  server CPU µs/event, one client", summary([x["cpu_us"] for x in runs["one"]]), "µs"),
+        (f"events/s, {SSE_STREAMS:,} open streams (10/s each)", many, "req/s"),
+        ("  server CPU µs/event, open streams", summary([x["cpu_us"] for x in runs["many"]]), "µs"),
+        ("  RSS KiB per open stream", summary([x["kib_per_stream"] for x in runs["many"]]), "KiB"),
+    ], ratio(median_of(many), median_of(one)), 0
+
+
 def median_of(s):
     return s["median"] if s else None
 
@@ -982,6 +1097,8 @@ def main():
         "state": (measure_state, state_rows, "state-matcher / plain", 40),
         # a generated document's GET operation
         "openapi": (measure_openapi, openapi_rows, "validating / plain", 42),
+        # x-sse events to one client and to 1,000 open streams
+        "sse": (measure_sse, sse_rows, "open streams / one client", 42),
     }
     if os.environ.get("BENCH_ONLY") in single_sets:
         measure, rows_of, ratio_name, width = single_sets[os.environ["BENCH_ONLY"]]

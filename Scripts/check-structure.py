@@ -31,7 +31,8 @@ DECLARATION = re.compile(
     r"(struct|class|enum|protocol|actor|typealias|func)\s+([A-Za-z_][A-Za-z0-9_]*)",
     re.M,
 )
-IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
+# A name after a dot is a member (`RequestView.Connection`), not a top-level declaration.
+IDENTIFIER = re.compile(r"(?<![.\w])[A-Za-z_][A-Za-z0-9_]*\b")
 
 
 def strip_comments_and_strings(text):

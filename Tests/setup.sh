@@ -20,10 +20,10 @@ if ! python3 -c "import wiremock.client" >/dev/null 2>&1; then
   python3 -m pip install -q --disable-pip-version-check wiremock >/dev/null 2>&1 \
     || python3 -m pip install -q --disable-pip-version-check --break-system-packages wiremock >/dev/null
 fi
-# Python's `websockets` (PyPI), an independent WebSocket peer for ClientKit's WebSocket client tests
-# (Tests/ClientKitTests/WebSocketClientTests.swift).
+# The Python WebSocket client (PyPI package `websockets`), an independent RFC 6455 peer for the WebSocket
+# tests (Tests/RobustnessTests/WebSocketTests.swift).
 if ! python3 -c "import websockets" >/dev/null 2>&1; then
-  echo "setup: installing the python websockets package"
+  echo "setup: installing the python websockets client"
   python3 -m pip install -q --disable-pip-version-check websockets >/dev/null 2>&1 \
     || python3 -m pip install -q --disable-pip-version-check --break-system-packages websockets >/dev/null
 fi
@@ -33,6 +33,13 @@ if ! python3 -c "import pact; assert int(pact.__version__.split('.')[0]) >= 3" >
   echo "setup: installing pact-python"
   python3 -m pip install -q --disable-pip-version-check 'pact-python>=3' >/dev/null 2>&1 \
     || python3 -m pip install -q --disable-pip-version-check --break-system-packages 'pact-python>=3' >/dev/null
+fi
+# Debian's redis-server for the shared state store's tests (Tests/TestSupport/RedisServer.swift starts it on a
+# free loopback port; issue 47, docs/scaling.md).
+if ! command -v redis-server >/dev/null 2>&1; then
+  echo "setup: installing redis-server"
+  apt-get update -qq >/dev/null 2>&1 || true
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
 fi
 # Headless Chromium and chromedriver (Debian packages) for the browser tests: CORS
 # (Tests/RobustnessTests/CORSBrowserTests.swift, driving Tests/Browser/cors_fetch.py) and the dashboard

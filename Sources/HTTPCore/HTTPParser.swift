@@ -145,6 +145,15 @@ public struct HTTPParser: Sendable {
   }
 
   /// The head ``nextKind()`` announced with `.requestHead`.
+  /// Takes every byte buffered after the last parsed message (a protocol the connection switched to after
+  /// `101 Switching Protocols`, RFC 9110 §7.8, may have sent them with the request); the parser is empty after.
+  package mutating func takeUnparsedBytes() -> [UInt8] {
+    let rest = Array(buffer[readIndex...])
+    buffer = []
+    readIndex = 0
+    return rest
+  }
+
   package mutating func takeRequestHead() -> HTTPRequestHead {
     defer { parsedRequestHead = nil }
     return parsedRequestHead ?? HTTPRequestHead(method: .get, target: "/")

@@ -72,6 +72,17 @@ public struct ResponseDefinition: Sendable, Hashable {
     get { rare?.fields.proxy }
     set { changeRare { $0.proxy = newValue } }
   }
+  /// `x-sse`: a server-sent events stream instead of a body.
+  public var serverSentEvents: ServerSentEventsDefinition? {
+    get { rare?.fields.serverSentEvents }
+    set { changeRare { $0.serverSentEvents = newValue } }
+  }
+
+  /// `x-websocket`: the upgrade is answered with 101 and the connection becomes a WebSocket.
+  public var webSocket: WebSocketDefinition? {
+    get { rare?.fields.webSocket }
+    set { changeRare { $0.webSocket = newValue } }
+  }
 
   /// The fields most stubs leave out (delays, template, proxy: about 390 bytes inline), behind one
   /// reference that is nil when they are all absent: a plain response pays 8 bytes for them (issue 12's
@@ -84,12 +95,14 @@ public struct ResponseDefinition: Sendable, Hashable {
     var chunkedDribbleDelay: ChunkedDribbleDelay?
     var template: ResponseTemplate?
     var proxy: ProxyDefinition?
+    var serverSentEvents: ServerSentEventsDefinition?
+    var webSocket: WebSocketDefinition?
 
     /// Every field is nil. Tested field by field: `== RareFields()` compared whole values (about 900
     /// instructions), and the stub parser sets every rare field of every stub, nearly always to nil.
     var isEmpty: Bool {
       fixedDelayMilliseconds == nil && delayDistribution == nil && chunkedDribbleDelay == nil
-        && template == nil && proxy == nil
+        && template == nil && proxy == nil && serverSentEvents == nil && webSocket == nil
     }
   }
 

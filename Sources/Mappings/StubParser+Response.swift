@@ -11,7 +11,9 @@ extension StubParser {
     var r = ResponseDefinition()
     guard let o = object(json, path, "a response object such as {\"status\": 200}", &d) else { return r }
     checkResponseFields(o, path, &d)
-    if let s = o["status"] { r.status = parseStatus(s, JSONPathText.child(path, "status"), &d) ?? r.status }
+    if let s = o["status"], o["x-websocket"] == nil {
+      r.status = parseStatus(s, JSONPathText.child(path, "status"), &d) ?? r.status
+    }
     r.statusMessage = parseStatusMessage(o, path, &d)
     if let h = o["headers"] { r.headers = parseResponseHeaders(h, JSONPathText.child(path, "headers"), &d) }
     parseBody(o, path, context, into: &r, &d)
@@ -34,6 +36,8 @@ extension StubParser {
     r.sandbox = parseFlag(o, "x-sandbox", path, &d) ?? r.sandbox
     r.template = parseTemplates(o, path, context, r, &d)
     r.proxy = parseProxy(o, path, &d)
+    r.serverSentEvents = parseServerSentEvents(o, path, r, &d)
+    if let webSocket = parseWebSocket(o, path, context, &d) { (r.webSocket, r.status) = (webSocket, 101) }
     return r
   }
 
@@ -44,7 +48,7 @@ extension StubParser {
         expected:
           "a response field (status, statusMessage, headers, body, jsonBody, base64Body, bodyFileName, "
           + "fixedDelayMilliseconds, delayDistribution, chunkedDribbleDelay, fault, x-envelope, "
-          + "x-compression, x-conditional, x-respondBeforeBody, x-sandbox, proxyBaseUrl, additionalProxyRequestHeaders, "
+          + "x-compression, x-conditional, x-respondBeforeBody, x-sandbox, x-sse, x-websocket, proxyBaseUrl, additionalProxyRequestHeaders, "
           + "removeProxyRequestHeaders, proxyUrlPrefixToRemove)",
         found: "unknown field \(JSONValue.quoted(key))")
     }

@@ -49,6 +49,8 @@ public enum StubParser {
     "fixedDelayMilliseconds", "delayDistribution", "chunkedDribbleDelay", "fault", "x-envelope",
     "transformers", "transformerParameters", "x-compression", "x-conditional", "x-respondBeforeBody",
     "x-sandbox",
+    "x-sse",
+    "x-websocket",
   ]
   package static let unsupportedMatchers: Set<String> = [
     "hasExactly", "includes",
@@ -95,6 +97,10 @@ public enum StubParser {
       d.error(JSONPathText.child(location, "request"), expected: "a request pattern object", found: "nothing")
     }
     let (response, sequence) = parseResponseOrSequence(o, location, context, &d)
+    if response.webSocket != nil {
+      // A WebSocket stub answers only upgrade requests: a plain GET to its URL goes to other stubs.
+      request.headers.append(.init("Upgrade", .single(.equalTo("websocket", caseInsensitive: true))))
+    }
     return StubMapping(
       id: id ?? context.makeID(), name: name, priority: priority, request: request,
       response: response, responseSequence: sequence, scenarioName: scenario.name,

@@ -22,14 +22,17 @@ package enum AdminResponseCheck {
     ProcessResources.environment(environmentVariable) == "1"
   }
 
-  /// ``violation(method:rawPath:status:headers:body:)`` when the environment asks for the check, else
-  /// nil: what ``MockServiceConfiguration/adminResponseCheck`` is set to by the binary, MockServerTesting's
-  /// servers and the test suites' in-process ones.
+  /// ``violation(method:rawPath:status:headers:body:)`` as the value
+  /// ``MockServiceConfiguration/adminResponseCheck`` takes.
+  package static let check: AdminAnswerCheck = { method, rawPath, status, headers, body in
+    violation(method: method, rawPath: rawPath, status: status, headers: headers, body: body)
+  }
+
+  /// ``check`` when the environment asks for it, else nil: what
+  /// ``MockServiceConfiguration/adminResponseCheck`` is set to by the binary, MockServerTesting's servers
+  /// and the test suites' in-process ones.
   package static var fromEnvironment: AdminAnswerCheck? {
-    guard enabledByEnvironment else { return nil }
-    return { method, rawPath, status, headers, body in
-      violation(method: method, rawPath: rawPath, status: status, headers: headers, body: body)
-    }
+    enabledByEnvironment ? check : nil
   }
 
   /// The served document, parsed once on first use, or why it does not parse.

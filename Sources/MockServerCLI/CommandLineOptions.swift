@@ -75,6 +75,9 @@ public struct CommandLineOptions: Sendable, Equatable {
   /// `--shutdown-grace-ms N`: how long responses in flight may take to finish after SIGINT/SIGTERM or
   /// `POST /__admin/shutdown` before they are cut (default 5 000).
   public var shutdownGraceMilliseconds = 5_000
+  /// `--max-websocket-message-bytes N`: the largest WebSocket message accepted (default 16 MiB, 1…2³¹);
+  /// a larger one closes the connection with 1009.
+  public var maxWebSocketMessageBytes = 16 << 20
   /// `--max-hold-ms N`: bound for NO_RESPONSE / HEADERS_THEN_STALL (default 300 000).
   public var maxHoldMilliseconds = 300_000
   /// `--no-admin`.
@@ -275,6 +278,8 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "--journal-max-bytes": options.journalMaxBytes = try integer(name, 0...(64 << 30))
       case "--global-delay-ms": options.globalDelayMilliseconds = try integer(name, 0...3_600_000)
       case "--max-hold-ms": options.maxHoldMilliseconds = try integer(name, 0...86_400_000)
+      case "--max-websocket-message-bytes":
+        options.maxWebSocketMessageBytes = try integer(name, 1...(1 << 31))
       case "--shutdown-grace-ms": options.shutdownGraceMilliseconds = try integer(name, 0...600_000)
       case "--no-admin": options.adminEnabled = false
       case "--admin-token": options.adminToken = try value(name)
@@ -410,7 +415,10 @@ public struct CommandLineOptions: Sendable, Equatable {
       --state-expiration-seconds N   a state-extension context is forgotten N s after its last
                                write, 1 to 315360000 (default 3600; docs/stateful.md)
       --global-delay-ms N      add N ms to every stub response (default 0)
-      --max-hold-ms N          longest NO_RESPONSE / HEADERS_THEN_STALL hold (default 300000)
+      --max-hold-ms N          longest NO_RESPONSE / HEADERS_THEN_STALL hold, and open x-sse stream (default 300000)
+      --max-websocket-message-bytes N
+                               largest WebSocket message accepted, 1...2147483648 (default 16777216);
+                               a larger one closes the connection with 1009
       --shutdown-grace-ms N    on SIGINT/SIGTERM, responses in flight get N ms to finish (default 5000)
       --journal-size N         request journal entries kept (default 10000)
       --journal-max-bytes N    most bytes the journal holds, oldest evicted first (default 268435456);

@@ -143,6 +143,7 @@ public enum MockServerMain {
     serviceConfiguration.templating = options.templating
     serviceConfiguration.stateExpirationSeconds = options.stateExpirationSeconds
     serviceConfiguration.maxHoldMilliseconds = options.maxHoldMilliseconds
+    serviceConfiguration.maxWebSocketMessageBytes = options.maxWebSocketMessageBytes
     serviceConfiguration.logLevel = options.quiet ? .quiet : options.verbose ? .verbose : .normal
     serviceConfiguration.logJSON = options.logJSON
     serviceConfiguration.adminEnabled = options.adminEnabled

@@ -63,10 +63,7 @@ public final class TestMockServer: Sendable {
     configuration.fixturesDirectory = fixtures
     configuration.logLevel = .quiet
     // Every admin answer is checked against /__admin/openapi.json (a mismatch becomes a 500 naming it).
-    configuration.adminResponseCheck = { method, path, status, headers, body in
-      AdminResponseCheck.violation(
-        method: method, rawPath: path, status: status, headers: headers, body: body)
-    }
+    configuration.adminResponseCheck = AdminResponseCheck.check
     configure(&configuration)
     let service = MockService(configuration: configuration, fixtures: fixtureSet)
     var serverConfiguration = ServerConfiguration()

@@ -72,4 +72,40 @@ struct ServerSentEventsContractTests {
     #expect(resumed.all.prefix(2).map(\.id) == all.all.dropFirst().prefix(2).map(\.id))
     #expect(resumed.all.first?.data.contains("/api/v2/users/0") == true)
   }
+
+  /// The bundled `x-sse` price feed (Fixtures/mappings/price-feed.json): three templated events, the last
+  /// with `retry: 5000`; then the response ends, the client reconnects after the server's retry with
+  /// `Last-Event-ID: 3`, nothing is left, and the server's 204 ends the stream (WHATWG HTML: a 204 stops
+  /// reconnection), so the loop over the events finishes by itself.
+  @Test(
+    "an x-sse stub's events arrive in order and its 204 on reconnection ends the stream",
+    arguments: TransportKind.allCases)
+  func xSSEStubThenNoContentEndsTheStream(kind: TransportKind) async throws {
+    let server = try launch()
+    defer { server.stop() }
+    let client = makeClient(server.baseURL, kind.make())
+    var received: [ServerSentEvent] = []
+    for try await event in client.events(for: Endpoint<EmptyResponse>(.get, "/api/v1/feeds/ACME")) {
+      received.append(event)
+    }
+    #expect(received.map(\.id) == ["1", "2", "3"])
+    #expect(received.map(\.event) == ["price", "price", "note"])
+    #expect(received.first?.data == #"{"symbol":"ACME","price":100}"#)
+    #expect(received.last?.data == "market closed\nsee you tomorrow")
+    #expect(received.last?.retry == .milliseconds(5000))
+    // The reconnection carried the last id and was answered 204.
+    let data = try await adminClient(server.baseURL).send(Endpoint<Data>(.get, "/__admin/requests"))
+    let entries =
+      (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["requests"] as? [[String: Any]] ?? []
+    let feed = entries.filter {
+      (($0["request"] as? [String: Any])?["url"] as? String) == "/api/v1/feeds/ACME"
+    }
+    let statuses = feed.compactMap { ($0["response"] as? [String: Any])?["status"] as? Int }.sorted()
+    #expect(statuses == [200, 204], "\(feed)")
+    let lastEventIDs = feed.compactMap { entry -> String? in
+      let headers = (entry["request"] as? [String: Any])?["headers"] as? [String: Any]
+      return headers?.first { $0.key.lowercased() == "last-event-id" }.map { "\($0.value)" }
+    }
+    #expect(lastEventIDs == ["3"], "\(feed)")
+  }
 }

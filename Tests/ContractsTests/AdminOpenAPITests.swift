@@ -22,10 +22,7 @@ import Testing
     configuration.logLevel = .quiet
     configuration.fixturesDirectory = folder
     // The server checks its own answers too (a mismatch would come back as a 500 naming it).
-    configuration.adminResponseCheck = { method, path, status, headers, body in
-      AdminResponseCheck.violation(
-        method: method, rawPath: path, status: status, headers: headers, body: body)
-    }
+    configuration.adminResponseCheck = AdminResponseCheck.check
     let service = MockService(configuration: configuration, fixtures: FixtureLoader.load(directory: folder))
     service.onShutdownRequested = {}
     var serverConfiguration = ServerConfiguration()
@@ -155,9 +152,7 @@ import Testing
 
     let plan = ResponsePlan.respond(
       status: .ok, headers: json, body: Array(#"{"status":5,"version":"1"}"#.utf8)
-    ).checkingAdminAnswers(
-      { AdminResponseCheck.violation(method: $0, rawPath: $1, status: $2, headers: $3, body: $4) },
-      method: "GET", rawPath: "/__admin/health")
+    ).checkingAdminAnswers(AdminResponseCheck.check, method: "GET", rawPath: "/__admin/health")
     guard case .response(let head, let answer)? = plan.steps.first else {
       Issue.record("no response step in \(plan.steps)")
       return

@@ -31,7 +31,7 @@ struct FixtureExamplesTests {
   @Test("loads with no problems")
   func loadsClean() {
     #expect(FixtureExamplesTests.set.problems.map(\.description) == [])
-    #expect(FixtureExamplesTests.set.stubs.count == 28)
+    #expect(FixtureExamplesTests.set.stubs.count == 30)
   }
 
   @Test(

@@ -289,6 +289,6 @@ struct ProxyTests {
       ("Content-Type", "text/plain"), ("KEEP-ALIVE", "5"), ("x-private", "2"), ("Proxy-Authorization", "a"),
       ("TE", "trailers"), ("Upgrade", "h2c"), ("Trailer", "X"), ("Proxy-Connection", "x"), ("Te-X", "kept"),
     ])
-    #expect(ProxyForwarder.endToEnd(headers).fields.map(\.name) == ["Content-Type", "Te-X"])
+    #expect(headers.endToEnd.fields.map(\.name) == ["Content-Type", "Te-X"])
   }
 }

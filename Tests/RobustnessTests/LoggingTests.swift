@@ -24,10 +24,10 @@ struct LoggingTests {
     let server = try MockServerProcess.launch(
       arguments: ["--fixtures", fixtures.fixtures, "--no-watch"], standardError: writeEnd)
     try writeEnd.close()
-    for _ in 0..<5 {
-      #expect(status(get(server.port, "/log")) == 200)
-      usleep(150_000)  // past the logger's 100 ms flush
-    }
+    #expect(status(get(server.port, "/log")) == 200)
+    // The logger's flush met the broken pipe (its lines are counted as dropped, not a trap).
+    #expect(eventually { droppedLogLines(server.port) > 0 })
+    for _ in 0..<5 { #expect(status(get(server.port, "/log")) == 200) }
     #expect(server.isRunning)
     #expect(server.stop() == 0)
     #expect(!server.wasKilled)
@@ -57,14 +57,17 @@ struct LoggingTests {
       socket.send(request)
       #expect(socket.countResponses(1) == 1)
     }
-    usleep(300_000)
+    // The pipe is full and lines are being dropped: the buffer is at its bound before measuring.
+    #expect(eventually { droppedLogLines(server.port) > 0 })
+    let droppedBefore = droppedLogLines(server.port)
     let before = ProcStat.residentBytes(pid)
     var answered = 0
     for _ in 0..<1500 {
       socket.send(request)
       answered += socket.countResponses(1)
     }
-    usleep(300_000)
+    // A flush after the last request has run (it dropped more lines) before measuring.
+    #expect(eventually { droppedLogLines(server.port) > droppedBefore })
     let after = ProcStat.residentBytes(pid)
     #expect(answered == 1500)
     let growth = after - before
@@ -72,4 +75,15 @@ struct LoggingTests {
     #expect(server.stop() == 0)
     #expect(!server.wasKilled)
   }
+}
+
+/// `droppedLogLines` of `GET /__admin/health`, or -1 when it cannot be read.
+private func droppedLogLines(_ port: Int) -> Int {
+  let response = get(port, "/__admin/health")
+  guard let start = response.range(of: "\r\n\r\n"),
+    let object = try? JSONSerialization.jsonObject(with: Data(response[start.upperBound...].utf8))
+      as? [String: Any],
+    let dropped = object["droppedLogLines"] as? Int
+  else { return -1 }
+  return dropped
 }

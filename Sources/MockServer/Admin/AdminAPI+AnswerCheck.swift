@@ -1,12 +1,5 @@
 import HTTPCore
 
-/// A check of an admin answer before it is sent: given the request's method and raw path and the answer's
-/// status, header fields and content, why the answer does not fit the admin API's contract, or nil when it
-/// does. MockServerCLI's `AdminResponseCheck` checks against `/__admin/openapi.json`.
-package typealias AdminAnswerCheck =
-  @Sendable (_ method: String, _ rawPath: String, _ status: Int, _ headers: HTTPHeaders, _ body: [UInt8])
-  -> String?
-
 extension ResponsePlan {
   /// This plan with every complete response checked by `check` (awaited and deferred plans when they
   /// arrive). An answer that does not fit is replaced by a 500 naming the violation, and the same text

@@ -1039,7 +1039,12 @@ extension AdminAPI {
                         "message": {"type": "string"},
                         "version": {"type": "string"},
                         "uptimeInSeconds": {"type": "integer"},
-                        "timestamp": {"type": "string"}
+                        "timestamp": {"type": "string"},
+                        "droppedLogLines": {
+                          "type": "integer",
+                          "minimum": 0,
+                          "description": "Log lines dropped since start because standard error did not take them (a pipe nobody reads, or a closed one)"
+                        }
                       }
                     }
                   }

@@ -125,6 +125,7 @@ extension AdminAPI {
           ("version", .string(MockServerInfo.version)),
           ("uptimeInSeconds", .number(JSONNumber(Int(uptime)))),
           ("timestamp", .string(HTTPDate.iso8601(Date().timeIntervalSince1970))),
+          ("droppedLogLines", .number(JSONNumber(logger.droppedLines))),
         ])))
   }
 

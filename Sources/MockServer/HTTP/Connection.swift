@@ -63,6 +63,13 @@ final class Connection: EventHandler {
     /// Content being written as it is produced (the dashboard's event stream, a relayed upstream body);
     /// the plan waits for it to end.
     @exclusivity(unchecked) var stream: ContentStream?
+    /// When the stream's content last went into the output (monotonic ns): its heartbeat is sent only
+    /// after that long without any.
+    @exclusivity(unchecked) var streamWroteAt: UInt64 = 0
+    /// Takes from a timer-fed stream when its next content is due (``ContentSource/nextTakeDeadline``),
+    /// and that deadline.
+    @exclusivity(unchecked) var streamTimer: LoopTimer?
+    @exclusivity(unchecked) var streamTimerDeadline: UInt64 = 0
 
     /// Sets up the execution of a new plan (every field: the object is reused from plan to plan).
     func begin(
@@ -79,6 +86,7 @@ final class Connection: EventHandler {
       timer = nil
       waitingForWork = false
       stream = nil
+      streamTimer = nil
     }
   }
 
@@ -156,6 +164,9 @@ final class Connection: EventHandler {
   @exclusivity(unchecked) private var processing = false
   /// Re-entrancy guard of ``pumpStream()``.
   @exclusivity(unchecked) private var pumping = false
+  /// The protocol switched to after a 101 (``ResponsePlan/Step/upgrade(_:session:)``): every received
+  /// byte goes to it; nil for HTTP.
+  @exclusivity(unchecked) private var upgraded: (any UpgradedSession)?
 
   init(
     id: UInt64, stream: ByteStream, loop: EventLoop, owner: ServerLoopContext, client: ClientAddress,
@@ -229,7 +240,11 @@ final class Connection: EventHandler {
           let now = lastActivity
           updateReading { r in if r.headStartedAt == nil { r.headStartedAt = now } }
         }
-        parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        if let upgraded {
+          upgraded.receive(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        } else {
+          parser.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        }
         if n < buffer.count && !stream.hasBufferedInput {
           inputDrainedThisEvent = true
           break
@@ -257,6 +272,7 @@ final class Connection: EventHandler {
     }
     // After a half-close too: the requests received before the FIN are still answered.
     if gotBytes || peerClosed, isReading { processInput() }
+    if gotBytes, upgraded != nil { pumpStream() }
     if peerClosed { handlePeerClosed() }
     applyBackPressure()
   }
@@ -299,6 +315,9 @@ final class Connection: EventHandler {
       // (pipelined requests, then `shutdown(SHUT_WR)`); `processInput` (run just before) closes once no
       // complete request is left.
       updateInterest()
+    case .executing where upgraded != nil:
+      // The peer of an upgraded connection left (a WebSocket's TCP close).
+      close(served: true)
     case .executing:
       let e = execution
       if e.timer != nil || e.waitingForWork || e.stepIndex < e.steps.count {
@@ -594,6 +613,9 @@ final class Connection: EventHandler {
         return
       case .streamedResponse(let responseHead, let framing, let source):
         if startStream(responseHead, framing: framing, source: source, e) { return }
+      case .upgrade(let responseHead, let session):
+        startUpgraded(responseHead, session: session, e)
+        return
       }
     }
     guard case .executing = state else { return }
@@ -632,6 +654,9 @@ final class Connection: EventHandler {
       source.cancel()
       if framing == .untilClose {
         writeStreamHead(head, contentLength: nil, chunked: false, e)
+      } else if framing == .chunked, !head.status.forbidsContent {
+        // HEAD: the head a GET gets (RFC 9110 §9.3.2), without its content.
+        writeStreamHead(head, contentLength: nil, chunked: !e.http10, e)
       } else {
         writeHead(head, contentLength: framing.length ?? 0, e)
       }
@@ -649,25 +674,102 @@ final class Connection: EventHandler {
     updateExecution {
       $0.stream = ContentStream(source: source, chunked: chunked, untilClose: framing == .untilClose)
     }
-    if let heartbeat = source.heartbeat { scheduleHeartbeat(heartbeat) }
+    updateExecution { $0.streamWroteAt = SocketOps.monotonicNanos() }
+    if let heartbeat = source.heartbeat {
+      scheduleHeartbeat(heartbeat, afterMilliseconds: heartbeat.intervalMilliseconds)
+    }
+    // A stream started while the server stops (its head was delayed) ends at once too.
+    if owner.isShuttingDown { source.serverStopping() }
     flush()
     if waiting { pumpStream() }
     return true
   }
 
-  /// The heartbeat's bytes every interval while the stream's output is idle (an event stream's comment
-  /// line keeps proxies and the client from timing the connection out).
-  private func scheduleHeartbeat(_ heartbeat: ContentHeartbeat) {
-    let timer = loop.schedule(afterMilliseconds: heartbeat.intervalMilliseconds) { [weak self] in
+  /// The `Connection` line of a 101 (authored `Connection` fields are replaced by the writer's).
+  static let connectionUpgrade: [UInt8] = Array("Connection: Upgrade\r\n".utf8)
+
+  /// Writes the 101 head and hands the connection to `session`: the bytes the parser holds after the
+  /// request's head, then every byte read, go to it; its output is pumped as a stream's; the plan is
+  /// complete (journaled) once the head is written, and the connection closes when the session's content
+  /// ends.
+  private func startUpgraded(_ head: HTTPResponseHead, session: any UpgradedSession, _ e: Execution) {
+    e.keepAlive = false
+    ResponseHeadWriter.write(
+      head, contentLength: nil, chunked: false, dateLine: loop.httpDateLine(), server: owner.serverLine,
+      connection: Connection.connectionUpgrade, into: &out)
+    finishPlan(served: true)
+    let leftover = parser.takeUnparsedBytes()
+    upgraded = session
+    let target = LoopBound(self)
+    let loop = self.loop
+    _ = session.attach { loop.execute { target.connection?.pumpStream() } }
+    e.stream = ContentStream(source: session, chunked: false, untilClose: true)
+    flush()
+    guard case .executing = state else { return }
+    if !leftover.isEmpty { leftover.withUnsafeBytes { session.receive($0) } }
+    pumpStream()
+    if !readable {
+      readable = true
+      updateInterest()
+    }
+  }
+
+  /// The heartbeat's bytes once the stream's output has been idle for the interval (no content taken
+  /// and nothing unsent): an event stream's comment line keeps proxies and the client from timing the
+  /// connection out.
+  private func scheduleHeartbeat(_ heartbeat: ContentHeartbeat, afterMilliseconds delay: Int) {
+    let timer = loop.schedule(afterMilliseconds: delay) { [weak self] in
       guard let self, case .executing = self.state, self.execution.stream != nil else { return }
       self.updateExecution { $0.timer = nil }
-      if self.outOffset == self.out.count {
-        self.out.append(contentsOf: heartbeat.bytes)
+      let interval = UInt64(heartbeat.intervalMilliseconds) * 1_000_000
+      let now = SocketOps.monotonicNanos()
+      let idle = now &- self.execution.streamWroteAt
+      var next = heartbeat.intervalMilliseconds
+      if idle < interval {
+        // Content went out meanwhile: the idle time counts from it.
+        next = max(1, Int((interval - idle + 999_999) / 1_000_000))
+      } else if self.outOffset == self.out.count, let stream = self.execution.stream {
+        self.appendStreamContent(heartbeat.bytes, chunked: stream.chunked)
+        self.updateExecution { $0.streamWroteAt = now }
         self.flush()
       }
-      if case .executing = self.state, self.execution.stream != nil { self.scheduleHeartbeat(heartbeat) }
+      if case .executing = self.state, self.execution.stream != nil {
+        self.scheduleHeartbeat(heartbeat, afterMilliseconds: next)
+      }
     }
     updateExecution { $0.timer = timer }
+  }
+
+  /// Pumps the stream again at `deadline` (monotonic ns, rounded up to the loop timers' millisecond), the
+  /// time its source's next content is due; a pending take at the same deadline is kept.
+  private func scheduleStreamTake(at deadline: UInt64) {
+    let e = execution
+    if let timer = e.streamTimer {
+      if timer.isPending, e.streamTimerDeadline == deadline { return }
+      loop.cancel(timer)
+    }
+    let now = SocketOps.monotonicNanos()
+    // Content due already waits for room in the output: the writable event pumps again.
+    guard deadline > now else { return }
+    let milliseconds = Int(min((deadline - now + 999_999) / 1_000_000, 86_400_000))
+    e.streamTimerDeadline = deadline
+    e.streamTimer = loop.schedule(afterMilliseconds: milliseconds) { [weak self] in
+      guard let self, case .executing = self.state else { return }
+      self.execution.streamTimer = nil
+      self.pumpStream()
+    }
+  }
+
+  /// Appends a stream's content to the output: one chunk (RFC 9112 §7.1) when `chunked`, else as it is.
+  private func appendStreamContent(_ bytes: [UInt8], chunked: Bool) {
+    if chunked {
+      out.append(contentsOf: String(bytes.count, radix: 16).utf8)
+      out.append(contentsOf: [13, 10])
+      out.append(contentsOf: bytes)
+      out.append(contentsOf: [13, 10])
+    } else {
+      out.append(contentsOf: bytes)
+    }
   }
 
   /// Loop thread: moves produced content into the output while it is under the source's bound; stops
@@ -683,14 +785,8 @@ final class Connection: EventHandler {
       guard room > 0 else { break pump }
       let (bytes, end) = stream.source.take(maxBytes: room)
       if !bytes.isEmpty {
-        if stream.chunked {
-          out.append(contentsOf: String(bytes.count, radix: 16).utf8)
-          out.append(contentsOf: [13, 10])
-          out.append(contentsOf: bytes)
-          out.append(contentsOf: [13, 10])
-        } else {
-          out.append(contentsOf: bytes)
-        }
+        e.streamWroteAt = SocketOps.monotonicNanos()
+        appendStreamContent(bytes, chunked: stream.chunked)
       }
       if let end {
         if case .finished = end, stream.chunked { out.append(contentsOf: HTTPSerializer.lastChunk) }
@@ -702,8 +798,15 @@ final class Connection: EventHandler {
       if outOffset < out.count { break pump }
     }
     pumping = false
-    guard let ended, !isClosed else { return }
-    updateExecution { $0.stream = nil }
+    guard let ended, !isClosed else {
+      if !isClosed, let deadline = stream.source.nextTakeDeadline { scheduleStreamTake(at: deadline) }
+      return
+    }
+    if let timer = e.streamTimer { loop.cancel(timer) }
+    updateExecution {
+      $0.stream = nil
+      $0.streamTimer = nil
+    }
     switch ended {
     case .finished:
       flush()
@@ -883,6 +986,7 @@ final class Connection: EventHandler {
     case .executing:
       let e = execution
       if let timer = e.timer { loop.cancel(timer) }
+      if let timer = e.streamTimer { loop.cancel(timer) }
       e.stream?.source.cancel()
     case .draining(let d): if let timer = d.timer { loop.cancel(timer) }
     case .reading: break
@@ -890,6 +994,7 @@ final class Connection: EventHandler {
     finishPlan(served: false)
     releaseCountedContent()
     reading.body = []
+    upgraded = nil
     state = .closed
     loop.deregister(fd: fd, closing: true)
     stream.close(reset: reset, inputDrained: inputDrainedThisEvent)
@@ -934,9 +1039,15 @@ final class Connection: EventHandler {
     switch state {
     case .draining: close(served: false)
     case .reading where isIdle: close(served: false)
+    case .executing where upgraded != nil:
+      // A WebSocket says goodbye (close 1001) and ends; the connection closes once that is flushed.
+      upgraded?.serverStopping()
+      pumpStream()
     // An event stream never ends by itself.
     case .executing where execution.stream?.untilClose == true: close(served: true)
-    case .executing: updateExecution { $0.keepAlive = false }
+    case .executing:
+      updateExecution { $0.keepAlive = false }
+      execution.stream?.source.serverStopping()
     default: break
     }
   }

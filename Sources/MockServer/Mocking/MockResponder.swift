@@ -33,16 +33,20 @@ public final class MockResponder: Sendable {
   /// The state extension's contexts, and the runner of `recordState`/`deleteState` listeners.
   let stateStore: StateStore
   let stateListeners: StateListenerRunner
-  private let random: Mutex<SplitMix64>
+  /// Open WebSocket channels, the message journal and the global message mappings.
+  let webSockets: WebSocketHub
+  /// Draws of every request (`--seed`); internal for the `x-sse` answer (MockResponder+SSE).
+  let random: Mutex<SplitMix64>
   /// Ids of the stubs whose unknown helpers were logged (once per stub; global templating).
   private let unknownHelpersLogged = Mutex<Set<String>>([])
 
   init(
     configuration: MockServiceConfiguration, store: StubStore, scenarioBook: ScenarioBook,
     journal: RequestJournal, logger: RequestLogger, settings: MockSettings,
-    stateStore: StateStore = StateStore()
+    stateStore: StateStore = StateStore(), webSockets: WebSocketHub = WebSocketHub()
   ) {
     self.store = store
+    self.webSockets = webSockets
     self.scenarioBook = scenarioBook
     self.journal = journal
     self.logger = logger
@@ -159,6 +163,13 @@ public final class MockResponder: Sendable {
       if let unmatchedAnswer, let (response, note) = unmatchedAnswer(request) {
         return answerWithoutStub(request, context: context, response: response, note: note)
       }
+      // An upgrade a global message mapping's channel pattern names (WireMock 4's message-mappings/).
+      if MockResponder.asksForWebSocket(request),
+        webSockets.acceptsUpgrade(request, connection: context.connection)
+      {
+        return serveWebSocket(
+          WebSocketDefinition(), stub: nil, request: request, context: context, pathParameters: [:])
+      }
       if let base = forwarder.configuration.proxyAllBaseURL {
         // Journaled as matched by the catch-all proxy stub WireMock adds for --proxy-all.
         return serveProxy(
@@ -265,6 +276,10 @@ public final class MockResponder: Sendable {
     var pathParameters: [String: String] {
       matchedParameters.isEmpty ? StubTable.pathParameters(of: stub, for: request.head) : matchedParameters
     }
+    if stub.response.status == 101, let webSocket = stub.response.webSocket {
+      return serveWebSocket(
+        webSocket, stub: stub, request: request, context: context, pathParameters: pathParameters)
+    }
     let serveCount = stub.responseSequence == nil ? 0 : scenarioBook.serveCount(stubID: stub.id)
     let globalDelay = settings.globalDelayMilliseconds
     var definition = stub.response(serveCount: serveCount)
@@ -308,6 +323,11 @@ public final class MockResponder: Sendable {
         delayMilliseconds: MockResponder.delayMilliseconds(draws.delayMilliseconds),
         sandbox: definition.sandbox,
         idWords: draws.idWords)
+    }
+    if let sse = definition.serverSentEvents {
+      return serveEventStream(
+        sse, stub: stub, definition: definition, request: request, context: context,
+        pathParameters: { pathParameters })
     }
     // WireMock names the stub that answered in every stubbed response (`StubResponseRenderer`). The fields
     // are appended last (a template's header indexes still fall on the stub's own fields) and only where

@@ -62,24 +62,6 @@ package final class ProxyForwarder: Sendable {
         tls: context, pool: pool))
   }
 
-  /// Hop-by-hop fields, lowercased (RFC 9110 §7.6.1, and the proxy authentication fields of §11.7).
-  package static let hopByHop: Set<String> = [
-    "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade", "trailer",
-    "proxy-authorization", "proxy-authenticate",
-  ]
-
-  /// `headers` without hop-by-hop fields and those named in its `Connection` field. Names are compared
-  /// case-insensitively in place: lowercasing every field name into a new string (twice per proxied
-  /// request, the request's and the response's fields) was a sixth of a proxied request's instructions.
-  package static func endToEnd(_ headers: HTTPHeaders) -> HTTPHeaders {
-    let named = headers.listElements("Connection")
-    return HTTPHeaders(
-      headers.fields.filter { field in
-        !hopByHop.contains { $0.equalsIgnoringASCIICase(field.name) }
-          && !named.contains { $0.equalsIgnoringASCIICase(field.name) }
-      }.map { ($0.name, $0.value) })
-  }
-
   /// This process's pseudonym in `Via` (RFC 9110 §7.6.3): `mockserver-` and 8 hex digits chosen at
   /// start, so that a request that comes back through this server is recognised as a loop.
   package static let viaPseudonym = "mockserver-" + String(UInt32.random(in: .min ... .max), radix: 16)
@@ -108,7 +90,7 @@ package final class ProxyForwarder: Sendable {
     if !path.hasPrefix("/") { path = "/" + path }
     var target = url.basePath + path
     if let query = request.head.rawQuery { target += "?" + query }
-    var headers = endToEnd(request.headers)
+    var headers = request.headers.endToEnd
     headers.remove(name: "Host")
     headers.remove(name: "Content-Length")
     for name in proxy.removedRequestHeaders { headers.remove(name: name) }
@@ -205,7 +187,7 @@ package final class ProxyForwarder: Sendable {
     }
     defer { upstream.release() }
     var head = upstream.head
-    head.headers = Self.endToEnd(head.headers)
+    head.headers = head.headers.endToEnd
     head.headers.remove(name: "Content-Length")
     // The content already read with the head: a response complete in it is relayed whole.
     var early: [UInt8] = []

@@ -365,7 +365,7 @@ package enum RecordedStubBuilder {
     for field in headers.fields {
       let lower = field.name.lowercasedASCII()
       if ["date", "content-length", "transfer-encoding"].contains(lower)
-        || ProxyForwarder.hopByHop.contains(lower)
+        || HTTPHeaders.hopByHopNames.contains(lower)
       {
         continue
       }

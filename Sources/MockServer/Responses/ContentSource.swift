@@ -23,6 +23,22 @@ public protocol ContentSource: AnyObject, Sendable {
   /// Bytes written while the output has been idle for `intervalMilliseconds` (an event stream's comment
   /// line, which keeps proxies and clients from timing the connection out), or nil for none.
   var heartbeat: ContentHeartbeat? { get }
+  /// The server is stopping gracefully: a source whose content would not end by itself soon (an `x-sse`
+  /// stream) ends it now, so the response ends properly instead of being cut when the grace runs out.
+  /// Called on the loop's thread. The default does nothing.
+  func serverStopping()
+  /// For content due at a time (a timer-fed source): the monotonic time in nanoseconds (the clock of
+  /// `CLOCK_MONOTONIC`) at which the connection takes again without being woken, asked after each `take`
+  /// that returned no end; nil for none. The connection's event loop keeps that timer, so a timed source
+  /// needs no timer thread of its own. The default is nil.
+  var nextTakeDeadline: UInt64? { get }
+}
+
+extension ContentSource {
+  /// Default: nothing (the content ends by itself, or the grace cuts it).
+  public func serverStopping() {}
+  /// Default: none (the source wakes the connection itself).
+  public var nextTakeDeadline: UInt64? { nil }
 }
 
 /// How a ``ContentSource``'s content ended.
@@ -64,4 +80,17 @@ public enum ContentFraming: Sendable, Hashable {
     if case .length(let n) = self { return n }
     return nil
   }
+}
+
+/// A protocol the connection switched to after `101 Switching Protocols` (RFC 9110 §7.8; a WebSocket,
+/// RFC 6455): its output is content like any ``ContentSource``'s, pumped by the connection, and every byte
+/// the connection receives from then on (those already buffered after the request's head first) goes to
+/// ``receive(_:)``. Its content ending (``ContentEnd/finished``) closes the connection; the peer closing or
+/// the connection failing cancels it (``ContentSource/cancel()``).
+public protocol UpgradedSession: ContentSource {
+  /// Loop thread: bytes received; output they cause is taken by the connection's pump right after.
+  func receive(_ bytes: UnsafeRawBufferPointer)
+  /// Loop thread: the server stops; the session queues its goodbye (a WebSocket's close 1001) and ends its
+  /// content without waiting for the peer.
+  func serverStopping()
 }

@@ -41,6 +41,11 @@ public struct ResponsePlan: Sendable {
     /// large upstream answer (``StreamedBody``, `.chunked` or `.length`) and by the admin API's
     /// `GET /__admin/events` (``EventStreamSubscription``, `.untilClose`).
     case streamedResponse(HTTPResponseHead, framing: ContentFraming, source: any ContentSource)
+    /// `101 Switching Protocols` (RFC 9110 §7.8): the head as given (no framing, no `Connection: close`),
+    /// then the connection belongs to `session`: received bytes go to it, its output is pumped as a
+    /// stream's, and the connection closes when its content ends. The plan's completion is told it was
+    /// served once the head is written. The last step of a plan.
+    case upgrade(HTTPResponseHead, session: any UpgradedSession)
 
     /// Computes the rest of the answer on a background queue, off the event loop (heavy admin reads, stub
     /// requests with large content), so the loop's other connections are not kept waiting; the plan it
@@ -173,6 +178,7 @@ extension ResponsePlan {
     for step in steps {
       switch step {
       case .streamedResponse(_, _, let source): source.cancel()
+      case .upgrade(_, let session): session.cancel()
       default: continue
       }
     }
@@ -182,7 +188,8 @@ extension ResponsePlan {
   var sentStatus: Int? {
     for step in steps {
       switch step {
-      case .response(let head, _), .responseHead(let head, _), .streamedResponse(let head, _, _):
+      case .response(let head, _), .responseHead(let head, _), .streamedResponse(let head, _, _),
+        .upgrade(let head, _):
         return head.status.code
       case .prepared(let p): return p.status.code
       default: continue

@@ -120,7 +120,7 @@ final class ResponsePlanBuilder: Sendable {
   /// can change it (no fault, drip, conditional response or forced compression); nil otherwise.
   func prepare(_ definition: ResponseDefinition) -> PreparedResponse? {
     guard definition.fault == nil, definition.chunkedDribbleDelay == nil, !definition.conditional,
-      definition.compression != .always
+      definition.compression != .always, definition.serverSentEvents == nil
     else { return nil }
     let probe = HTTPRequest(head: HTTPRequestHead(method: .get, target: "/", headers: ["Host": "prepare"]))
     let plan = plan(for: definition, request: probe, delayMilliseconds: 0, random: { 0 })

@@ -1,0 +1,115 @@
+import Foundation
+import HTTPCore
+import Mappings
+import MockJSON
+import NativeSupport
+
+/// The WebSocket opening handshake (RFC 6455 §4.2) for a stub with `x-websocket`, or for an upgrade a
+/// global message mapping's channel pattern accepts (WireMock 4's `message-mappings/`).
+extension MockResponder {
+  /// True for a request asking to switch to WebSocket (`Upgrade: websocket`).
+  static func asksForWebSocket(_ request: HTTPRequest) -> Bool {
+    request.headers.values("Upgrade").contains { value in
+      value.split(separator: ",").contains {
+        $0.trimmingCharacters(in: .whitespaces).lowercased() == "websocket"
+      }
+    }
+  }
+
+  /// The handshake's refusal, or nil when the request is a valid opening handshake (RFC 6455 §4.2.1):
+  /// 400 for a method other than GET, HTTP/1.0, `Connection` without `Upgrade`, a missing or malformed
+  /// `Sec-WebSocket-Key`; 426 with `Sec-WebSocket-Version: 13` for another version (§4.4).
+  static func handshakeRefusal(_ request: HTTPRequest) -> ResponsePlan? {
+    func refuse(_ status: Int, _ reason: String, headers: HTTPHeaders = [:]) -> ResponsePlan {
+      var headers = headers
+      headers.add(name: "Content-Type", value: "application/json")
+      return .respond(
+        status: HTTPStatus(code: status), headers: headers,
+        body: Array(#"{"error":\#(JSONValue.quoted(reason)),"status":\#(status)}"#.utf8), keepAlive: false)
+    }
+    guard request.method == .get else { return refuse(400, "a WebSocket opening handshake is a GET") }
+    guard request.head.version == .http1_1 else {
+      return refuse(400, "a WebSocket opening handshake needs HTTP/1.1")
+    }
+    let connectionTokens = request.headers.values("Connection").flatMap { $0.split(separator: ",") }
+    guard
+      connectionTokens.contains(where: { $0.trimmingCharacters(in: .whitespaces).lowercased() == "upgrade" })
+    else {
+      return refuse(400, "Connection must carry the Upgrade token")
+    }
+    guard request.headers.first("Sec-WebSocket-Version")?.trimmingOWS() == "13" else {
+      return refuse(
+        426, "Sec-WebSocket-Version must be 13", headers: ["Sec-WebSocket-Version": "13"])
+    }
+    guard let key = request.headers.first("Sec-WebSocket-Key")?.trimmingOWS(),
+      let decoded = Data(base64Encoded: key), decoded.count == 16
+    else {
+      return refuse(400, "Sec-WebSocket-Key must be 16 bytes of base64")
+    }
+    return nil
+  }
+
+  /// `Sec-WebSocket-Accept` for `key`: base64(SHA-1(key + the GUID)), RFC 6455 §4.2.2.
+  static func acceptValue(key: String) -> String {
+    let digest = LibcryptoDigest.hash(.sha1, Array(WebSocketEndpoint.acceptInput(key: key).utf8))
+    return Data(digest).base64EncodedString()
+  }
+
+  /// Answers an upgrade request with 101 and a ``WebSocketSession`` (or the handshake's refusal), journaled
+  /// with the status sent. `stub` is nil for an upgrade accepted by a global message mapping.
+  func serveWebSocket(
+    _ definition: WebSocketDefinition, stub: StubMapping?, request: HTTPRequest, context: RequestContext,
+    pathParameters: [String: String]
+  ) -> ResponsePlan {
+    var entry = makeEntry(request, context: context, stubID: stub?.id, nearMisses: [])
+    entry.served = true
+    entry.durationMilliseconds = 0
+    if let refusal = MockResponder.handshakeRefusal(request) {
+      let status = refusal.sentStatus ?? 400
+      entry.responseStatus = status
+      journal.record(entry)
+      logger.request(
+        request, status: status, fault: nil, stub: stub.map(MockResponder.label), durationMilliseconds: 0)
+      return refusal
+    }
+    let key = request.headers.first("Sec-WebSocket-Key")?.trimmingOWS() ?? ""
+    var headers: HTTPHeaders = [
+      "Upgrade": "websocket", "Sec-WebSocket-Accept": MockResponder.acceptValue(key: key),
+    ]
+    if let subprotocol = definition.subprotocol {
+      let offered = request.headers.values("Sec-WebSocket-Protocol").flatMap { $0.split(separator: ",") }
+        .map { $0.trimmingCharacters(in: .whitespaces) }
+      if offered.contains(subprotocol) { headers.add(name: "Sec-WebSocket-Protocol", value: subprotocol) }
+    }
+    var delay = 0
+    if let stub {
+      var response = stub.response
+      var named = false
+      MockResponder.name(stub, in: &response, once: &named)
+      for field in response.headers { headers.add(name: field.name, value: field.value) }
+      delay = response.fixedDelayMilliseconds ?? 0
+    }
+    let session = WebSocketSession(
+      id: UUID().uuidString.lowercased(), upgrade: request, context: context, definition: definition,
+      stubID: stub?.id, pathParameters: pathParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+      hub: webSockets, templating: templating)
+    entry.responseStatus = 101
+    let upgradeEntry = entry
+    let journal = self.journal
+    let logger = self.logger
+    let label = stub.map(MockResponder.label)
+    var steps: [ResponsePlan.Step] = []
+    if delay > 0 { steps.append(.pause(milliseconds: delay)) }
+    steps.append(
+      .upgrade(
+        HTTPResponseHead(
+          status: HTTPStatus(code: 101, reasonPhrase: "Switching Protocols"), headers: headers),
+        session: session))
+    return ResponsePlan(steps: steps, keepAlive: false) { served in
+      var entry = upgradeEntry
+      entry.served = served
+      journal.record(entry)
+      logger.request(request, status: served ? 101 : nil, fault: nil, stub: label, durationMilliseconds: 0)
+    }
+  }
+}

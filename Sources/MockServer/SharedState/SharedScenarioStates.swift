@@ -1,0 +1,140 @@
+import Mappings
+
+/// Scenario states and response-sequence positions kept in the shared store, so that replicas advance
+/// them together (issue 47; docs/scaling.md).
+///
+/// Matching stays in each process, against a snapshot of the states that carries the store's version
+/// (a counter bumped by every change of a state). Serving a stub whose answer depended on that snapshot
+/// is one round trip, ``commit(basedOn:stubID:countsServes:transition:)``: a server-side script that,
+/// only when the store is still at the snapshot's version, takes the response-sequence position and
+/// applies the scenario transition, atomically. When another replica moved a state meanwhile, the script
+/// changes nothing and returns the fresh states instead; the caller matches again against them. So of
+/// concurrent requests to one scenario step, exactly one is answered by that step's stub and moves the
+/// state; the others are answered as the new state dictates.
+///
+/// Keys (with the configured prefix): `P:scenarios` (hash: scenario → state; absent = `Started`),
+/// `P:scenarios:version` (integer), `P:sequences` (hash: stub id → serves so far).
+package final class SharedScenarioStates: Sendable {
+  /// The states as one replica last read them, and the version they were read at.
+  package struct Snapshot: Sendable, Equatable {
+    package var version: Int
+    /// Scenarios not in `Started`.
+    package var states: [String: String]
+
+    /// The state of scenario `name`.
+    package func state(of name: String) -> String { states[name] ?? StubMapping.scenarioStarted }
+  }
+
+  /// What a commit did.
+  package enum Outcome: Sendable, Equatable {
+    /// The store was at the snapshot's version: the serve counted and the transition (if its required
+    /// state held) applied. `serveIndex` is the response-sequence position this serve takes (0-based; 0
+    /// when the serve is not counted); `snapshot` the states after it.
+    case committed(serveIndex: Int, snapshot: Snapshot)
+    /// Another replica moved a state first: nothing changed; match again against `snapshot`.
+    case stale(Snapshot)
+  }
+
+  private let connection: RedisConnection
+  private let statesKey: String
+  private let versionKey: String
+  private let sequencesKey: String
+
+  /// - Parameter keyPrefix: prepended to every key (a session's or a deployment's namespace).
+  package init(connection: RedisConnection, keyPrefix: String = "mockserver") {
+    self.connection = connection
+    statesKey = keyPrefix + ":scenarios"
+    versionKey = keyPrefix + ":scenarios:version"
+    sequencesKey = keyPrefix + ":sequences"
+  }
+
+  /// The current states and their version, in one round trip.
+  /// - Throws: ``RedisFailure`` when the store cannot answer.
+  package func snapshot() throws(RedisFailure) -> Snapshot {
+    let reply = try connection.command([
+      "EVAL", Self.snapshotScript, "2", statesKey, versionKey,
+    ])
+    return try Self.snapshot(from: reply)
+  }
+
+  /// Commits a serve matched against the snapshot at `version` (see the type's description).
+  /// - Parameters:
+  ///   - stubID: the stub served.
+  ///   - countsServes: the stub has a response sequence, whose position this serve takes.
+  ///   - transition: its scenario move: the scenario's name, the state it requires (any state when nil)
+  ///     and the state it moves to.
+  /// - Throws: ``RedisFailure`` when the store cannot answer (the serve must then not be answered from
+  ///   one replica's view: the caller answers 503).
+  package func commit(
+    basedOn version: Int, stubID: String, countsServes: Bool,
+    transition: (name: String, required: String?, next: String)?
+  ) throws(RedisFailure) -> Outcome {
+    let reply = try connection.command([
+      "EVAL", Self.commitScript, "3", statesKey, versionKey, sequencesKey,
+      String(version), stubID, countsServes ? "1" : "0",
+      transition?.name ?? "", transition.map { $0.required == nil ? "0" : "1" } ?? "0",
+      transition?.required ?? "", transition?.next ?? "",
+    ])
+    guard let items = reply.array, items.count == 4, let committed = items[0].integer else {
+      throw .reply("unexpected commit reply \(reply)")
+    }
+    let snapshot = try Self.snapshot(from: .array(Array(items[1...2])))
+    if committed == 1 {
+      return .committed(serveIndex: items[3].integer ?? 0, snapshot: snapshot)
+    }
+    return .stale(snapshot)
+  }
+
+  /// Sets scenario `name` to `state` (the admin API's `PUT /__admin/scenarios/{name}/state`).
+  package func set(_ name: String, to state: String) throws(RedisFailure) {
+    _ = try connection.pipeline([["HSET", statesKey, name, state], ["INCR", versionKey]])
+  }
+
+  /// Every scenario back to `Started`, every sequence to its first response.
+  package func reset() throws(RedisFailure) {
+    _ = try connection.pipeline([["DEL", statesKey, sequencesKey], ["INCR", versionKey]])
+  }
+
+  /// `{version, [name, state, …]}` → a snapshot.
+  private static func snapshot(from reply: RedisReply) throws(RedisFailure) -> Snapshot {
+    guard let items = reply.array, items.count == 2, let version = items[0].integer,
+      let pairs = items[1].array, pairs.count % 2 == 0
+    else { throw .reply("unexpected snapshot reply \(reply)") }
+    var states: [String: String] = [:]
+    var i = 0
+    while i < pairs.count {
+      if let name = pairs[i].text, let state = pairs[i + 1].text { states[name] = state }
+      i += 2
+    }
+    return Snapshot(version: version, states: states)
+  }
+
+  /// KEYS: states, version. Returns {version, HGETALL states}.
+  static let snapshotScript = """
+    return {tonumber(redis.call('GET', KEYS[2]) or '0'), redis.call('HGETALL', KEYS[1])}
+    """
+
+  /// KEYS: states, version, sequences. ARGV: expected version, stub id, counts (1/0), scenario name ('' for
+  /// none), has a required state (1/0), required state, next state. Returns {1 or 0, version, HGETALL
+  /// states, serve index}: 1 when committed, 0 (nothing changed) when the version moved.
+  static let commitScript = """
+    local version = tonumber(redis.call('GET', KEYS[2]) or '0')
+    if version ~= tonumber(ARGV[1]) then
+      return {0, version, redis.call('HGETALL', KEYS[1]), 0}
+    end
+    local index = 0
+    if ARGV[3] == '1' then
+      index = redis.call('HINCRBY', KEYS[3], ARGV[2], 1) - 1
+    end
+    if ARGV[4] ~= '' then
+      local current = redis.call('HGET', KEYS[1], ARGV[4]) or 'Started'
+      if ARGV[5] == '0' or ARGV[6] == current then
+        if ARGV[7] ~= current then
+          redis.call('HSET', KEYS[1], ARGV[4], ARGV[7])
+          version = redis.call('INCR', KEYS[2])
+        end
+      end
+    end
+    return {1, version, redis.call('HGETALL', KEYS[1]), index}
+    """
+}
