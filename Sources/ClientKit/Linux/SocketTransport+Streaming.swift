@@ -19,16 +19,7 @@
     /// Cancelling the calling task before the head, or ending the body's iteration, closes the connection.
     /// - Throws: the transport cases of ``APIError`` (see ``SocketTransport``), ``APIError/cancelled``.
     public func stream(_ request: TransportRequest) async throws(APIError) -> StreamingResponse {
-      let scheme = request.url.scheme?.lowercased()
-      guard scheme == "http" || scheme == "https" else {
-        throw .invalidRequest("SocketTransport speaks http and https only, not \(request.url.scheme ?? "?")")
-      }
-      guard let host = request.url.host, !host.isEmpty else {
-        throw .invalidRequest("the URL \(request.url) has no host")
-      }
-      if Task.isCancelled { throw .cancelled }
-      let tls = try tlsContext(for: request)
-      let port = request.url.port ?? (tls == nil ? 80 : 443)
+      let (host, port, tls) = try origin(of: request)
       let control = ExchangeControl()
       var unlimited = self.limits
       unlimited.maxBodyBytes = Int.max

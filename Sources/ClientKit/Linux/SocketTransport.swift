@@ -186,10 +186,12 @@
       return next
     }
 
-    /// One request and its response, over a pooled or new connection.
-    private func exchange(_ request: TransportRequest, options: TransferOptions) async throws(APIError)
-      -> TransportResponse
-    {
+    /// The host, port and TLS context `request` goes to, for ``exchange(_:options:)`` and ``stream(_:)``.
+    /// - Throws: ``APIError/invalidRequest(_:)`` for a scheme other than http/https or a URL without a
+    ///   host, ``APIError/cancelled`` when the calling task is cancelled, and what the TLS set-up throws.
+    func origin(of request: TransportRequest) throws(APIError) -> (
+      host: String, port: Int, tls: TLSClientContext?
+    ) {
       let scheme = request.url.scheme?.lowercased()
       guard scheme == "http" || scheme == "https" else {
         throw .invalidRequest("SocketTransport speaks http and https only, not \(request.url.scheme ?? "?")")
@@ -199,8 +201,15 @@
       }
       if Task.isCancelled { throw .cancelled }
       let tls = try tlsContext(for: request)
+      return (host, request.url.port ?? (tls == nil ? 80 : 443), tls)
+    }
+
+    /// One request and its response, over a pooled or new connection.
+    private func exchange(_ request: TransportRequest, options: TransferOptions) async throws(APIError)
+      -> TransportResponse
+    {
+      let (host, port, tls) = try origin(of: request)
       let control = ExchangeControl()
-      let port = request.url.port ?? (tls == nil ? 80 : 443)
       let (pool, limits, acceptsGzip) = (self.pool, self.limits, self.acceptsGzip)
       let result = await withTaskCancellationHandler {
         await withCheckedContinuation {

@@ -14,19 +14,7 @@ extension URLSessionTransport {
   /// - Throws: the transport cases of ``APIError`` (see ``Transport``), ``APIError/cancelled``.
   public func stream(_ request: TransportRequest) async throws(APIError) -> StreamingResponse {
     if Task.isCancelled { throw .cancelled }
-    #if !canImport(Security)
-      if let trust, trust != .system, request.url.scheme?.lowercased() == "https" {
-        throw .invalidRequest(
-          "URLSession on this platform cannot apply a custom TrustConfiguration; use SocketTransport "
-            + "or AutomaticTransport(trust:)")
-      }
-    #endif
-    var urlRequest = URLRequest(url: request.url)
-    urlRequest.httpMethod = request.method.rawValue
-    for field in request.headers {
-      urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
-    }
-    if !request.body.isEmpty { urlRequest.httpBody = request.body }
+    var urlRequest = try urlRequest(for: request)
     // A stream may be quiet for long: a week as the idle timeout (the head has the deadline below). Not
     // infinity: swift-corelibs-foundation converts it to an integer for libcurl and traps.
     urlRequest.timeoutInterval = 7 * 24 * 3600

@@ -77,19 +77,7 @@ public final class URLSessionTransport: Transport {
   {
     let progress = options.downloadProgress
     if Task.isCancelled { throw .cancelled }
-    #if !canImport(Security)
-      if let trust, trust != .system, request.url.scheme?.lowercased() == "https" {
-        throw .invalidRequest(
-          "URLSession on this platform cannot apply a custom TrustConfiguration; use SocketTransport "
-            + "or AutomaticTransport(trust:)")
-      }
-    #endif
-    var urlRequest = URLRequest(url: request.url)
-    urlRequest.httpMethod = request.method.rawValue
-    for field in request.headers {
-      urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
-    }
-    if !request.body.isEmpty { urlRequest.httpBody = request.body }
+    var urlRequest = try urlRequest(for: request)
     let seconds = Double(request.timeout.components.seconds)
     // A backstop only: the exact deadline is the timer below (Linux rounds this down to whole seconds).
     urlRequest.timeoutInterval = seconds.rounded(.up) + 1
@@ -125,6 +113,29 @@ public final class URLSessionTransport: Transport {
       task.cancel()
     }
     return try result.get()
+  }
+}
+
+extension URLSessionTransport {
+  /// The `URLRequest` for `request` (method, header fields in order, content), for ``send(_:options:)``
+  /// and ``stream(_:)``, which set its timeout and cache policy.
+  /// - Throws: ``APIError/invalidRequest(_:)`` for a custom ``TrustConfiguration`` on an `https` URL where
+  ///   URLSession cannot apply one (no Security framework).
+  func urlRequest(for request: TransportRequest) throws(APIError) -> URLRequest {
+    #if !canImport(Security)
+      if let trust, trust != .system, request.url.scheme?.lowercased() == "https" {
+        throw .invalidRequest(
+          "URLSession on this platform cannot apply a custom TrustConfiguration; use SocketTransport "
+            + "or AutomaticTransport(trust:)")
+      }
+    #endif
+    var urlRequest = URLRequest(url: request.url)
+    urlRequest.httpMethod = request.method.rawValue
+    for field in request.headers {
+      urlRequest.addValue(field.value, forHTTPHeaderField: field.name)
+    }
+    if !request.body.isEmpty { urlRequest.httpBody = request.body }
+    return urlRequest
   }
 }
 
