@@ -36,10 +36,42 @@
       asyncio.run(main())
       """
 
-    init() throws {
+    /// A peer that completes the opening handshake (Python's standard library only), then reads and
+    /// discards every byte and never answers a close frame; when the client closes TCP it prints
+    /// `eof first=XX` (XX the first byte it received, in hex: 88 for a close frame) and exits.
+    static let silentPeerScript = """
+      import base64, hashlib, socket, sys
+      server = socket.socket()
+      server.bind(("127.0.0.1", 0))
+      server.listen(1)
+      print(server.getsockname()[1], flush=True)
+      connection, _ = server.accept()
+      head = b""
+      while b"\\r\\n\\r\\n" not in head:
+          chunk = connection.recv(4096)
+          if not chunk:
+              sys.exit(0)
+          head += chunk
+      key = next(line.split(b":", 1)[1].strip() for line in head.split(b"\\r\\n")
+                 if line.lower().startswith(b"sec-websocket-key:"))
+      accept = base64.b64encode(hashlib.sha1(key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest())
+      connection.sendall(b"HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\n"
+                         b"Connection: Upgrade\\r\\nSec-WebSocket-Accept: " + accept + b"\\r\\n\\r\\n")
+      received = b""
+      while True:
+          chunk = connection.recv(4096)
+          if not chunk:
+              break
+          received += chunk
+      print("eof first=%02x" % (received[0] if received else 0), flush=True)
+      """
+
+    private let output: FileHandle
+
+    init(script: String = PythonWebSocketServer.script) throws {
       let process = Process()
       process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-      process.arguments = ["python3", "-c", Self.script]
+      process.arguments = ["python3", "-c", script]
       let output = Pipe()
       process.standardOutput = output
       try process.run()
@@ -57,6 +89,18 @@
       }
       self.process = process
       self.port = port
+      self.output = output.fileHandleForReading
+    }
+
+    /// The next line the script prints (waits for it; empty when the script exited first).
+    func nextLine() -> String {
+      var line = Data()
+      while !line.contains(UInt8(ascii: "\n")) {
+        let chunk = output.availableData
+        if chunk.isEmpty { break }
+        line.append(chunk)
+      }
+      return String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// SIGKILL, then waits: a child of the test process inherits its blocked signals (SIGTERM among
@@ -144,6 +188,21 @@
       socket.close(code: 4100, reason: "done")
       for try await _ in socket.messages {}
       #expect(socket.closeCode == 4100)
+      await #expect(throws: APIError.self) { try await socket.send(text: "late") }
+    }
+
+    @Test("a peer that never answers the close: the client closes TCP after the close timeout")
+    func closeTimeout() async throws {
+      let server = try PythonWebSocketServer(script: PythonWebSocketServer.silentPeerScript)
+      defer { server.stop() }
+      let socket = try await server.client().webSocket(for: endpoint, closeTimeout: .milliseconds(300))
+      socket.close(code: 4200, reason: "leaving")
+      // The event: the stream ends without the peer's close frame, with no error.
+      for try await _ in socket.messages {}
+      #expect(socket.isClosed)
+      #expect(socket.closeCode == nil)
+      // The peer saw our close frame, then the end of the TCP connection.
+      #expect(server.nextLine() == "eof first=88")
       await #expect(throws: APIError.self) { try await socket.send(text: "late") }
     }
 

@@ -23,34 +23,39 @@ extension APIClient {
   /// `Sec-WebSocket-Accept` and, when the server names one, a subprotocol that was offered. The request's
   /// `timeout` bounds the handshake.
   ///
-  /// Which implementation: ``SocketTransport`` (and ``AutomaticTransport`` for `http`) on Linux frame the
-  /// connection themselves with HTTPCore's `WebSocketEndpoint` (`ws` only); ``URLSessionTransport`` (Apple
-  /// platforms) uses `URLSessionWebSocketTask`. Other transports throw ``APIError/invalidRequest(_:)``.
+  /// Which implementation: ``SocketTransport`` (and ``AutomaticTransport``, through its ``AutomaticTransport/plain``
+  /// transport) on Linux frame the connection themselves with HTTPCore's `WebSocketEndpoint`, `ws` and `wss`
+  /// (TLS with the transport's trust configuration and client identity); ``URLSessionTransport`` uses
+  /// `URLSessionWebSocketTask` (on Apple platforms; on Linux it needs a libcurl built with WebSocket
+  /// support). Other transports throw ``APIError/invalidRequest(_:)``.
+  ///
+  /// After ``WebSocketConnection/close(code:reason:)`` the client waits at most `closeTimeout` for the
+  /// server's close frame, then closes TCP and ``WebSocketConnection/messages`` finishes
+  /// (``WebSocketConnection/closeCode`` stays nil: no close frame came back).
   /// - Parameters:
   ///   - request: the request; its method, body and `Response` type are not used.
   ///   - subprotocols: offered in `Sec-WebSocket-Protocol`, in order of preference.
-  ///   - maxMessageBytes: the largest message accepted (default 16 MiB); a larger one closes the
-  ///     connection with 1009.
+  ///   - maxMessageBytes: the largest message accepted (default 16 MiB, at most 2 GiB); a larger one
+  ///     closes the connection with 1009.
+  ///   - closeTimeout: how long to wait for the server's close frame after sending ours (default 5 s,
+  ///     0 to 1 hour). `URLSessionWebSocketTask` keeps its own.
   /// - Throws: ``APIError/unacceptableStatus(_:application:)`` when the server answers other than `101`,
   ///   ``APIError/malformedResponse(_:detail:)`` for a wrong handshake answer, the transport cases.
   public func webSocket<R: Request>(
-    for request: R, subprotocols: [String] = [], maxMessageBytes: Int = 16 << 20
+    for request: R, subprotocols: [String] = [], maxMessageBytes: Int = 16 << 20,
+    closeTimeout: Duration = .seconds(5)
   ) async throws(APIError) -> WebSocketConnection {
     let (built, _) = try await makeTransportRequest(request)
     let limit = min(max(maxMessageBytes, 1), 1 << 31)
+    let wait = min(max(closeTimeout, .zero), .seconds(3600))
     #if CLIENTKIT_NATIVE
-      if let socket = transport as? SocketTransport {
-        return try await socket.webSocket(
-          built, subprotocols: subprotocols, maxMessageBytes: limit, encoder: encoder, decoder: decoder)
-      }
-      if let automatic = transport as? AutomaticTransport {
-        if built.url.scheme?.lowercased() == "http" {
-          return try await automatic.plain.webSocket(
-            built, subprotocols: subprotocols, maxMessageBytes: limit, encoder: encoder, decoder: decoder)
-        }
-        return try await URLSessionWebSocketBackend.open(
-          built, session: automatic.secure.session, subprotocols: subprotocols, maxMessageBytes: limit,
-          encoder: encoder, decoder: decoder)
+      // AutomaticTransport's plain transport does wss itself (with the system roots unless configured
+      // otherwise): swift-corelibs-foundation's URLSessionWebSocketTask depends on how libcurl was built.
+      let native = (transport as? SocketTransport) ?? (transport as? AutomaticTransport)?.plain
+      if let native {
+        return try await native.webSocket(
+          built, subprotocols: subprotocols, maxMessageBytes: limit, closeTimeout: wait, encoder: encoder,
+          decoder: decoder)
       }
     #endif
     if let session = transport as? URLSessionTransport {

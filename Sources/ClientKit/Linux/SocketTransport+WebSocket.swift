@@ -5,30 +5,24 @@
 
   extension SocketTransport {
     /// Opens a WebSocket connection (RFC 6455) on a connection of its own: the opening handshake within
-    /// ``TransportRequest/timeout``, then frames through HTTPCore's ``WebSocketEndpoint``; a thread reads and
-    /// answers pings and close frames, sends write from the caller. `wss` (TLS) is not supported yet:
-    /// OpenSSL's connection may not be read and written from two threads at once.
-    /// - Throws: ``APIError/invalidRequest(_:)`` for `https`/`wss`, the transport cases of ``APIError``,
+    /// ``TransportRequest/timeout`` (over TLS for `https`, with this transport's trust configuration and
+    /// identity, as for any request), then frames through HTTPCore's ``WebSocketEndpoint``; a thread reads
+    /// and answers pings and close frames, sends write from the caller. Every read and write of the
+    /// connection is made under one lock, so a TLS session is never used by two threads at once.
+    /// - Throws: ``APIError/invalidRequest(_:)`` for a scheme other than http/https, the transport cases of
+    ///   ``APIError`` (``APIError/tlsFailure(_:_:)`` among them),
     ///   ``APIError/unacceptableStatus(_:application:)`` when the server does not answer `101`,
     ///   ``APIError/malformedResponse(_:detail:)`` for a wrong handshake answer.
     func webSocket(
-      _ request: TransportRequest, subprotocols: [String], maxMessageBytes: Int, encoder: JSONEncoder,
-      decoder: JSONDecoder
+      _ request: TransportRequest, subprotocols: [String], maxMessageBytes: Int, closeTimeout: Duration,
+      encoder: JSONEncoder, decoder: JSONDecoder
     ) async throws(APIError) -> WebSocketConnection {
-      guard request.url.scheme?.lowercased() == "http" else {
-        throw .invalidRequest(
-          "SocketTransport opens ws:// (http) WebSocket connections only, not \(request.url)")
-      }
-      guard let host = request.url.host, !host.isEmpty else {
-        throw .invalidRequest("the URL \(request.url) has no host")
-      }
-      if Task.isCancelled { throw .cancelled }
+      let (host, port, tls) = try origin(of: request)
       let handshake = WebSocketHandshake(subprotocols: subprotocols)
       var upgrade = request
       upgrade.method = .get
       upgrade.body = Data()
       upgrade.headers = handshake.headers(adding: request.headers)
-      let port = request.url.port ?? 80
       let control = ExchangeControl()
       let pool = self.pool
       let limits = self.limits
@@ -42,7 +36,7 @@
           ) in
           let thread = Thread {
             let exchange = SocketExchange(
-              request: prepared, host: host, port: port, tls: nil, control: control, pool: pool,
+              request: prepared, host: host, port: port, tls: tls, control: control, pool: pool,
               limits: limits,
               acceptsGzip: false, options: TransferOptions())
             continuation.resume(returning: exchange.openUpgrade())
@@ -63,7 +57,8 @@
         throw error
       }
       let backend = SocketWebSocketBackend(
-        connection: connection, control: control, maxMessageBytes: maxMessageBytes, info: upgrade.info)
+        connection: connection, control: control, maxMessageBytes: maxMessageBytes,
+        closeTimeout: closeTimeout, info: upgrade.info)
       let (messages, continuation) = AsyncThrowingStream<WebSocketMessage, any Error>.makeStream()
       let socket = WebSocketConnection(
         request: upgrade.info, subprotocol: subprotocol, messages: messages, backend: backend,
@@ -83,7 +78,7 @@
       let (seconds, atto) = request.timeout.components
       let budget = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, atto) / 1_000_000_000)
       let deadline = monotonicNanoseconds() + budget
-      let key = SocketTransport.poolKey(secure: false, host: host, port: port)
+      let key = SocketTransport.poolKey(secure: tls != nil, host: host, port: port)
       let connection: SocketConnection
       do {
         connection = try SocketConnection.connect(
@@ -94,6 +89,7 @@
       var received: [UInt8] = []
       var buffer = [UInt8](repeating: 0, count: 16 * 1024)
       do {
+        if let tls { try connection.startTLS(host: host, context: tls, until: deadline) }
         try connection.writeAll(requestBytes(), until: deadline)
         while true {
           if let end = Self.headEnd(in: received) {
@@ -150,33 +146,48 @@
     }
   }
 
-  /// A WebSocket over a ``SocketConnection``: the endpoint's state under one lock, writes serialized
-  /// under another, a thread that reads.
+  /// A WebSocket over a ``SocketConnection``: the endpoint's state under one lock; every read and write
+  /// of the connection under another (``ioLock``), so frames never interleave and a TLS session is used by
+  /// one thread at a time; a thread that reads without waiting under that lock and waits for the socket
+  /// outside it.
   final class SocketWebSocketBackend: WebSocketBackend {
     private let connection: SocketConnection
     private let control: ExchangeControl
     private let endpoint: Mutex<WebSocketEndpoint>
-    /// Held while bytes are written, so frames never interleave.
-    private let writeLock = Mutex(())
+    /// Held while the connection is read or written.
+    private let ioLock = Mutex(())
     private let info: RequestInfo
+    /// How long the client waits for the server's close frame after sending its own (monotonic ns).
+    private let closeTimeoutNanoseconds: UInt64
+    /// Set when the client sent its close frame: the monotonic time after which the reader closes TCP
+    /// without the server's answer.
+    private let closeDeadline = Mutex<UInt64?>(nil)
 
-    init(connection: SocketConnection, control: ExchangeControl, maxMessageBytes: Int, info: RequestInfo) {
+    init(
+      connection: SocketConnection, control: ExchangeControl, maxMessageBytes: Int, closeTimeout: Duration,
+      info: RequestInfo
+    ) {
       self.connection = connection
       self.control = control
       self.endpoint = Mutex(WebSocketEndpoint(role: .client, maxMessageBytes: maxMessageBytes))
       self.info = info
+      let (seconds, atto) = closeTimeout.components
+      self.closeTimeoutNanoseconds =
+        UInt64(min(max(0, seconds), 3600)) * 1_000_000_000 + UInt64(max(0, atto) / 1_000_000_000)
     }
 
-    /// Applies `change` to the endpoint and writes what it queued.
-    private func update(_ change: (inout WebSocketEndpoint) -> Void) throws(APIError) {
-      try writeLock.withLock { _ throws(APIError) in
+    /// Applies `change` to the endpoint and writes what it queued, before `deadline`.
+    private func update(until deadline: UInt64 = .max, _ change: (inout WebSocketEndpoint) -> Void)
+      throws(APIError)
+    {
+      try ioLock.withLock { _ throws(APIError) in
         let bytes = endpoint.withLock { e -> [UInt8] in
           change(&e)
           return e.takeOutput()
         }
         guard !bytes.isEmpty else { return }
         do throws(SocketFailure) {
-          try connection.writeAll(bytes, until: .max)
+          try connection.writeAll(bytes, until: deadline)
         } catch {
           throw error == .reset ? .connectionReset(info) : .connectionLost(info, receivedBytes: 0)
         }
@@ -195,9 +206,13 @@
       try update { $0.ping(payload) }
     }
 
+    /// Sends the close frame and starts the close timeout: the reader closes TCP when the server has not
+    /// answered by then (RFC 6455 §7.1.1 leaves the wait to the endpoint).
     func close(code: UInt16, reason: String) {
       guard isOpen else { return }
-      try? update { $0.close(code: code, reason: reason) }
+      let deadline = monotonicNanoseconds() + closeTimeoutNanoseconds
+      closeDeadline.withLock { $0 = $0 ?? deadline }
+      try? update(until: deadline) { $0.close(code: code, reason: reason) }
     }
 
     /// Closes the TCP connection at once (the messages' consumer went away).
@@ -205,12 +220,17 @@
       control.cancel()
     }
 
+    /// How long the reader waits for the socket at a time: it looks at the close deadline (set by another
+    /// thread) at least this often.
+    private static let waitSliceNanoseconds: UInt64 = 200_000_000
+
     /// Starts the reading thread; `leftover` are bytes that came with the handshake's head.
     func startReading(
       leftover: [UInt8], socket: WebSocketConnection,
       continuation: AsyncThrowingStream<WebSocketMessage, any Error>.Continuation
     ) {
       let thread = Thread { [self] in
+        defer { control.detachAndClose(connection) }
         var pending = leftover
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
@@ -226,33 +246,57 @@
               case .closed(let code, let reason):
                 socket.closed(code: code, reason: reason)
                 continuation.finish()
-                control.detachAndClose(connection)
                 return
               }
             }
           }
-          let n: Int
+          let step: SocketConnection.ReadStep
           do throws(SocketFailure) {
-            n = try connection.read(into: &buffer, until: .max)
+            step = try ioLock.withLock { _ throws(SocketFailure) in try connection.readNow(into: &buffer) }
           } catch {
             socket.closed(code: nil, reason: "")
-            if control.isCancelled {
+            if control.isCancelled || closeDeadline.withLock({ $0 != nil }) {
               continuation.finish()
             } else {
               continuation.finish(
                 throwing: error == .reset
                   ? APIError.connectionReset(info) : .connectionLost(info, receivedBytes: 0))
             }
-            control.detachAndClose(connection)
             return
           }
-          if n == 0 {
+          switch step {
+          case .read(0):
             socket.closed(code: nil, reason: "")
-            continuation.finish(throwing: APIError.connectionLost(info, receivedBytes: 0))
-            control.detachAndClose(connection)
+            if control.isCancelled {
+              continuation.finish()
+            } else {
+              continuation.finish(throwing: APIError.connectionLost(info, receivedBytes: 0))
+            }
             return
+          case .read(let n):
+            pending = Array(buffer[0..<n])
+          case .wait(let events):
+            let now = monotonicNanoseconds()
+            var until = now + Self.waitSliceNanoseconds
+            if let deadline = closeDeadline.withLock({ $0 }) {
+              guard now < deadline else {
+                // The server never answered our close: close TCP; no close frame was received.
+                socket.closed(code: nil, reason: "")
+                continuation.finish()
+                return
+              }
+              until = min(until, deadline)
+            }
+            do throws(SocketFailure) {
+              try connection.wait(for: events, until: until)
+            } catch {
+              guard error == .deadline else {
+                socket.closed(code: nil, reason: "")
+                continuation.finish(throwing: APIError.connectionLost(info, receivedBytes: 0))
+                return
+              }
+            }
           }
-          pending = Array(buffer[0..<n])
         }
       }
       thread.name = "ClientKit.WebSocket"
