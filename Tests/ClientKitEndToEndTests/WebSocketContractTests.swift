@@ -185,4 +185,24 @@ struct WebSocketContractTests {
     #expect(socket.closeCode == 1000)
     #expect(socket.closeReason == "bye")
   }
+
+  /// swift-corelibs-foundation's `URLSessionWebSocketTask` runs over libcurl, which has WebSocket support
+  /// only when built with it (Debian 12's 7.88 is not): then the client says so instead of a lost
+  /// connection; with a libcurl that has it, the conversation holds.
+  @Test("URLSessionTransport: the conversation, or a clear error where libcurl has no WebSocket support")
+  func urlSession() async throws {
+    let server = try TestMockServer.start()
+    defer { server.stop() }
+    _ = try server.stub(json: chatStub)
+    let client = APIClient(baseURL: server.baseURL, retryPolicy: .never, transport: URLSessionTransport())
+    let socket = try await client.webSocket(for: chatEndpoint, subprotocols: ["chat.v1"])
+    var messages = socket.messages.makeAsyncIterator()
+    do {
+      let first = try await messages.next()
+      #expect(first == .text("welcome, aiko"))
+    } catch let error as APIError {
+      #expect(error.kind == .invalidRequest, "\(error)")
+      #expect("\(error)".contains("WebSockets not supported by libcurl"), "\(error)")
+    }
+  }
 }

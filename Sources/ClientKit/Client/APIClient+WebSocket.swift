@@ -109,6 +109,7 @@ final class URLSessionWebSocketBackend: WebSocketBackend {
     continuation.onTermination = { _ in task.cancel(with: .goingAway, reason: nil) }
     task.resume()
     let reader = Task {
+      var receivedAny = false
       while true {
         do {
           switch try await task.receive() {
@@ -116,6 +117,7 @@ final class URLSessionWebSocketBackend: WebSocketBackend {
           case .data(let data): continuation.yield(.binary([UInt8](data)))
           @unknown default: break
           }
+          receivedAny = true
         } catch {
           let code = task.closeCode
           if code != .invalid {
@@ -125,7 +127,14 @@ final class URLSessionWebSocketBackend: WebSocketBackend {
             continuation.finish()
           } else {
             socket.closed(code: nil, reason: "")
-            continuation.finish(throwing: APIError.connectionLost(request.info, receivedBytes: 0))
+            // Before any message, the error is the handshake's (refused, TLS, or a libcurl without
+            // WebSocket support on Linux, "unsupported URL"): mapped like any request's.
+            let code = (error as NSError).code
+            continuation.finish(
+              throwing: receivedAny || code == 0
+                ? APIError.connectionLost(request.info, receivedBytes: 0)
+                : Exchange.map(
+                  code: code, error: error, info: request.info, limit: request.timeout))
           }
           return
         }

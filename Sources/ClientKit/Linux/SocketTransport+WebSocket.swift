@@ -267,7 +267,8 @@
           switch step {
           case .read(0):
             socket.closed(code: nil, reason: "")
-            if control.isCancelled {
+            // After our close, a peer that ends TCP without its close frame still ends the stream cleanly.
+            if control.isCancelled || closeDeadline.withLock({ $0 != nil }) {
               continuation.finish()
             } else {
               continuation.finish(throwing: APIError.connectionLost(info, receivedBytes: 0))
