@@ -144,6 +144,36 @@ struct WebSocketContractTests {
     #expect(server.requests.contains { $0.isTLS && $0.responseStatus == 101 })
   }
 
+  /// Sends and reads at once over TLS: the writes (from a task) and the reader thread share one OpenSSL
+  /// session, which must never be used by two threads at once.
+  @Test("wss://: 300 messages sent while their replies are read", arguments: WebSocketTransportKind.allCases)
+  func secureInterleaved(kind: WebSocketTransportKind) async throws {
+    let server = try TestMockServer.start(https: .standard)
+    defer { server.stop() }
+    _ = try server.stub(json: chatStub)
+    let trust = TrustConfiguration.onlyCertificates(try #require(server.certificatePEM))
+    let client = APIClient(
+      baseURL: try #require(server.httpsBaseURL), retryPolicy: .never, transport: kind.make(trust: trust))
+    let socket = try await client.webSocket(for: chatEndpoint)
+    let count = 300
+    let sender = Task {
+      for sequence in 1...count {
+        try await socket.send(ChatLine(user: "aiko", text: "n\(sequence)", sequence: sequence))
+      }
+    }
+    var sequences: [Int] = []
+    // The three messages on open come first (a text, a binary and the "ready" line, sequence 0).
+    for try await message in socket.messages {
+      guard case .text(let text) = message,
+        let line = try? JSONDecoder().decode(ChatLine.self, from: Data(text.utf8)), line.sequence > 0
+      else { continue }
+      sequences.append(line.sequence)
+      if sequences.count == count { break }
+    }
+    try await sender.value
+    #expect(sequences == Array(1...count))
+  }
+
   @Test("wss:// with a certificate the client does not trust fails the handshake as a TLS failure")
   func untrustedCertificate() async throws {
     let server = try TestMockServer.start(https: .standard)
