@@ -154,8 +154,9 @@
     private let connection: SocketConnection
     private let control: ExchangeControl
     private let endpoint: Mutex<WebSocketEndpoint>
-    /// Held while the connection is read or written.
-    private let ioLock = Mutex(())
+    /// Held while the connection is read, written or closed; true once the reader closed it (a closed
+    /// descriptor's number may already belong to another socket, so nothing may touch it after that).
+    private let ioLock = Mutex(false)
     private let info: RequestInfo
     /// How long the client waits for the server's close frame after sending its own (monotonic ns).
     private let closeTimeoutNanoseconds: UInt64
@@ -180,7 +181,8 @@
     private func update(until deadline: UInt64 = .max, _ change: (inout WebSocketEndpoint) -> Void)
       throws(APIError)
     {
-      try ioLock.withLock { _ throws(APIError) in
+      try ioLock.withLock { isClosed throws(APIError) in
+        guard !isClosed else { throw .invalidRequest("the WebSocket connection is closed") }
         let bytes = endpoint.withLock { e -> [UInt8] in
           change(&e)
           return e.takeOutput()
@@ -230,7 +232,12 @@
       continuation: AsyncThrowingStream<WebSocketMessage, any Error>.Continuation
     ) {
       let thread = Thread { [self] in
-        defer { control.detachAndClose(connection) }
+        defer {
+          ioLock.withLock { isClosed in
+            isClosed = true
+            control.detachAndClose(connection)
+          }
+        }
         var pending = leftover
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
