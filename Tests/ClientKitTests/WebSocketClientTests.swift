@@ -38,9 +38,11 @@
 
     /// A peer that completes the opening handshake (Python's standard library only), then reads and
     /// discards every byte and never answers a close frame; when the client closes TCP it prints
-    /// `eof first=XX` (XX the first byte it received, in hex: 88 for a close frame) and exits.
+    /// `eof first=XX` (XX the first byte it received, in hex: 88 for a close frame) and exits. With
+    /// `HANG_UP_ON_CLOSE = True` it closes TCP instead as soon as bytes arrive, without a close frame.
     static let silentPeerScript = """
       import base64, hashlib, socket, sys
+      HANG_UP_ON_CLOSE = False
       server = socket.socket()
       server.bind(("127.0.0.1", 0))
       server.listen(1)
@@ -63,6 +65,10 @@
           if not chunk:
               break
           received += chunk
+          if HANG_UP_ON_CLOSE:
+              print("hung up first=%02x" % received[0], flush=True)
+              connection.close()
+              sys.exit(0)
       print("eof first=%02x" % (received[0] if received else 0), flush=True)
       """
 
@@ -204,6 +210,21 @@
       // The peer saw our close frame, then the end of the TCP connection.
       #expect(server.nextLine() == "eof first=88")
       await #expect(throws: APIError.self) { try await socket.send(text: "late") }
+    }
+
+    @Test("a peer that ends TCP without a close frame after ours ends the messages without an error")
+    func peerHangsUpAfterOurClose() async throws {
+      let script = PythonWebSocketServer.silentPeerScript.replacingOccurrences(
+        of: "HANG_UP_ON_CLOSE = False", with: "HANG_UP_ON_CLOSE = True")
+      let server = try PythonWebSocketServer(script: script)
+      defer { server.stop() }
+      // A close timeout far beyond the test: the stream must end because the peer hung up.
+      let socket = try await server.client().webSocket(for: endpoint, closeTimeout: .seconds(3600))
+      socket.close()
+      for try await _ in socket.messages {}
+      #expect(socket.isClosed)
+      #expect(socket.closeCode == nil)
+      #expect(server.nextLine() == "hung up first=88")
     }
 
     @Test("pings: the client's ping keeps the connection working, the server's ping is answered")
