@@ -184,9 +184,11 @@ extension StubParser {
   }
 
   /// One WireMock 4 message stub mapping (`location` is its JSON path, prefixed with its file when it
-  /// comes from one).
+  /// comes from one). `allowsHTTPTriggers`: `http-request` and `http-stub` triggers are accepted (a
+  /// mapping of `message-mappings/` or the admin API; a stub's inline mappings answer its own messages).
   package static func parseMessageMapping(
-    _ v: JSONValue, _ p: String, _ context: StubParsingContext, _ d: inout Diagnostics
+    _ v: JSONValue, _ p: String, _ context: StubParsingContext, _ d: inout Diagnostics,
+    allowsHTTPTriggers: Bool = false
   ) -> WebSocketDefinition.MessageMapping? {
     guard let o = object(v, p, "a message stub mapping {\"trigger\": …, \"actions\": […]}", &d) else {
       return nil
@@ -198,8 +200,9 @@ extension StubParser {
         found: "unknown field \(JSONValue.quoted(key))")
     }
     var m = WebSocketDefinition.MessageMapping(
-      id: string(o, "id", p, &d) ?? context.makeID(), name: string(o, "name", p, &d), priority: 5,
-      channelPattern: nil, bodyPattern: nil, actions: [], location: p)
+      id: string(o, "id", p, &d) ?? string(o, "uuid", p, &d) ?? context.makeID(),
+      name: string(o, "name", p, &d),
+      priority: 5, channelPattern: nil, bodyPattern: nil, actions: [], location: p)
     if let pr = o["priority"] {
       if let n = pr.numberValue?.intValue, (1...Int(Int32.max)).contains(n) {
         m.priority = n
@@ -207,15 +210,89 @@ extension StubParser {
         d.error(JSONPathText.child(p, "priority"), expected: "a whole number of 1 or more", found: pr)
       }
     }
+    if let metadata = o["metadata"] {
+      if metadata.objectValue == nil {
+        d.error(JSONPathText.child(p, "metadata"), expected: "an object", found: metadata)
+      } else {
+        m.metadata = metadata
+      }
+    }
     let tp = JSONPathText.child(p, "trigger")
     if let t = o["trigger"], let to = object(t, tp, "{\"type\": \"message\", \"message\": {…}}", &d) {
-      let type = to["type"]?.stringValue ?? "message"
-      if type != "message" {
-        d.error(
-          JSONPathText.child(tp, "type"),
-          expected: "\"message\" (http-request triggers are not supported yet)",
-          found: to["type"] ?? .null)
+      parseTrigger(to, tp, allowsHTTPTriggers: allowsHTTPTriggers, into: &m, &d)
+    }
+    let ap = JSONPathText.child(p, "actions")
+    if let a = o["actions"] {
+      if let list = a.arrayValue {
+        for (k, item) in list.enumerated() {
+          guard let action = parseAction(item, JSONPathText.index(ap, k), context, &d) else { continue }
+          if m.httpTrigger != nil {
+            // An HTTP request has no channel of its own: nothing "originating" to send to or close.
+            switch action {
+            case .send(_, .originating, _, _):
+              d.error(
+                JSONPathText.child(JSONPathText.index(ap, k), "channelTarget"),
+                expected:
+                  "{\"type\": \"request-initiated\", \"requestPattern\": …} (an HTTP trigger has no originating channel)",
+                found: "none (originating)")
+            case .close:
+              d.error(
+                JSONPathText.child(JSONPathText.index(ap, k), "type"),
+                expected: "\"send\" (an HTTP trigger has no originating channel to close)",
+                found: "\"x-close\"")
+            case .send: m.actions.append(action)
+            }
+          } else {
+            m.actions.append(action)
+          }
+        }
+      } else {
+        d.error(ap, expected: "an array of actions such as [{\"type\": \"send\", …}]", found: a)
       }
+    }
+    if var source = v.objectValue, source["id"] == nil {
+      source.members.insert(JSONObject.Member(key: "id", value: .string(m.id)), at: 0)
+      m.source = .object(source)
+    } else {
+      m.source = v
+    }
+    return m
+  }
+
+  /// `trigger`: `message` (default; `channel.initiatingRequestPattern`, `message.body`), `http-request`
+  /// (`requestPattern`) or `http-stub` (`stubId`).
+  static func parseTrigger(
+    _ to: JSONObject, _ tp: String, allowsHTTPTriggers: Bool,
+    into m: inout WebSocketDefinition.MessageMapping, _ d: inout Diagnostics
+  ) {
+    let type = to["type"]?.stringValue ?? "message"
+    let allowed = ["message", "http-request", "http-stub"]
+    guard allowed.contains(type), type == "message" || allowsHTTPTriggers else {
+      d.error(
+        JSONPathText.child(tp, "type"),
+        expected: allowsHTTPTriggers
+          ? "\"message\", \"http-request\" or \"http-stub\""
+          : "\"message\" (HTTP triggers belong in message-mappings/ or /__admin/message-mappings)",
+        found: to["type"] ?? .null)
+      return
+    }
+    switch type {
+    case "http-request":
+      guard let r = to["requestPattern"] else {
+        d.error(JSONPathText.child(tp, "requestPattern"), expected: "a request pattern", found: "nothing")
+        return
+      }
+      m.httpTrigger = .request(parseRequest(r, JSONPathText.child(tp, "requestPattern"), &d))
+    case "http-stub":
+      guard let id = string(to, "stubId", tp, &d) else {
+        if to["stubId"] == nil {
+          d.error(
+            JSONPathText.child(tp, "stubId"), expected: "the id of an HTTP stub mapping", found: "nothing")
+        }
+        return
+      }
+      m.httpTrigger = .stub(id: id)
+    default:
       if let c = to["channel"],
         let co = object(c, JSONPathText.child(tp, "channel"), "a channel pattern", &d),
         let r = co["initiatingRequestPattern"]
@@ -230,19 +307,13 @@ extension StubParser {
         m.bodyPattern = parseMatcher(body, JSONPathText.child(JSONPathText.child(tp, "message"), "body"), &d)
       }
     }
-    let ap = JSONPathText.child(p, "actions")
-    if let a = o["actions"] {
-      if let list = a.arrayValue {
-        for (k, item) in list.enumerated() {
-          if let action = parseAction(item, JSONPathText.index(ap, k), context, &d) {
-            m.actions.append(action)
-          }
-        }
-      } else {
-        d.error(ap, expected: "an array of actions such as [{\"type\": \"send\", …}]", found: a)
-      }
-    }
-    return m
+  }
+
+  /// A message entity from admin input (`POST /__admin/channels/send`'s `message.body`).
+  package static func parseMessageEntity(
+    _ json: JSONValue, location: String, context: StubParsingContext, _ d: inout Diagnostics
+  ) -> WebSocketDefinition.Outgoing? {
+    parseEntity(json, location, context, &d)
   }
 
   static func parseAction(
@@ -337,5 +408,42 @@ extension StubParser {
     }
     d.error(p, expected: "an entity with data, base64Data or filePath", found: v)
     return nil
+  }
+}
+
+extension StubParser {
+  /// A `message-mappings/` file or an admin body: one message stub mapping, or
+  /// `{"messageMappings": [...]}` (with an optional `meta`). HTTP triggers are allowed. A mapping with an
+  /// error is left out (its problems are in `d`).
+  package static func parseMessageMappings(
+    _ json: JSONValue, context: StubParsingContext, _ d: inout Diagnostics
+  ) -> [WebSocketDefinition.MessageMapping] {
+    guard let o = json.objectValue else {
+      d.error("$", expected: "a message stub mapping object or {\"messageMappings\": [ … ]}", found: json)
+      return []
+    }
+    var items: [(JSONValue, String)] = [(json, "$")]
+    if let list = o["messageMappings"] {
+      for key in o.keys where key != "messageMappings" && key != "meta" {
+        d.error(
+          JSONPathText.child("$", key),
+          expected: "only messageMappings (and meta) beside a messageMappings list",
+          found: "unknown field \(JSONValue.quoted(key))")
+      }
+      guard let array = list.arrayValue else {
+        d.error("$.messageMappings", expected: "an array of message stub mappings", found: list)
+        return []
+      }
+      items = array.enumerated().map { ($1, JSONPathText.index("$.messageMappings", $0)) }
+    }
+    var out: [WebSocketDefinition.MessageMapping] = []
+    for (item, location) in items {
+      let before = d.errorCount
+      guard let m = parseMessageMapping(item, location, context, &d, allowsHTTPTriggers: true),
+        d.errorCount == before
+      else { continue }
+      out.append(m)
+    }
+    return out
   }
 }

@@ -60,7 +60,18 @@ public struct WebSocketDefinition: Sendable, Hashable {
     case close(CloseStatus, delayMilliseconds: Int)
   }
 
-  /// A WireMock 4 message stub mapping: a trigger (a message whose body matches) and actions.
+  /// What starts a message mapping that an HTTP request triggers (WireMock 4's `http-request` and
+  /// `http-stub` triggers; only in `message-mappings/` and `/__admin/message-mappings`).
+  public enum HTTPTrigger: Sendable, Hashable {
+    /// `{"type": "http-request", "requestPattern": …}`: any request (matched by a stub or not) the pattern
+    /// matches.
+    case request(RequestPattern)
+    /// `{"type": "http-stub", "stubId": …}`: a request the stub with this id answered.
+    case stub(id: String)
+  }
+
+  /// A WireMock 4 message stub mapping: a trigger (a message whose body matches, or an HTTP request) and
+  /// actions.
   public struct MessageMapping: Sendable, Hashable {
     /// `id` (made when absent).
     public var id: String
@@ -76,10 +87,24 @@ public struct WebSocketDefinition: Sendable, Hashable {
     public var actions: [Action]
     /// Where it was loaded from (file, JSON path), for the journal and diagnostics.
     public var location: String
+    /// Set for a mapping an HTTP request triggers (it never answers a received message).
+    public var httpTrigger: HTTPTrigger? = nil
+    /// `metadata`, as given (`find-by-metadata`, `remove-by-metadata`).
+    public var metadata: JSONValue? = nil
+    /// The mapping as written, with its `id` (what `GET /__admin/message-mappings` shows).
+    public var source: JSONValue = .null
+    /// The file it came from (relative to the fixtures folder), nil for one added at run time.
+    public var file: String? = nil
 
     /// True when `message` matches the body pattern: text as text; binary as bytes for `binaryEqualTo`,
     /// as its UTF-8 reading for the others.
     public func matches(_ message: WebSocketMessage) -> Bool {
+      Self.message(message, matches: bodyPattern)
+    }
+
+    /// True when `message` matches `bodyPattern` (nil matches any), as ``matches(_:)`` reads a message.
+    public static func message(_ message: WebSocketMessage, matches bodyPattern: StringValuePattern?) -> Bool
+    {
       guard let bodyPattern else { return true }
       switch message {
       case .text(let text): return bodyPattern.match(text)
@@ -113,7 +138,7 @@ public struct WebSocketDefinition: Sendable, Hashable {
     connection: RequestView.Connection?
   ) -> MessageMapping? {
     var best: MessageMapping?
-    for mapping in mappings where mapping.matches(message) {
+    for mapping in mappings where mapping.httpTrigger == nil && mapping.matches(message) {
       if let pattern = mapping.channelPattern {
         guard let view = try? RequestView(upgrade, connection: connection), pattern.matches(view).0 else {
           continue

@@ -78,6 +78,9 @@ public struct CommandLineOptions: Sendable, Equatable {
   /// `--max-websocket-message-bytes N`: the largest WebSocket message accepted (default 16 MiB, 1…2³¹);
   /// a larger one closes the connection with 1009.
   public var maxWebSocketMessageBytes = 16 << 20
+  /// `--websocket-any-path`: accept a WebSocket upgrade to any path, as WireMock 4 does (default: only
+  /// paths an `x-websocket` stub or a message stub mapping names; others get 404).
+  public var webSocketAnyPath = false
   /// `--max-hold-ms N`: bound for NO_RESPONSE / HEADERS_THEN_STALL (default 300 000).
   public var maxHoldMilliseconds = 300_000
   /// `--no-admin`.
@@ -280,6 +283,7 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "--max-hold-ms": options.maxHoldMilliseconds = try integer(name, 0...86_400_000)
       case "--max-websocket-message-bytes":
         options.maxWebSocketMessageBytes = try integer(name, 1...(1 << 31))
+      case "--websocket-any-path": options.webSocketAnyPath = true
       case "--shutdown-grace-ms": options.shutdownGraceMilliseconds = try integer(name, 0...600_000)
       case "--no-admin": options.adminEnabled = false
       case "--admin-token": options.adminToken = try value(name)
@@ -419,6 +423,8 @@ public struct CommandLineOptions: Sendable, Equatable {
       --max-websocket-message-bytes N
                                largest WebSocket message accepted, 1...2147483648 (default 16777216);
                                a larger one closes the connection with 1009
+      --websocket-any-path     accept a WebSocket upgrade to any path, as WireMock 4 does (default:
+                               only paths an x-websocket stub or a message stub mapping names)
       --shutdown-grace-ms N    on SIGINT/SIGTERM, responses in flight get N ms to finish (default 5000)
       --journal-size N         request journal entries kept (default 10000)
       --journal-max-bytes N    most bytes the journal holds, oldest evicted first (default 268435456);

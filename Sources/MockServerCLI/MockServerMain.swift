@@ -144,6 +144,7 @@ public enum MockServerMain {
     serviceConfiguration.stateExpirationSeconds = options.stateExpirationSeconds
     serviceConfiguration.maxHoldMilliseconds = options.maxHoldMilliseconds
     serviceConfiguration.maxWebSocketMessageBytes = options.maxWebSocketMessageBytes
+    serviceConfiguration.webSocketAnyPath = options.webSocketAnyPath
     serviceConfiguration.logLevel = options.quiet ? .quiet : options.verbose ? .verbose : .normal
     serviceConfiguration.logJSON = options.logJSON
     serviceConfiguration.adminEnabled = options.adminEnabled

@@ -41,6 +41,9 @@ import Testing
       #"{"id":"s1","name":"one","metadata":{"team":"a"},"request":{"method":"GET","url":"/x"},"response":{"status":200,"body":"x"}}"#
     let pattern = #"{"method":"GET","url":"/x"}"#
     let metadata = #"{"matchesJsonPath":{"expression":"$.team","equalTo":"a"}}"#
+    let messageMapping =
+      #"{"id":"m1","metadata":{"team":"a"},"trigger":{"type":"message","message":{"body":{"equalTo":"hi"}}},"actions":[{"type":"send","message":{"body":"hello"}}]}"#
+    let messagePattern = #"{"body":{"equalTo":"hi"}}"#
     let calls: [(String, String, String?)] = [
       ("GET", "/__admin/openapi.json", nil), ("GET", "/__admin/docs", nil),
       ("GET", "/__admin/health", nil), ("GET", "/__admin/version", nil),
@@ -67,6 +70,30 @@ import Testing
       ("GET", "/__admin/state-extension/contexts/nope", nil),
       ("DELETE", "/__admin/state-extension/contexts/nope", nil),
       ("DELETE", "/__admin/state-extension/contexts", nil),
+      ("GET", "/__admin/message-mappings", nil),
+      ("POST", "/__admin/message-mappings", messageMapping), ("POST", "/__admin/message-mappings", "{}x"),
+      ("POST", "/__admin/message-mappings", #"{"trigger":{"type":"shout"}}"#),
+      ("GET", "/__admin/message-mappings/m1", nil), ("GET", "/__admin/message-mappings/nope", nil),
+      ("PUT", "/__admin/message-mappings/m1", messageMapping),
+      ("PUT", "/__admin/message-mappings/nope", messageMapping),
+      ("POST", "/__admin/message-mappings/find-by-metadata", metadata),
+      ("POST", "/__admin/message-mappings/remove-by-metadata", metadata),
+      ("POST", "/__admin/message-mappings", messageMapping),
+      ("DELETE", "/__admin/message-mappings/m1", nil), ("DELETE", "/__admin/message-mappings/m1", nil),
+      ("DELETE", "/__admin/message-mappings", nil),
+      ("GET", "/__admin/channels", nil), ("GET", "/__admin/channels/nope", nil),
+      ("DELETE", "/__admin/channels/nope", nil),
+      ("POST", "/__admin/channels/send", #"{"type":"websocket","message":{"body":"hi"}}"#),
+      ("POST", "/__admin/channels/send", #"{"type":"websocket"}"#),
+      ("GET", "/__admin/messages", nil), ("DELETE", "/__admin/messages", nil),
+      ("POST", "/__admin/messages/count", messagePattern), ("POST", "/__admin/messages/count", #"{"x":1}"#),
+      ("POST", "/__admin/messages/find", messagePattern),
+      ("POST", "/__admin/messages/remove", messagePattern),
+      ("POST", "/__admin/messages/remove-by-metadata", metadata),
+      ("POST", "/__admin/messages/wait", #"{"pattern":\#(messagePattern),"timeoutMillis":1}"#),
+      ("POST", "/__admin/messages/wait", #"{"timeoutMillis":-1}"#),
+      ("POST", "/__admin/messages/wait-for-count", #"{"pattern":{},"count":2,"timeoutMillis":0}"#),
+      ("GET", "/__admin/messages/nope", nil), ("DELETE", "/__admin/messages/nope", nil),
       ("PUT", "/__admin/scenarios/none/state", #"{"state":"Started"}"#),
       ("GET", "/__admin/settings", nil),
       (

@@ -776,6 +776,850 @@ extension AdminAPI {
             }
           }
         },
+        "/__admin/message-mappings": {
+          "get": {
+            "summary": "WireMock 4 message stub mappings (message-mappings/ and runtime ones; docs/streaming.md)",
+            "responses": {
+              "200": {
+                "description": "Message stub mappings",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/MessageStubMappings"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          },
+          "post": {
+            "summary": "Add a message stub mapping (not persistent)",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "type": "object"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "201": {
+                "description": "The mapping, with its id",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/MessageStubMapping"
+                    }
+                  }
+                }
+              },
+              "422": {
+                "description": "Not a valid message stub mapping (JSON path, what was expected)",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Errors"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          },
+          "delete": {
+            "summary": "Delete every message stub mapping",
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Empty"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          }
+        },
+        "/__admin/message-mappings/find-by-metadata": {
+          "post": {
+            "summary": "Message stub mappings whose metadata matches",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "type": "object"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "Message stub mappings",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/MessageStubMappings"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          }
+        },
+        "/__admin/message-mappings/remove-by-metadata": {
+          "post": {
+            "summary": "Delete message stub mappings whose metadata matches",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "type": "object"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Empty"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          }
+        },
+        "/__admin/message-mappings/{id}": {
+          "get": {
+            "summary": "One message stub mapping",
+            "parameters": [
+              {
+                "name": "id",
+                "in": "path",
+                "required": true,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The mapping",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/MessageStubMapping"
+                    }
+                  }
+                }
+              },
+              "404": {
+                "description": "No such mapping",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Errors"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          },
+          "put": {
+            "summary": "Replace a message stub mapping (the path's id wins)",
+            "parameters": [
+              {
+                "name": "id",
+                "in": "path",
+                "required": true,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "type": "object"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The mapping",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/MessageStubMapping"
+                    }
+                  }
+                }
+              },
+              "404": {
+                "description": "No such mapping",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Errors"
+                    }
+                  }
+                }
+              },
+              "422": {
+                "description": "Not a valid message stub mapping",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Errors"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          },
+          "delete": {
+            "summary": "Delete a message stub mapping",
+            "parameters": [
+              {
+                "name": "id",
+                "in": "path",
+                "required": true,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Empty"
+                    }
+                  }
+                }
+              },
+              "404": {
+                "description": "No such mapping",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Errors"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          }
+        },
+        "/__admin/channels": {
+          "get": {
+            "summary": "Open WebSocket channels",
+            "responses": {
+              "200": {
+                "description": "Channels",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Channels"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          }
+        },
+        "/__admin/channels/send": {
+          "post": {
+            "summary": "Send a message to every open channel whose upgrade request matches",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "type": "object"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The channels messaged",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/SendResult"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          }
+        },
+        "/__admin/channels/{id}": {
+          "get": {
+            "summary": "One open channel",
+            "parameters": [
+              {
+                "name": "id",
+                "in": "path",
+                "required": true,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The channel",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Channel"
+                    }
+                  }
+                }
+              },
+              "404": {
+                "description": "No open channel with this id",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Errors"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          },
+          "delete": {
+            "summary": "Close a channel (close code 1001)",
+            "parameters": [
+              {
+                "name": "id",
+                "in": "path",
+                "required": true,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "Closing",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Empty"
+                    }
+                  }
+                }
+              },
+              "404": {
+                "description": "No open channel with this id",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Errors"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          }
+        },
+        "/__admin/messages": {
+          "get": {
+            "summary": "The message journal (received and sent WebSocket messages)",
+            "responses": {
+              "200": {
+                "description": "Message serve events",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/MessageServeEvents"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          },
+          "delete": {
+            "summary": "Clear the message journal",
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Empty"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          }
+        },
+        "/__admin/messages/count": {
+          "post": {
+            "summary": "Count message events matching a message pattern {channel?, body?}",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "type": "object"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The count",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "type": "object",
+                      "required": [
+                        "count"
+                      ],
+                      "properties": {
+                        "count": {
+                          "type": "integer",
+                          "minimum": 0
+                        }
+                      }
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          }
+        },
+        "/__admin/messages/find": {
+          "post": {
+            "summary": "Message events matching a message pattern",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "type": "object"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "Message serve events",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/MessageServeEvents"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          }
+        },
+        "/__admin/messages/remove": {
+          "post": {
+            "summary": "Remove message events matching a message pattern",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "type": "object"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The events removed",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/MessageServeEvents"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          }
+        },
+        "/__admin/messages/remove-by-metadata": {
+          "post": {
+            "summary": "Remove message events of mappings whose metadata matches",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "type": "object"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The events removed",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/MessageServeEvents"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          }
+        },
+        "/__admin/messages/wait": {
+          "post": {
+            "summary": "Wait up to timeoutMillis for a message event matching pattern",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "type": "object"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The first matching event, or {} when none came in time",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "anyOf": [
+                        {
+                          "$ref": "#/components/schemas/MessageServeEvent"
+                        },
+                        {
+                          "$ref": "#/components/schemas/Empty"
+                        }
+                      ]
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          }
+        },
+        "/__admin/messages/wait-for-count": {
+          "post": {
+            "summary": "Wait up to timeoutMillis for count message events matching pattern",
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "type": "object"
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "The matching events (fewer at the deadline)",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/MessageServeEvents"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          }
+        },
+        "/__admin/messages/{id}": {
+          "get": {
+            "summary": "One message event",
+            "parameters": [
+              {
+                "name": "id",
+                "in": "path",
+                "required": true,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "The event",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/MessageServeEvent"
+                    }
+                  }
+                }
+              },
+              "404": {
+                "description": "No such event",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Errors"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          },
+          "delete": {
+            "summary": "Remove one message event",
+            "parameters": [
+              {
+                "name": "id",
+                "in": "path",
+                "required": true,
+                "schema": {
+                  "type": "string"
+                }
+              }
+            ],
+            "responses": {
+              "200": {
+                "description": "Done",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Empty"
+                    }
+                  }
+                }
+              },
+              "404": {
+                "description": "No such event",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Errors"
+                    }
+                  }
+                }
+              },
+              "400": {
+                "$ref": "#/components/responses/BadRequest"
+              },
+              "401": {
+                "$ref": "#/components/responses/Unauthorized"
+              },
+              "403": {
+                "$ref": "#/components/responses/Forbidden"
+              }
+            }
+          }
+        },
         "/__admin/scenarios/reset": {
           "post": {
             "summary": "Every scenario back to Started",
@@ -1300,6 +2144,195 @@ extension AdminAPI {
           }
         },
         "schemas": {
+          "MessageStubMapping": {
+            "type": "object",
+            "required": [
+              "id"
+            ],
+            "properties": {
+              "id": {
+                "type": "string"
+              },
+              "name": {
+                "type": "string"
+              },
+              "priority": {
+                "type": "integer"
+              },
+              "trigger": {
+                "type": "object"
+              },
+              "actions": {
+                "type": "array",
+                "items": {
+                  "type": "object"
+                }
+              },
+              "metadata": {
+                "type": "object"
+              }
+            }
+          },
+          "MessageStubMappings": {
+            "type": "object",
+            "required": [
+              "messageMappings",
+              "meta"
+            ],
+            "properties": {
+              "messageMappings": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/MessageStubMapping"
+                }
+              },
+              "meta": {
+                "$ref": "#/components/schemas/Meta"
+              }
+            }
+          },
+          "Channel": {
+            "type": "object",
+            "required": [
+              "id",
+              "type",
+              "initiatingRequest",
+              "open"
+            ],
+            "properties": {
+              "id": {
+                "type": "string"
+              },
+              "type": {
+                "type": "string",
+                "enum": [
+                  "websocket"
+                ]
+              },
+              "initiatingRequest": {
+                "$ref": "#/components/schemas/LoggedRequest"
+              },
+              "open": {
+                "type": "boolean"
+              }
+            }
+          },
+          "Channels": {
+            "type": "object",
+            "required": [
+              "channels",
+              "meta"
+            ],
+            "properties": {
+              "channels": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/Channel"
+                }
+              },
+              "meta": {
+                "$ref": "#/components/schemas/Meta"
+              }
+            }
+          },
+          "SendResult": {
+            "type": "object",
+            "required": [
+              "channelsMessaged",
+              "channels"
+            ],
+            "properties": {
+              "channelsMessaged": {
+                "type": "integer",
+                "minimum": 0
+              },
+              "channels": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/Channel"
+                }
+              }
+            }
+          },
+          "MessageServeEvent": {
+            "type": "object",
+            "required": [
+              "id",
+              "eventType",
+              "channel",
+              "message",
+              "wasMatched",
+              "timestamp"
+            ],
+            "properties": {
+              "id": {
+                "type": "string"
+              },
+              "eventType": {
+                "type": "string",
+                "enum": [
+                  "received",
+                  "sent"
+                ]
+              },
+              "channel": {
+                "type": "object",
+                "required": [
+                  "id",
+                  "type",
+                  "initiatingRequest"
+                ],
+                "properties": {
+                  "id": {
+                    "type": "string"
+                  },
+                  "type": {
+                    "type": "string"
+                  },
+                  "initiatingRequest": {
+                    "$ref": "#/components/schemas/LoggedRequest"
+                  }
+                }
+              },
+              "message": {
+                "type": "string"
+              },
+              "x-base64": {
+                "type": "string"
+              },
+              "wasMatched": {
+                "type": "boolean"
+              },
+              "stubMapping": {
+                "type": "object",
+                "required": [
+                  "id"
+                ],
+                "properties": {
+                  "id": {
+                    "type": "string"
+                  }
+                }
+              },
+              "timestamp": {
+                "type": "string"
+              }
+            }
+          },
+          "MessageServeEvents": {
+            "type": "object",
+            "required": [
+              "messageServeEvents"
+            ],
+            "properties": {
+              "messageServeEvents": {
+                "type": "array",
+                "items": {
+                  "$ref": "#/components/schemas/MessageServeEvent"
+                }
+              }
+            }
+          },
           "Empty": {"type": "object", "maxProperties": 0},
           "Meta": {
             "type": "object",

@@ -99,16 +99,20 @@ extension AdminAPI {
     return .object(JSONObject(pairs: [("settings", .object(JSONObject(pairs: pairs)))]))
   }
 
-  /// `POST /__admin/reset`: stubs back to the fixtures folder (runtime stubs dropped), journal cleared,
-  /// scenarios and sequences restarted. When the folder has errors now, nothing changes (500).
+  /// `POST /__admin/reset`: stubs and message stub mappings back to the fixtures folder (runtime ones
+  /// dropped), request and message journals cleared, scenarios and sequences restarted; open WebSocket
+  /// channels stay open. When the folder has errors now, nothing changes (500).
   func resetAll() -> ResponsePlan {
     if let directory = configuration.fixturesDirectory {
       let set = loadFixtures(directory)
       if set.hasErrors { return fixtureErrors(set) }
       store.replaceFileStubs(set, keepRuntimeStubs: false)
+      webSockets?.replaceFileMappings(set.messageMappings, keepRuntime: false)
     } else {
       store.removeAll()
+      webSockets?.replaceFileMappings([], keepRuntime: false)
     }
+    webSockets?.journal.clear()
     journal.clear()
     scenarioBook.reset()
     return AdminAPI.empty

@@ -24,6 +24,9 @@ struct AdminAPI: Sendable {
   var forwarder: ProxyForwarder? = nil
   /// The state extension's contexts (`/__admin/state-extension/contexts`), or nil.
   var stateStore: StateStore? = nil
+  /// WebSocket channels, message stub mappings and the message journal (`/__admin/channels`,
+  /// `/__admin/message-mappings`, `/__admin/messages`), or nil.
+  var webSockets: WebSocketHub? = nil
 
   /// One decoded admin request: method, path segments after `/__admin`, query parameters, body.
   struct Call {
@@ -156,6 +159,9 @@ struct AdminAPI: Sendable {
     case (_, "dashboard"), (_, "events"): return dashboardRoute(call)
     case (_, "recordings"): return recordings(call, Array(s.dropFirst()))
     case (_, "state-extension"): return stateExtension(call, Array(s.dropFirst()))
+    case (_, "channels"): return channels(call, Array(s.dropFirst()))
+    case (_, "messages"): return messages(call, Array(s.dropFirst()))
+    case (_, "message-mappings"): return messageMappings(call, Array(s.dropFirst()))
     default: return notFound(call)
     }
   }

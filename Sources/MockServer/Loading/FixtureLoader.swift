@@ -13,6 +13,8 @@ public struct FixtureSet: Sendable {
   public var envelopes: EnvelopeSet
   /// Every problem, errors and warnings, in file order.
   public var problems: [FixtureProblem]
+  /// WireMock 4 message stub mappings from `message-mappings/**/*.json`, in file order.
+  public var messageMappings: [WebSocketDefinition.MessageMapping] = []
   /// The stamps (`fstat`) of the mapping files read, by path relative to the fixtures folder: the hot-reload
   /// watcher's baseline needs no second `stat` of each (``FixtureWatcher/start(loaded:)``).
   var loadedStamps: [String: FileTree.Stamp] = [:]
@@ -38,7 +40,8 @@ public struct FixtureSet: Sendable {
 }
 
 /// Loads a WireMock-style fixtures directory: `mappings/**/*.json` (one stub or `{"mappings": [...]}` per
-/// file), bodies from `__files/`, envelope templates from `envelopes.json`.
+/// file), bodies from `__files/`, envelope templates from `envelopes.json`, WireMock 4 message stub
+/// mappings from `message-mappings/**/*.json` (one or `{"messageMappings": [...]}` per file).
 public enum FixtureLoader {
   /// Loads `directory` (default `Fixtures/`).
   /// - Parameter allowEmpty: when false, a folder without `mappings/` is an error (`lint` without
@@ -73,6 +76,8 @@ public enum FixtureLoader {
       // A file stub without `id` or `uuid` gets its stable id (`stableID`) once parsed: no random one first.
       makeID: { "" })
 
+    let messageMappings = loadMessageMappings(root: root, context: context, &problems)
+
     let mappingsPath = root + "/mappings"
     guard FileTree.isDirectory(mappingsPath) else {
       if !allowEmpty {
@@ -81,7 +86,9 @@ public enum FixtureLoader {
             file: "mappings", path: "$",
             expected: "a mappings/ folder in \(directory) (pass --allow-empty to start with no stubs)",
             found: "no mappings/ folder"))
-        return FixtureSet(stubs: [], envelopes: envelopes, problems: problems)
+        var set = FixtureSet(stubs: [], envelopes: envelopes, problems: problems)
+        set.messageMappings = messageMappings
+        return set
       }
       problems.append(
         FixtureProblem(
@@ -89,7 +96,9 @@ public enum FixtureLoader {
           message:
             "no mappings/ folder in \(directory): starting with no stubs (add stubs with POST /__admin/mappings "
             + "or create \(directory)/mappings/*.json)"))
-      return FixtureSet(stubs: [], envelopes: envelopes, problems: problems)
+      var set = FixtureSet(stubs: [], envelopes: envelopes, problems: problems)
+      set.messageMappings = messageMappings
+      return set
     }
     // `.json` in any case (`.JSON` from Windows exports), as WireMock reads them. Files the folder lists
     // as regular are not `stat`ed: each is opened relative to the open mappings/ folder and its `fstat`
@@ -147,7 +156,53 @@ public enum FixtureLoader {
     }
     var set = FixtureSet(stubs: stubs, envelopes: envelopes, problems: problems)
     set.loadedStamps = loadedStamps
+    set.messageMappings = messageMappings
     return set
+  }
+
+  /// `message-mappings/**/*.json` (absent: none), files in path order. A mapping without `id` or `uuid`
+  /// gets a stable one from its file and JSON path; an id used twice is an error at the second use.
+  static func loadMessageMappings(
+    root: String, context: StubParsingContext, _ problems: inout [FixtureProblem]
+  ) -> [WebSocketDefinition.MessageMapping] {
+    let folder = root + "/message-mappings"
+    guard FileTree.isDirectory(folder) else { return [] }
+    let files = FileTree.unstampedFiles(under: folder).map(\.path).filter {
+      $0.lowercased().hasSuffix(".json")
+    }
+    .sorted()
+    var out: [WebSocketDefinition.MessageMapping] = []
+    var firstUse: [String: String] = [:]
+    for path in files {
+      let file = "message-mappings/" + path
+      var d = Diagnostics(file: file)
+      if let json = parseFile(path: folder + "/" + path, allowComments: true, &d) {
+        for var m in StubParser.parseMessageMappings(json, context: context, &d) {
+          m.file = file
+          if m.id.isEmpty {
+            m.id = SplitMix64.stableUUIDString("mockserver-message-stub\u{0}\(file)\u{0}\(m.location)")
+            if var source = m.source.objectValue {
+              if let i = source.members.firstIndex(where: { $0.key == "id" }) {
+                source.members[i].value = .string(m.id)
+              } else {
+                source.members.insert(JSONObject.Member(key: "id", value: .string(m.id)), at: 0)
+              }
+              m.source = .object(source)
+            }
+          }
+          if let first = firstUse[m.id] {
+            d.error(
+              JSONPathText.child(m.location, "id"), expected: "an id used by no other message stub mapping",
+              found: "\(JSONValue.quoted(m.id)), already used in \(first)")
+            continue
+          }
+          firstUse[m.id] = "\(file) \(m.location)"
+          out.append(m)
+        }
+      }
+      problems += d.problems
+    }
+    return out
   }
 
   /// One mapping file's valid stubs and its problems, in the order a single pass finds them.
@@ -230,7 +285,9 @@ public enum FixtureLoader {
     output: String, exitCode: Int32
   ) {
     let set = load(directory: directory, allowEmpty: allowEmpty)
-    let summary = "\(set.stubs.count) stub\(set.stubs.count == 1 ? "" : "s") valid"
+    var summary = "\(set.stubs.count) stub\(set.stubs.count == 1 ? "" : "s") valid"
+    let messages = set.messageMappings.count
+    if messages > 0 { summary += ", \(messages) message stub mapping\(messages == 1 ? "" : "s") valid" }
     return (set.report() + " (" + summary + ")", set.hasErrors ? 1 : 0)
   }
 

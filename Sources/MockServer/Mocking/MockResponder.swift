@@ -148,6 +148,12 @@ public final class MockResponder: Sendable {
     let (outcome, stubIndex) = match(
       request, table: table, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted },
       connection: context.connection)
+    // WireMock 4's HTTP-triggered message stub mappings (one atomic load when there are none).
+    if webSockets.hasHTTPTriggers, !MockResponder.asksForWebSocket(request) {
+      var stubID: String?
+      if case .matched(let stub, _) = outcome { stubID = stub.id }
+      webSockets.httpRequestArrived(request, context: context, stubID: stubID, templating: templating)
+    }
     switch outcome {
     case .matched(let stub, let parameters):
       return serve(

@@ -68,6 +68,9 @@ public struct MockServiceConfiguration: Sendable {
   /// The largest WebSocket message a connection accepts (`--max-websocket-message-bytes`, default 16 MiB,
   /// 1…2³¹); a larger one closes the connection with 1009.
   public var maxWebSocketMessageBytes = WebSocketHub.defaultMaxMessageBytes
+  /// Accept a WebSocket upgrade to any path no stub answers, as WireMock 4 does (`--websocket-any-path`;
+  /// default false: only paths an `x-websocket` stub or a message stub mapping names).
+  public var webSocketAnyPath = false
   /// Creates the defaults.
   public init() {}
 }

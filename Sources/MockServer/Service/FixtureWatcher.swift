@@ -17,7 +17,8 @@ import Synchronization
 /// `intervalMilliseconds`.
 ///
 /// A set with errors is reported to the log in the lint format (`file: JSON path: expected …, found …`)
-/// and the last good set keeps serving; a good set replaces the file stubs, keeping runtime stubs (see
+/// and the last good set keeps serving; a good set replaces the file stubs and the file message stub
+/// mappings (`message-mappings/`), keeping runtime ones (see
 /// ``StubStore/replaceFileStubs(_:keepRuntimeStubs:)``). Changes are picked up well within a second.
 public final class FixtureWatcher: Sendable {
   /// The folder watched.
@@ -83,10 +84,14 @@ public final class FixtureWatcher: Sendable {
     polls: Bool = FixtureWatcher.pollsByDefault
   ) {
     let (store, logger, dashboard) = (service.store, service.logger, service.dashboard)
+    let webSockets = service.webSockets
     self.init(
       directory: directory, intervalMilliseconds: intervalMilliseconds, log: { logger.line($0) },
       report: { dashboard.record($0) }, polls: polls,
-      applyChanges: { store.replaceFileStubs($0, changedFiles: $1) })
+      applyChanges: { set, changed in
+        store.replaceFileStubs(set, changedFiles: changed)
+        webSockets.replaceFileMappings(set.messageMappings)
+      })
   }
 
   /// Like ``init(directory:service:intervalMilliseconds:polls:)``, with each good new set passed through
@@ -96,10 +101,15 @@ public final class FixtureWatcher: Sendable {
     polls: Bool = FixtureWatcher.pollsByDefault, adjust: @escaping @Sendable (FixtureSet) -> FixtureSet
   ) {
     let (store, logger, dashboard) = (service.store, service.logger, service.dashboard)
+    let webSockets = service.webSockets
     self.init(
       directory: directory, intervalMilliseconds: intervalMilliseconds, log: { logger.line($0) },
       report: { dashboard.record($0) }, polls: polls,
-      applyChanges: { store.replaceFileStubs(adjust($0), changedFiles: $1) }
+      applyChanges: { set, changed in
+        let adjusted = adjust(set)
+        store.replaceFileStubs(adjusted, changedFiles: changed)
+        webSockets.replaceFileMappings(adjusted.messageMappings)
+      }
     )
   }
 

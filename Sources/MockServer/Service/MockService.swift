@@ -52,7 +52,9 @@ public final class MockService: HTTPResponder, Sendable {
     logger = RequestLogger(level: configuration.logLevel, json: configuration.logJSON)
     settings = MockSettings(globalDelayMilliseconds: configuration.globalDelayMilliseconds)
     stateStore = StateStore(expirationSeconds: configuration.stateExpirationSeconds)
-    webSockets = WebSocketHub(maxMessageBytes: configuration.maxWebSocketMessageBytes)
+    webSockets = WebSocketHub(
+      maxMessageBytes: configuration.maxWebSocketMessageBytes, acceptsAnyPath: configuration.webSocketAnyPath)
+    webSockets.replaceFileMappings(fixtures.messageMappings)
     responder = MockResponder(
       configuration: configuration, store: store, scenarioBook: scenarioBook, journal: journal,
       logger: logger,
@@ -63,7 +65,7 @@ public final class MockService: HTTPResponder, Sendable {
       logger: logger,
       settings: settings, createdAt: SocketOps.monotonicNanos(),
       shutdownHandler: { shutdown.handler }, dashboard: dashboard, forwarder: responder.forwarder,
-      stateStore: stateStore)
+      stateStore: stateStore, webSockets: webSockets)
   }
 
   /// Called (once, off the event loop) after `POST /__admin/shutdown` was answered; nil when the host

@@ -225,26 +225,36 @@ final class WebSocketSession: UpgradedSession {
   func render(_ body: WebSocketDefinition.Outgoing, message: String?, parameters: JSONValue?)
     -> WebSocketMessage
   {
+    WebSocketSession.render(
+      body, request: upgrade, context: context, requestID: id, pathParameters: pathParameters,
+      message: message, parameters: parameters, templating: templating)
+  }
+
+  /// A message to send: binary as it is; text rendered, when it is a template, over the model `request`
+  /// (`request`, with `pathParameters`), `message.body` (when `message` is given) and `parameters`. A
+  /// template over its budget renders as `[ERROR: template: …]`, as a stub's body does.
+  static func render(
+    _ body: WebSocketDefinition.Outgoing, request: HTTPRequest, context: RequestContext, requestID: String,
+    pathParameters: [(String, String)], message: String?, parameters: JSONValue?,
+    templating: TemplatingConfiguration
+  ) -> WebSocketMessage {
     switch body {
     case .binary(let bytes): return .binary(bytes)
     case .text(let text):
       guard let template = text.template else { return .text(text.text) }
-      return .text(renderText(template, message: message, parameters: parameters))
+      let model = TemplateRequest.model(
+        request, scheme: context.isTLS ? "https" : "http", port: context.localPort,
+        clientIP: ResponseTemplating.clientIP(context.clientAddress), id: requestID,
+        pathParameters: pathParameters)
+      var additional = TemplateMap()
+      if let message { additional.set("message", .map(TemplateMap([("body", .string(message))]))) }
+      let rendered = template.render(
+        TemplateContext(
+          request: model, parameters: parameters.map(TemplateValue.json) ?? .map(TemplateMap()),
+          environment: templating.environment, seed: UInt64.random(in: .min ... .max),
+          additionalModel: additional, state: templating.stateLookup))
+      if let exceeded = rendered.budgetExceeded { return .text("[ERROR: template: \(exceeded)]") }
+      return .text(rendered.text)
     }
-  }
-
-  func renderText(_ template: Template, message: String?, parameters: JSONValue?) -> String {
-    let model = TemplateRequest.model(
-      upgrade, scheme: context.isTLS ? "https" : "http", port: context.localPort,
-      clientIP: ResponseTemplating.clientIP(context.clientAddress), id: id, pathParameters: pathParameters)
-    var additional = TemplateMap()
-    if let message { additional.set("message", .map(TemplateMap([("body", .string(message))]))) }
-    let rendered = template.render(
-      TemplateContext(
-        request: model, parameters: parameters.map(TemplateValue.json) ?? .map(TemplateMap()),
-        environment: templating.environment, seed: UInt64.random(in: .min ... .max),
-        additionalModel: additional, state: templating.stateLookup))
-    if let exceeded = rendered.budgetExceeded { return "[ERROR: template: \(exceeded)]" }
-    return rendered.text
   }
 }
