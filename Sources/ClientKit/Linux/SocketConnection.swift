@@ -232,6 +232,41 @@
       }
     }
 
+    /// What ``readNow(into:)`` found.
+    enum ReadStep: Equatable {
+      /// `count` bytes were read into the buffer (0: end of stream).
+      case read(Int)
+      /// Nothing yet: wait until the socket is ready for these `poll` events, then call again.
+      case wait(Int16)
+    }
+
+    /// Reads what is available into `buffer` without waiting (through the TLS session when there is one),
+    /// for a reader that waits itself and lets another thread write in between (a TLS session must not be
+    /// used by two threads at once: the caller serializes its calls with the writes).
+    /// - Throws: ``SocketFailure/reset``, other errors.
+    func readNow(into buffer: inout [UInt8]) throws(SocketFailure) -> ReadStep {
+      if let tls {
+        let step = buffer.withUnsafeMutableBytes { raw in
+          Result { () throws(TLSClientError) in try tls.readStep(into: raw) }
+        }
+        switch step {
+        case .failure(let error): throw SocketFailure(error)
+        case .success((let n, .done)): return .read(n)
+        case .success((_, .wantsRead)): return .wait(Int16(POLLIN))
+        case .success((_, .wantsWrite)): return .wait(Int16(POLLOUT))
+        }
+      }
+      while true {
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if n >= 0 { return .read(n) }
+        let code = errno
+        if code == EINTR { continue }
+        if code == EAGAIN || code == EWOULDBLOCK { return .wait(Int16(POLLIN)) }
+        if code == ECONNRESET { throw .reset }
+        throw .other(code, errnoText(code))
+      }
+    }
+
     /// True when an idle connection is still usable: the peer has not closed or reset it and has sent
     /// nothing unsolicited (checked with a non-blocking `MSG_PEEK`).
     ///
