@@ -128,7 +128,8 @@ extension StubParser {
   }
 
   /// MockServer's delay `{"timeUnit": "MILLISECONDS", "value": n}` in milliseconds (0...24 h; a part of a
-  /// millisecond is rounded up).
+  /// millisecond is rounded up): an `x-sse` event's `delay`, an `x-websocket` message's `delay` and a
+  /// message mapping action's `x-delay` alike. Both fields are required, `value` a whole number.
   static func parseTimeDelay(_ v: JSONValue, _ p: String, _ d: inout Diagnostics) -> Int? {
     guard let o = object(v, p, "a delay {\"timeUnit\": \"MILLISECONDS\", \"value\": n}", &d) else {
       return nil

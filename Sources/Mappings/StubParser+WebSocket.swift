@@ -94,7 +94,7 @@ extension StubParser {
         JSONPathText.child(p, key), expected: "text, binary or delay",
         found: "unknown field \(JSONValue.quoted(key))")
     }
-    let delay = o["delay"].flatMap { parseTimeUnitDelay($0, JSONPathText.child(p, "delay"), &d) } ?? 0
+    let delay = o["delay"].flatMap { parseTimeDelay($0, JSONPathText.child(p, "delay"), &d) } ?? 0
     switch (o["text"], o["binary"]) {
     case (let t?, nil):
       guard let s = t.stringValue else {
@@ -113,32 +113,6 @@ extension StubParser {
       d.error(p, expected: "exactly one of text or binary", found: v)
       return nil
     }
-  }
-
-  /// `{timeUnit, value}` (MockServer's delay; `timeUnit` one of Java's `TimeUnit` names) in milliseconds,
-  /// 0…24 h.
-  static func parseTimeUnitDelay(_ v: JSONValue, _ p: String, _ d: inout Diagnostics) -> Int? {
-    guard let o = object(v, p, "{\"timeUnit\": \"MILLISECONDS\", \"value\": 100}", &d) else { return nil }
-    let units: [String: Double] = [
-      "NANOSECONDS": 1e-6, "MICROSECONDS": 1e-3, "MILLISECONDS": 1, "SECONDS": 1_000, "MINUTES": 60_000,
-      "HOURS": 3_600_000, "DAYS": 86_400_000,
-    ]
-    let unitName = o["timeUnit"]?.stringValue ?? "MILLISECONDS"
-    guard let unit = units[unitName] else {
-      d.error(
-        JSONPathText.child(p, "timeUnit"), expected: "one of " + units.keys.sorted().joined(separator: ", "),
-        found: o["timeUnit"] ?? .null)
-      return nil
-    }
-    guard let value = o["value"]?.numberValue?.doubleValue, value >= 0,
-      value * unit <= Double(ResponseDefinition.maxDelayMilliseconds)
-    else {
-      d.error(
-        JSONPathText.child(p, "value"), expected: "a number of \(unitName) from 0 up to 24 hours",
-        found: o["value"] ?? .null)
-      return nil
-    }
-    return Int((value * unit).rounded(.up))
   }
 
   /// `{code, reason}`: a code an endpoint may send and a reason of at most 123 bytes.
@@ -320,7 +294,7 @@ extension StubParser {
     _ v: JSONValue, _ p: String, _ context: StubParsingContext, _ d: inout Diagnostics
   ) -> WebSocketDefinition.Action? {
     guard let o = object(v, p, "{\"type\": \"send\", \"message\": {\"body\": …}}", &d) else { return nil }
-    let delay = o["x-delay"].flatMap { parseTimeUnitDelay($0, JSONPathText.child(p, "x-delay"), &d) } ?? 0
+    let delay = o["x-delay"].flatMap { parseTimeDelay($0, JSONPathText.child(p, "x-delay"), &d) } ?? 0
     switch o["type"]?.stringValue {
     case "send":
       for key in o.keys

@@ -90,7 +90,8 @@ extension MockResponder {
       delay = response.fixedDelayMilliseconds ?? 0
     }
     let session = WebSocketSession(
-      id: UUID().uuidString.lowercased(), upgrade: request, context: context, definition: definition,
+      id: SplitMix64.uuidString(.random(in: .min ... .max), .random(in: .min ... .max)), upgrade: request,
+      context: context, definition: definition,
       stubID: stub?.id, pathParameters: pathParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
       hub: webSockets, templating: templating)
     entry.responseStatus = 101

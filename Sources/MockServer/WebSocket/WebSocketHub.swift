@@ -159,8 +159,13 @@ public final class WebSocketHub: Sendable {
     let run: @Sendable () -> Void = { [self] in
       if case .send(let body, .requestInitiated(let pattern), let parameters, _) = first {
         let message = WebSocketSession.render(
-          body, request: request, context: context, requestID: UUID().uuidString.lowercased(),
-          pathParameters: [], message: nil, parameters: parameters, templating: templating)
+          body,
+          model: {
+            WebSocketSession.model(
+              of: request, context: context,
+              requestID: SplitMix64.uuidString(.random(in: .min ... .max), .random(in: .min ... .max)),
+              pathParameters: [])
+          }, message: nil, parameters: parameters, templating: templating)
         for channel in channels(matching: pattern) { channel.send(message) }
       }
       runHTTPTriggered(rest, request: request, context: context, templating: templating)
@@ -208,7 +213,8 @@ final class MessageJournal: Sendable {
   func record(channel: WebSocketSession, eventType: String, message: WebSocketMessage, mappingID: String?) {
     record(
       Event(
-        id: UUID().uuidString.lowercased(), eventType: eventType, channelID: channel.id,
+        id: SplitMix64.uuidString(.random(in: .min ... .max), .random(in: .min ... .max)),
+        eventType: eventType, channelID: channel.id,
         upgrade: channel.upgrade, context: channel.context, message: message, mappingID: mappingID,
         timestamp: Date().timeIntervalSince1970))
   }

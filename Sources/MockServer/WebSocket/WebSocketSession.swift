@@ -38,6 +38,8 @@ final class WebSocketSession: UpgradedSession {
   }
 
   private let state: Mutex<State>
+  /// The upgrade request's template model, once a template needed it.
+  private let model = Mutex<TemplateValue?>(nil)
 
   init(
     id: String, upgrade: HTTPRequest, context: RequestContext, definition: WebSocketDefinition,
@@ -226,31 +228,46 @@ final class WebSocketSession: UpgradedSession {
     -> WebSocketMessage
   {
     WebSocketSession.render(
-      body, request: upgrade, context: context, requestID: id, pathParameters: pathParameters,
-      message: message, parameters: parameters, templating: templating)
+      body, model: { requestModel() }, message: message, parameters: parameters, templating: templating)
+  }
+
+  /// The template model of the upgrade request, built on first use and kept: it is the same for every
+  /// message the connection sends (rebuilding it was half of an echo's instructions).
+  private func requestModel() -> TemplateValue {
+    if let model = model.withLock({ $0 }) { return model }
+    let built = WebSocketSession.model(
+      of: upgrade, context: context, requestID: id, pathParameters: pathParameters)
+    model.withLock { $0 = built }
+    return built
+  }
+
+  /// The `request` model of `request` as a stub's templates see it.
+  static func model(
+    of request: HTTPRequest, context: RequestContext, requestID: String, pathParameters: [(String, String)]
+  ) -> TemplateValue {
+    TemplateRequest.model(
+      request, scheme: context.isTLS ? "https" : "http", port: context.localPort,
+      clientIP: ResponseTemplating.clientIP(context.clientAddress), id: requestID,
+      pathParameters: pathParameters)
   }
 
   /// A message to send: binary as it is; text rendered, when it is a template, over the model `request`
-  /// (`request`, with `pathParameters`), `message.body` (when `message` is given) and `parameters`. A
+  /// (`model`, asked for only then), `message.body` (when `message` is given) and `parameters`. A
   /// template over its budget renders as `[ERROR: template: …]`, as a stub's body does.
   static func render(
-    _ body: WebSocketDefinition.Outgoing, request: HTTPRequest, context: RequestContext, requestID: String,
-    pathParameters: [(String, String)], message: String?, parameters: JSONValue?,
+    _ body: WebSocketDefinition.Outgoing, model: () -> TemplateValue, message: String?,
+    parameters: JSONValue?,
     templating: TemplatingConfiguration
   ) -> WebSocketMessage {
     switch body {
     case .binary(let bytes): return .binary(bytes)
     case .text(let text):
       guard let template = text.template else { return .text(text.text) }
-      let model = TemplateRequest.model(
-        request, scheme: context.isTLS ? "https" : "http", port: context.localPort,
-        clientIP: ResponseTemplating.clientIP(context.clientAddress), id: requestID,
-        pathParameters: pathParameters)
       var additional = TemplateMap()
       if let message { additional.set("message", .map(TemplateMap([("body", .string(message))]))) }
       let rendered = template.render(
         TemplateContext(
-          request: model, parameters: parameters.map(TemplateValue.json) ?? .map(TemplateMap()),
+          request: model(), parameters: parameters.map(TemplateValue.json) ?? .map(TemplateMap()),
           environment: templating.environment, seed: UInt64.random(in: .min ... .max),
           additionalModel: additional, state: templating.stateLookup))
       if let exceeded = rendered.budgetExceeded { return .text("[ERROR: template: \(exceeded)]") }
