@@ -32,4 +32,25 @@ struct MessageJournalTests {
     journal.record(Self.event(10))
     #expect(journal.all().map(\.id) == ["m-10"])
   }
+
+  @Test("is bounded by bytes too, and keeps a long message as its first bytes, saying so")
+  func bytes() {
+    // Each event costs its message plus 256 bytes: three 16-byte messages fit in 3 × 272 bytes.
+    let journal = MessageJournal(capacity: 100, maxBytes: 3 * 272, maxMessageBytes: 16)
+    for k in 1...5 {
+      var event = Self.event(k)
+      event.message = .text(String(repeating: "\(k)", count: 40))
+      journal.record(event)
+    }
+    let kept = journal.all()
+    #expect(kept.map(\.id) == ["m-3", "m-4", "m-5"])
+    #expect(kept.allSatisfy { $0.truncated && $0.size == 40 })
+    #expect(kept.last?.message == .text(String(repeating: "5", count: 16)))
+    let before = journal.generation
+    _ = journal.remove { $0.id == "m-4" }
+    #expect(journal.generation != before)
+    journal.record(Self.event(6))
+    #expect(journal.all().map(\.id) == ["m-3", "m-5", "m-6"])
+    #expect(journal.all().last?.truncated == false)
+  }
 }

@@ -3,6 +3,7 @@ import Foundation
 import HTTPCore
 import Mappings
 import MockJSON
+import Synchronization
 
 /// WireMock 4's messaging routes (docs/streaming.md, "WireMock 4 messaging"): message stub mappings
 /// (`/__admin/message-mappings`), the open channels (`/__admin/channels`, with `POST /__admin/channels/send`
@@ -312,7 +313,15 @@ extension AdminAPI {
     let journal = hub.journal
     let wanted = count
     let deadline = DispatchTime.now() + .milliseconds(timeout)
+    // The journal is filtered again only when it changed (or at the deadline).
+    let seen = Mutex<UInt64?>(nil)
     let answer: @Sendable (Bool) -> ResponsePlan? = { atDeadline in
+      let generation = journal.generation
+      let changed = seen.withLock { last in
+        defer { last = generation }
+        return last != generation
+      }
+      guard changed || atDeadline else { return nil }
       let found = journal.all().filter(pattern.matches)
       guard found.count >= wanted || atDeadline else { return nil }
       if forCount { return AdminAPI.messageEventsJSON(found) }
@@ -354,6 +363,10 @@ extension AdminAPI {
     case .binary(let bytes):
       pairs.append(("message", .string(String(decoding: bytes, as: UTF8.self))))
       pairs.append(("x-base64", .string(Base64.encode(bytes))))
+    }
+    if event.truncated {
+      pairs.append(("x-truncated", .bool(true)))
+      pairs.append(("x-size", .number(JSONNumber(event.size))))
     }
     pairs.append(("wasMatched", .bool(event.mappingID != nil)))
     if let id = event.mappingID {

@@ -2303,6 +2303,13 @@ extension AdminAPI {
               "x-base64": {
                 "type": "string"
               },
+              "x-truncated": {
+                "type": "boolean"
+              },
+              "x-size": {
+                "type": "integer",
+                "minimum": 0
+              },
               "wasMatched": {
                 "type": "boolean"
               },

@@ -53,7 +53,9 @@ public final class MockService: HTTPResponder, Sendable {
     settings = MockSettings(globalDelayMilliseconds: configuration.globalDelayMilliseconds)
     stateStore = StateStore(expirationSeconds: configuration.stateExpirationSeconds)
     webSockets = WebSocketHub(
-      maxMessageBytes: configuration.maxWebSocketMessageBytes, acceptsAnyPath: configuration.webSocketAnyPath)
+      maxMessageBytes: configuration.maxWebSocketMessageBytes, acceptsAnyPath: configuration.webSocketAnyPath,
+      journalMaxBytes: configuration.journalMaxBytes,
+      journalMaxMessageBytes: configuration.journalMaxBodyBytesPerEntry)
     webSockets.replaceFileMappings(fixtures.messageMappings)
     responder = MockResponder(
       configuration: configuration, store: store, scenarioBook: scenarioBook, journal: journal,

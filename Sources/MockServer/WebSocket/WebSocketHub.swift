@@ -34,11 +34,12 @@ public final class WebSocketHub: Sendable {
   /// A hub; `maxMessageBytes` is clamped to 1…2³¹.
   public init(
     maxMessageBytes: Int = WebSocketHub.defaultMaxMessageBytes, acceptsAnyPath: Bool = false,
-    journalCapacity: Int = 10_000
+    journalCapacity: Int = 10_000, journalMaxBytes: Int = 256 << 20, journalMaxMessageBytes: Int = 64 << 10
   ) {
     self.maxMessageBytes = min(max(maxMessageBytes, 1), 1 << 31)
     self.acceptsAnyPath = acceptsAnyPath
-    journal = MessageJournal(capacity: journalCapacity)
+    journal = MessageJournal(
+      capacity: journalCapacity, maxBytes: journalMaxBytes, maxMessageBytes: journalMaxMessageBytes)
   }
 
   func register(_ session: WebSocketSession) { open.withLock { $0[session.id] = session } }
@@ -182,7 +183,9 @@ public final class WebSocketHub: Sendable {
   }
 }
 
-/// WireMock 4's message journal: every message received and sent, bounded (the oldest go first).
+/// WireMock 4's message journal: every message received and sent, bounded by a count and by bytes (the
+/// oldest go first). A message longer than the per-event bound is kept as its first bytes, and the event
+/// says so (`truncated`, `size`), as the request journal keeps a long body.
 final class MessageJournal: Sendable {
   struct Event: Sendable {
     var id: String
@@ -190,25 +193,83 @@ final class MessageJournal: Sendable {
     var channelID: String
     var upgrade: HTTPRequest
     var context: RequestContext
+    /// The message, or its first `maxMessageBytes` bytes when `truncated`.
     var message: WebSocketMessage
     var mappingID: String?
     var timestamp: Double
+    /// The message's full length in bytes.
+    var size: Int = 0
+    /// True when `message` holds only the first bytes of a longer one.
+    var truncated = false
+
+    /// What the event costs the journal's byte budget: the message kept, plus a fixed share for the rest.
+    var cost: Int {
+      let kept: Int
+      switch message {
+      case .text(let text): kept = text.utf8.count
+      case .binary(let bytes): kept = bytes.count
+      }
+      return kept + 256
+    }
   }
 
-  /// The events in arrival order, as a ring: `slots` grows to `capacity`, then each new event overwrites the
-  /// oldest (at `oldest`). Recording is constant time however large the journal; removing the first of
-  /// 10,000 events moved all the others on every message once the journal was full.
+  /// The events in arrival order, as a ring of `count` events from `head`: recording is constant time
+  /// however large the journal (removing the first of 10,000 events moved all the others on every message
+  /// once the journal was full).
   private struct Ring {
-    var slots: [Event] = []
-    var oldest = 0
+    var slots: [Event?] = []
+    var head = 0
+    var count = 0
+    var bytes = 0
+
     /// The events, oldest first.
-    var ordered: [Event] { oldest == 0 ? slots : Array(slots[oldest...]) + slots[..<oldest] }
+    var ordered: [Event] { (0..<count).compactMap { slots[(head + $0) % slots.count] } }
+
+    init(_ events: [Event] = []) {
+      slots = events
+      count = events.count
+      bytes = events.reduce(0) { $0 + $1.cost }
+    }
+
+    mutating func removeOldest() {
+      bytes -= slots[head]?.cost ?? 0
+      slots[head] = nil
+      head = (head + 1) % slots.count
+      count -= 1
+      if count == 0 { head = 0 }
+    }
+
+    /// Appends `event` (the caller made room: `count` is below the capacity).
+    mutating func append(_ event: Event) {
+      if count == slots.count {
+        if head != 0 {
+          slots = ordered
+          head = 0
+        }
+        slots.append(event)
+      } else {
+        slots[(head + count) % slots.count] = event
+      }
+      count += 1
+      bytes += event.cost
+    }
   }
 
   private let capacity: Int
+  private let maxBytes: Int
+  /// The longest message kept whole; a longer one keeps its first bytes.
+  let maxMessageBytes: Int
   private let events = Mutex<Ring>(Ring())
+  /// Moves whenever the events change: a waiter (`POST /__admin/messages/wait`) looks again only then.
+  private let changes = Atomic<UInt64>(0)
 
-  init(capacity: Int) { self.capacity = max(capacity, 1) }
+  /// A journal of at most `capacity` events and `maxBytes` bytes, each message kept up to
+  /// `maxMessageBytes` (each bound at least 1).
+  init(capacity: Int, maxBytes: Int = 256 << 20, maxMessageBytes: Int = 64 << 10) {
+    self.capacity = max(capacity, 1)
+    self.maxBytes = max(maxBytes, 1)
+    self.maxMessageBytes = max(maxMessageBytes, 1)
+  }
 
   func record(channel: WebSocketSession, eventType: String, message: WebSocketMessage, mappingID: String?) {
     record(
@@ -219,29 +280,50 @@ final class MessageJournal: Sendable {
         timestamp: Date().timeIntervalSince1970))
   }
 
-  /// Records `event`; when the journal is full, the oldest event goes.
-  func record(_ event: Event) {
-    events.withLock { ring in
-      if ring.slots.count < capacity {
-        ring.slots.append(event)
-      } else {
-        ring.slots[ring.oldest] = event
-        ring.oldest = (ring.oldest + 1) % capacity
+  /// Records `event` (its message cut to `maxMessageBytes`, `size` and `truncated` set); the oldest events
+  /// go first when the journal is full by count or by bytes.
+  func record(_ recorded: Event) {
+    var event = recorded
+    switch event.message {
+    case .text(let text):
+      event.size = text.utf8.count
+      if event.size > maxMessageBytes {
+        event.message = .text(String(decoding: Array(text.utf8.prefix(maxMessageBytes)), as: UTF8.self))
       }
+    case .binary(let bytes):
+      event.size = bytes.count
+      if event.size > maxMessageBytes { event.message = .binary(Array(bytes.prefix(maxMessageBytes))) }
     }
+    event.truncated = event.size > maxMessageBytes
+    events.withLock { ring in
+      while ring.count > 0, ring.count >= capacity || ring.bytes + event.cost > maxBytes {
+        ring.removeOldest()
+      }
+      ring.append(event)
+    }
+    changes.wrappingAdd(1, ordering: .releasing)
   }
+
+  /// A number that moves whenever the events change.
+  var generation: UInt64 { changes.load(ordering: .acquiring) }
 
   /// The events, oldest first.
   func all() -> [Event] { events.withLock { $0.ordered } }
-  func clear() { events.withLock { $0 = Ring() } }
+
+  func clear() {
+    events.withLock { $0 = Ring() }
+    changes.wrappingAdd(1, ordering: .releasing)
+  }
+
   /// Removes the events `matching` says; returns them.
   func remove(where matching: (Event) -> Bool) -> [Event] {
-    events.withLock { ring in
-      var list = ring.ordered
+    let removed = events.withLock { ring in
+      let list = ring.ordered
       let removed = list.filter(matching)
-      list.removeAll(where: matching)
-      ring = Ring(slots: list, oldest: 0)
+      if !removed.isEmpty { ring = Ring(list.filter { !matching($0) }) }
       return removed
     }
+    changes.wrappingAdd(1, ordering: .releasing)
+    return removed
   }
 }
