@@ -149,6 +149,7 @@ public enum MockServerMain {
     serviceConfiguration.logJSON = options.logJSON
     serviceConfiguration.adminEnabled = options.adminEnabled
     serviceConfiguration.adminToken = options.adminToken
+    serviceConfiguration.stateStore = options.stateStore
     serviceConfiguration.adminAllowsRemote =
       options.adminHost.map { !["127.0.0.1", "::1", "localhost"].contains($0) } ?? false
     serviceConfiguration.adminAllowedHosts = options.adminHost.map { [$0] } ?? []
