@@ -234,7 +234,8 @@ public enum MockServerMain {
       )
     }
     service.logger.flush()
-    let unsaved = service.store.runtimeStubs.count
+    // With --state-store the runtime stubs live in the store, not in this process.
+    let unsaved = options.stateStore == nil ? service.store.runtimeStubs.count : 0
     let edits = service.store.unsavedFileEditCount
     if unsaved + edits > 0 {
       printError(

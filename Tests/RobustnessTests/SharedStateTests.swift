@@ -70,6 +70,36 @@ struct SharedStateTests {
     }
   }
 
+  @Test func aMalformedStoreURLIsAUsageError() throws {
+    for (url, says) in [
+      ("http://127.0.0.1:6379", "expected redis://"), ("redis://127.0.0.1:0", "1...65535"),
+      ("redis://127.0.0.1:6379/x", "0...1000000"),
+    ] {
+      let (code, output) = try runBinary(["--no-watch", "--state-store", url])
+      #expect(code == 2, "\(url): \(output)")
+      #expect(output.contains("--state-store") && output.contains(says), "\(url): \(output)")
+    }
+  }
+
+  @Test func aReplicaWhoseStoreIsNotThereAtStartServesFileStubsAndSaysTheStoreIsDown() throws {
+    let fixtures = try TemporaryFixtures([("file.json", stubJSON("/file", body: "file"))])
+    defer { fixtures.remove() }
+    // Nothing listens on this port.
+    let replica = try MockServerProcess.launch(
+      arguments: [
+        "--fixtures", fixtures.fixtures, "--no-watch", "--quiet", "--state-store",
+        "redis://127.0.0.1:\(freePort())",
+      ])
+    defer { _ = replica.stop() }
+    #expect(Self.serves(replica.port, "/file", "file"))
+    let health = try Self.call(replica.port, "GET", "/__admin/health")
+    #expect(status(health) == 503, "\(health)")
+    let refused = try Self.call(replica.port, "POST", "/__admin/mappings", Self.stub("s", "/s", "s"))
+    #expect(status(refused) == 503, "\(refused)")
+    #expect(status(get(replica.port, "/s")) == 404)
+    #expect(eventually { replica.standardErrorText.contains("not loaded from the shared state store") })
+  }
+
   @Test(
     .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
   func stubChangesThroughOneReplicaAreServedByTheOthers() throws {
