@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import MockJSON
 import MockServerTesting
@@ -151,6 +152,31 @@ struct SharedStateTests {
     #expect(status(reset) == 200, "\(reset)")
     #expect(eventually { cluster.ports.allSatisfy { status(get($0, "/i1")) == 404 } })
     for port in cluster.ports + [late.port] { #expect(Self.serves(port, "/file", "file")) }
+  }
+
+  @Test(
+    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  func concurrentChangesThroughDifferentReplicasAreAllKept() throws {
+    #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
+    let cluster = try Cluster()
+    defer { cluster.stop() }
+    let ports = cluster.ports
+    // 30 creates at once, 10 through each replica: each write is checked against the generation the
+    // replica read, so none overwrites another's.
+    let answers = Mutex([Int]())
+    DispatchQueue.concurrentPerform(iterations: 30) { k in
+      let answer =
+        (try? Self.call(ports[k % 3], "POST", "/__admin/mappings", Self.stub("c\(k)", "/c\(k)", "\(k)")))
+      answers.withLock { $0.append(status(answer ?? "")) }
+    }
+    #expect(answers.withLock { $0 }.allSatisfy { $0 == 201 }, "\(answers.withLock { $0 })")
+    #expect(
+      eventually {
+        ports.allSatisfy { port in (0..<30).allSatisfy { Self.serves(port, "/c\($0)", "\($0)") } }
+      })
+    let listed = try Self.call(ports[1], "GET", "/__admin/mappings")
+    let total = try JSONValue.parse(Self.content(listed)).objectValue?["meta"]?.objectValue?["total"]
+    #expect(total?.numberValue?.intValue == 31, "30 runtime stubs and the file stub: \(listed.prefix(300))")
   }
 
   @Test(
