@@ -271,8 +271,17 @@ public final class StubStore: Sendable {
     defer { view = fresh }
     guard fresh.entries != view.entries || fresh.generation != view.generation else { return }
     let context = parsingContext()
+    // A stub whose JSON did not change since the last read is kept as parsed then.
+    let known = Dictionary(view.entries.map { ($0.id, $0.json) }, uniquingKeysWith: { _, last in last })
+    let current = state.withLock { s in
+      Dictionary(s.runtimeStubs.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+    }
     var stubs: [StubMapping] = []
     for entry in fresh.entries {
+      if known[entry.id] == entry.json, let stub = current[entry.id] {
+        stubs.append(stub)
+        continue
+      }
       let parsed = (try? JSONValue.parse(bytes: Array(entry.json.utf8))).flatMap { json in
         let (stub, problems) = StubParser.parse(json, file: "", context: context)
         if stub == nil, let shared {
