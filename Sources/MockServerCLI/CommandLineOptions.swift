@@ -87,6 +87,8 @@ public struct CommandLineOptions: Sendable, Equatable {
   public var adminEnabled = true
   /// `--admin-token TOKEN`.
   public var adminToken: String?
+  /// `--state-store redis://[user:password@]host:port[/db]`: the shared state store (docs/scaling.md).
+  package var stateStore: RedisEndpoint?
   /// `--admin-host ADDR`: accept admin requests from this address too (default loopback only).
   public var adminHost: String?
   /// `--admin-allow-origin ORIGIN` (repeatable): web origins allowed to drive the admin API.
@@ -287,6 +289,13 @@ public struct CommandLineOptions: Sendable, Equatable {
       case "--shutdown-grace-ms": options.shutdownGraceMilliseconds = try integer(name, 0...600_000)
       case "--no-admin": options.adminEnabled = false
       case "--admin-token": options.adminToken = try value(name)
+      case "--state-store":
+        let url = try value(name)
+        do {
+          options.stateStore = try RedisEndpoint(url: url)
+        } catch {
+          throw UsageError(description: "--state-store: \(error)")
+        }
       case "--admin-host": options.adminHost = try value(name)
       case "--admin-allow-origin": options.adminAllowedOrigins.append(try value(name))
       case "--no-watch": options.watch = false
@@ -443,6 +452,9 @@ public struct CommandLineOptions: Sendable, Equatable {
                                0.0.0.0 or :: accepts any client); ADDR is also accepted as Host
       --admin-allow-origin O   let web pages of origin O (http://host:port) drive /__admin (repeatable;
                                default: no other origin, see docs/admin-api.md)
+      --state-store redis://[user:password@]host:port[/db]
+                               share runtime stubs with the other replicas through this Redis (or
+                               Valkey) server; /__admin/health answers 503 while it is down (docs/scaling.md)
       --threads N              event-loop threads (default 1)
       --event-loop epoll|poll  readiness mechanism of the event loops: epoll (Linux, the default) or
                                poll(2) with a pipe (what systems without epoll use); poll also watches

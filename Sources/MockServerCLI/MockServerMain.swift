@@ -149,6 +149,7 @@ public enum MockServerMain {
     serviceConfiguration.logJSON = options.logJSON
     serviceConfiguration.adminEnabled = options.adminEnabled
     serviceConfiguration.adminToken = options.adminToken
+    serviceConfiguration.stateStore = options.stateStore
     serviceConfiguration.adminAllowsRemote =
       options.adminHost.map { !["127.0.0.1", "::1", "localhost"].contains($0) } ?? false
     serviceConfiguration.adminAllowedHosts = options.adminHost.map { [$0] } ?? []
@@ -233,7 +234,8 @@ public enum MockServerMain {
       )
     }
     service.logger.flush()
-    let unsaved = service.store.runtimeStubs.count
+    // With --state-store the runtime stubs live in the store, not in this process.
+    let unsaved = options.stateStore == nil ? service.store.runtimeStubs.count : 0
     let edits = service.store.unsavedFileEditCount
     if unsaved + edits > 0 {
       printError(

@@ -13,7 +13,7 @@ extension AdminAPI {
     case ("POST", 1, "remove-by-metadata"): return mappingsByMetadata(call, remove: true)
     case ("DELETE", 0, _):
       let persistent = store.stubs.filter { AdminAPI.isPersistent($0) && $0.file != nil }
-      store.removeAll()
+      do { try store.change { $0.removeAll() } } catch { return AdminAPI.sharedStateUnavailable(error) }
       return rewrite(Set(persistent.compactMap(\.file))) ?? AdminAPI.empty
     case ("GET", 1, "unmatched"): return unmatchedMappings(remove: false)
     case ("DELETE", 1, "unmatched"): return unmatchedMappings(remove: true)
@@ -95,6 +95,8 @@ extension AdminAPI {
       if try !add(stub) {
         logger.line("mockserver: stub \(stub.id) is persistent but not written: no fixtures folder")
       }
+    } catch let failure as RedisFailure {
+      return AdminAPI.sharedStateUnavailable(failure)
     } catch {
       return AdminAPI.error(
         .internalServerError, title: "Write failed",
@@ -105,18 +107,33 @@ extension AdminAPI {
 
   /// Adds `stub` to the server. A persistent one (WireMock's `"persistent": true`) is first written to a new
   /// file in `mappings/`. Returns false for a persistent stub that could only be added: the server has no
-  /// fixtures folder. Throws when writing fails (the stub is then not added).
+  /// fixtures folder. Throws when writing fails (the stub is then not added), and ``RedisFailure`` when
+  /// the shared state store cannot take it (nothing was added). With a shared store, a persistent stub is
+  /// a runtime stub of the store (served by every replica), and also written to this replica's folder.
   func add(_ stub: StubMapping) throws -> Bool {
     guard AdminAPI.isPersistent(stub) else {
-      store.add(stub)
+      try store.change { $0.add(stub) }
       return true
     }
     guard configuration.fixturesDirectory != nil else {
-      store.add(stub)
+      try store.change { $0.add(stub) }
       return false
     }
-    store.addFileStub(try persistNew(stub))
+    if store.shared != nil {
+      try store.change { $0.add(stub) }
+      _ = try persistNew(stub)
+      return true
+    }
+    try store.addFileStub(try persistNew(stub))
     return true
+  }
+
+  /// The 503 answering a change of the stubs that the shared state store could not take (nothing was
+  /// changed, here or in the store).
+  static func sharedStateUnavailable(_ failure: RedisFailure) -> ResponsePlan {
+    error(
+      HTTPStatus(code: 503), title: "Shared state unavailable",
+      detail: "\(failure) (nothing was changed)")
   }
 
   /// `PUT /__admin/mappings/{id}`: replaces the stub in place (the path's id wins over the body's).
@@ -132,7 +149,12 @@ extension AdminAPI {
     guard let old = store.stub(id: id) else { return noStub(id) }
     stub.file = old.file
     stub.location = old.location
-    guard store.replace(stub) else { return noStub(id) }
+    let replacement = stub
+    do {
+      guard try store.change({ $0.replace(replacement) }) else { return noStub(id) }
+    } catch {
+      return AdminAPI.sharedStateUnavailable(error)
+    }
     let persistent = AdminAPI.isPersistent(stub) || AdminAPI.isPersistent(old)
     if persistent, configuration.fixturesDirectory != nil {
       if let file = old.file {
@@ -252,19 +274,27 @@ extension AdminAPI {
       stubs.append(stub)
     }
     if problems.contains(where: \.isError) { return AdminAPI.invalidStub(problems) }
-    store.importStubs(stubs, policy: policy, deleteAllNotInImport: deleteAll)
+    do {
+      try store.change { $0.importStubs(stubs, policy: policy, deleteAllNotInImport: deleteAll) }
+    } catch {
+      return AdminAPI.sharedStateUnavailable(error)
+    }
     return AdminAPI.withWarnings(AdminAPI.empty, problems)
   }
 
   /// `POST /__admin/mappings/reset`: the stubs of the fixtures folder only (runtime stubs dropped).
   func resetMappings() -> ResponsePlan {
-    guard let directory = configuration.fixturesDirectory else {
-      store.removeAll()
-      return AdminAPI.empty
+    do {
+      guard let directory = configuration.fixturesDirectory else {
+        try store.change { $0.removeAll() }
+        return AdminAPI.empty
+      }
+      let set = loadFixtures(directory)
+      if set.hasErrors { return fixtureErrors(set) }
+      try store.change { $0.replaceFileStubs(set, keepRuntimeStubs: false, changedFiles: nil) }
+    } catch {
+      return AdminAPI.sharedStateUnavailable(error)
     }
-    let set = loadFixtures(directory)
-    if set.hasErrors { return fixtureErrors(set) }
-    store.replaceFileStubs(set, keepRuntimeStubs: false)
     return AdminAPI.empty
   }
 
@@ -323,46 +353,13 @@ extension AdminAPI {
 
   /// Context for stubs posted to the admin API: the current envelopes, body files from the fixtures
   /// folder's `__files/`, random UUIDs.
-  func parsingContext() -> StubParsingContext {
-    let filesRoot = configuration.fixturesDirectory.map { FileTree.standardized($0) + "/__files" }
-    return StubParsingContext(
-      envelopes: store.envelopes,
-      readBodyFile: { path in
-        guard let filesRoot else { return .failure(.notFound) }
-        return FixtureLoader.readBodyFile(path, filesRoot: filesRoot)
-      },
-      makeID: { UUID().uuidString.lowercased() })
-  }
+  func parsingContext() -> StubParsingContext { store.parsingContext() }
 
   /// The stub's JSON as written, with `id` and `uuid` set to its id (numbers keep their spelling).
-  static func stubJSON(_ stub: StubMapping) -> JSONValue {
-    guard case .object(let source) = stub.source, !source.members.isEmpty else {
-      var pairs: [(String, JSONValue)] = [("id", .string(stub.id)), ("uuid", .string(stub.id))]
-      if let name = stub.name { pairs.append(("name", .string(name))) }
-      pairs.append(("priority", .number(JSONNumber(stub.priority))))
-      return .object(JSONObject(pairs: pairs))
-    }
-    return withID(.object(source), stub.id)
-  }
+  static func stubJSON(_ stub: StubMapping) -> JSONValue { StubStore.json(of: stub) }
 
   /// `json` with `id` and `uuid` members set to `id` (added at the front when missing).
-  static func withID(_ json: JSONValue, _ id: String) -> JSONValue {
-    guard case .object(var o) = json else { return json }
-    var hasID = false
-    var hasUUID = false
-    for i in o.members.indices {
-      if o.members[i].key == "id" {
-        o.members[i].value = .string(id)
-        hasID = true
-      } else if o.members[i].key == "uuid" {
-        o.members[i].value = .string(id)
-        hasUUID = true
-      }
-    }
-    if !hasUUID { o.members.insert(.init(key: "uuid", value: .string(id)), at: 0) }
-    if !hasID { o.members.insert(.init(key: "id", value: .string(id)), at: 0) }
-    return .object(o)
-  }
+  static func withID(_ json: JSONValue, _ id: String) -> JSONValue { StubStore.withID(json, id) }
 
   /// Letters, digits, `-` and `_` kept; anything else becomes `-`; at most 60 characters.
   static func fileSafe(_ s: String) -> String {

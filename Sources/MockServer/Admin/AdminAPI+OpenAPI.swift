@@ -49,6 +49,7 @@ extension AdminAPI {
               }
             },
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "201": {
                 "description": "Created",
                 "content": {
@@ -74,6 +75,7 @@ extension AdminAPI {
           "delete": {
             "summary": "Delete every stub mapping",
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
@@ -95,6 +97,7 @@ extension AdminAPI {
               }
             },
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "201": {
                 "description": "Created",
                 "content": {
@@ -149,6 +152,7 @@ extension AdminAPI {
               }
             },
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Replaced",
                 "content": {
@@ -178,6 +182,7 @@ extension AdminAPI {
               {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
             ],
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
@@ -236,6 +241,7 @@ extension AdminAPI {
           "post": {
             "summary": "Back to the fixtures folder's stubs",
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
@@ -272,6 +278,7 @@ extension AdminAPI {
               }
             },
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
@@ -321,6 +328,7 @@ extension AdminAPI {
               "content": {"application/json": {"schema": {"type": "object"}}}
             },
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
@@ -345,6 +353,7 @@ extension AdminAPI {
               }
             },
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
@@ -377,6 +386,7 @@ extension AdminAPI {
           "delete": {
             "summary": "Delete the stubs no journaled request matched",
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
@@ -1856,6 +1866,7 @@ extension AdminAPI {
           "post": {
             "summary": "Stubs back to files, journal cleared, scenarios reset",
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
@@ -1891,7 +1902,28 @@ extension AdminAPI {
                           "type": "integer",
                           "minimum": 0,
                           "description": "Log lines dropped since start because standard error did not take them (a pipe nobody reads, or a closed one)"
-                        }
+                        },
+                        "stateStore": {"$ref": "#/components/schemas/StateStoreHealth"}
+                      }
+                    }
+                  }
+                }
+              },
+              "503": {
+                "description": "With --state-store: the shared state store cannot be reached (status unhealthy; plain stubs are still served)",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "type": "object",
+                      "required": ["status", "message", "version", "stateStore"],
+                      "properties": {
+                        "status": {"type": "string", "enum": ["unhealthy"]},
+                        "message": {"type": "string"},
+                        "version": {"type": "string"},
+                        "uptimeInSeconds": {"type": "integer"},
+                        "timestamp": {"type": "string"},
+                        "droppedLogLines": {"type": "integer", "minimum": 0},
+                        "stateStore": {"$ref": "#/components/schemas/StateStoreHealth"}
                       }
                     }
                   }
@@ -1991,6 +2023,7 @@ extension AdminAPI {
           "post": {
             "summary": "Stop recording: the stubs made from what was proxied",
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Stubs (or their ids, with outputFormat IDS)",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RecordedStubs"}}}
@@ -2009,6 +2042,7 @@ extension AdminAPI {
               "content": {"application/json": {"schema": {"type": "object"}}}
             },
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Stubs (or their ids, with outputFormat IDS)",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RecordedStubs"}}}
@@ -2124,6 +2158,10 @@ extension AdminAPI {
       },
       "components": {
         "responses": {
+          "SharedStateUnavailable": {
+            "description": "With --state-store: the shared state store cannot be reached, so the change of the stubs was refused (nothing changed, here or in the store)",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
+          },
           "WriteFailed": {
             "description": "The change is served but a fixture file could not be written or removed",
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
@@ -2147,6 +2185,16 @@ extension AdminAPI {
           }
         },
         "schemas": {
+          "StateStoreHealth": {
+            "type": "object",
+            "description": "The shared state store (--state-store): its URL without the password, up or down, and why when down",
+            "required": ["url", "status"],
+            "properties": {
+              "url": {"type": "string"},
+              "status": {"type": "string", "enum": ["up", "down"]},
+              "detail": {"type": "string"}
+            }
+          },
           "MessageStubMapping": {
             "type": "object",
             "required": [

@@ -131,13 +131,12 @@ extension AdminAPI {
   }
 
   /// Removes `stubs` from the store; the files of persistent ones are rewritten at once. Returns the 500
-  /// to send when a file could not be written (the stubs are removed from serving either way).
+  /// to send when a file could not be written (the stubs are removed from serving either way), or the
+  /// 503 when the shared state store could not take the change (nothing was removed).
   func deleteStubs(_ stubs: [StubMapping]) -> ResponsePlan? {
-    var files = Set<String>()
-    for stub in stubs {
-      store.remove(id: stub.id)
-      if AdminAPI.isPersistent(stub), let file = stub.file { files.insert(file) }
-    }
+    let ids = stubs.map(\.id)
+    do { try store.change { $0.remove(ids: ids) } } catch { return AdminAPI.sharedStateUnavailable(error) }
+    let files = Set(stubs.filter { AdminAPI.isPersistent($0) }.compactMap(\.file))
     return rewrite(files)
   }
 

@@ -102,6 +102,8 @@ extension AdminAPI {
         guard let parsed else { continue }
         do {
           if try !add(parsed) { unwritten += 1 }
+        } catch let failure as RedisFailure {
+          return AdminAPI.sharedStateUnavailable(failure)
         } catch {
           return AdminAPI.error(
             .internalServerError, title: "Write failed",

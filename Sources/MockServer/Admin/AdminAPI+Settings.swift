@@ -103,14 +103,18 @@ extension AdminAPI {
   /// dropped), request and message journals cleared, scenarios and sequences restarted; open WebSocket
   /// channels stay open. When the folder has errors now, nothing changes (500).
   func resetAll() -> ResponsePlan {
-    if let directory = configuration.fixturesDirectory {
-      let set = loadFixtures(directory)
-      if set.hasErrors { return fixtureErrors(set) }
-      store.replaceFileStubs(set, keepRuntimeStubs: false)
-      webSockets?.replaceFileMappings(set.messageMappings, keepRuntime: false)
-    } else {
-      store.removeAll()
-      webSockets?.replaceFileMappings([], keepRuntime: false)
+    do {
+      if let directory = configuration.fixturesDirectory {
+        let set = loadFixtures(directory)
+        if set.hasErrors { return fixtureErrors(set) }
+        try store.change { $0.replaceFileStubs(set, keepRuntimeStubs: false, changedFiles: nil) }
+        webSockets?.replaceFileMappings(set.messageMappings, keepRuntime: false)
+      } else {
+        try store.change { $0.removeAll() }
+        webSockets?.replaceFileMappings([], keepRuntime: false)
+      }
+    } catch {
+      return AdminAPI.sharedStateUnavailable(error)
     }
     webSockets?.journal.clear()
     journal.clear()
@@ -118,19 +122,42 @@ extension AdminAPI {
     return AdminAPI.empty
   }
 
-  /// `GET /__admin/health`.
+  /// `GET /__admin/health`. With a shared state store (`--state-store`) it asks the store (`PING`, off
+  /// the event loop): 200 with `"stateStore": {"url", "status": "up"}` while it answers, 503 with
+  /// `"status": "unhealthy"` and `"stateStore": {"url", "status": "down", "detail"}` while it does not.
   func health() -> ResponsePlan {
     let uptime = (SocketOps.monotonicNanos() - createdAt) / 1_000_000_000
-    return AdminAPI.json(
-      .object(
-        JSONObject(pairs: [
-          ("status", .string("healthy")),
-          ("message", .string("Mock server is ok")),
-          ("version", .string(MockServerInfo.version)),
-          ("uptimeInSeconds", .number(JSONNumber(Int(uptime)))),
-          ("timestamp", .string(HTTPDate.iso8601(Date().timeIntervalSince1970))),
-          ("droppedLogLines", .number(JSONNumber(logger.droppedLines))),
-        ])))
+    var pairs: [(String, JSONValue)] = [
+      ("status", .string("healthy")),
+      ("message", .string("Mock server is ok")),
+      ("version", .string(MockServerInfo.version)),
+      ("uptimeInSeconds", .number(JSONNumber(Int(uptime)))),
+      ("timestamp", .string(HTTPDate.iso8601(Date().timeIntervalSince1970))),
+      ("droppedLogLines", .number(JSONNumber(logger.droppedLines))),
+    ]
+    guard let shared = store.shared else { return AdminAPI.json(.object(JSONObject(pairs: pairs))) }
+    var problem: RedisFailure?
+    do {
+      if try shared.connection.command(["PING"]) != .status("PONG") {
+        problem = .reply("PING not answered PONG")
+      }
+    } catch {
+      problem = error
+    }
+    var storePairs: [(String, JSONValue)] = [
+      ("url", .string(shared.endpoint.description)), ("status", .string(problem == nil ? "up" : "down")),
+    ]
+    guard let problem else {
+      pairs.append(("stateStore", .object(JSONObject(pairs: storePairs))))
+      return AdminAPI.json(.object(JSONObject(pairs: pairs)))
+    }
+    storePairs.append(("detail", .string(problem.description)))
+    pairs[0].1 = .string("unhealthy")
+    pairs[1].1 = .string(
+      "the shared state store \(shared.endpoint) is down; plain stubs are served, changes of stubs are refused"
+    )
+    pairs.append(("stateStore", .object(JSONObject(pairs: storePairs))))
+    return AdminAPI.json(.object(JSONObject(pairs: pairs)), status: .serviceUnavailable)
   }
 
   /// `GET /__admin/version`.

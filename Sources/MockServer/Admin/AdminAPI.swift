@@ -43,10 +43,23 @@ struct AdminAPI: Sendable {
   /// Authorizes, routes and logs one admin request. Reads that can be heavy (journal listings, finds,
   /// counts, near misses, the mappings list) run off the event loop (``ResponsePlan/Step/deferred(_:)``),
   /// so serving requests never waits for admin traffic; changes stay on the loop, in request order.
+  /// With a shared state store (`--state-store`), changes of the stubs and the health check talk to the
+  /// store, so they run off the event loop too.
   func handle(_ request: HTTPRequest, context: RequestContext) -> ResponsePlan {
-    guard AdminAPI.isHeavyRead(request) else { return routeAndLog(request, context: context) }
+    guard AdminAPI.isHeavyRead(request) || (store.shared != nil && AdminAPI.talksToStore(request)) else {
+      return routeAndLog(request, context: context)
+    }
     let api = self
     return ResponsePlan(steps: [.deferred { api.routeAndLog(request, context: context) }])
+  }
+
+  /// True for the requests that talk to the shared state store: changes of the stubs (mappings, reset,
+  /// recordings) and the health check.
+  static func talksToStore(_ request: HTTPRequest) -> Bool {
+    let path = request.head.rawPath
+    if request.method.rawValue == "GET" { return path == "/__admin/health" }
+    return path.hasPrefix("/__admin/mappings") || path == "/__admin/reset"
+      || path.hasPrefix("/__admin/recordings")
   }
 
   /// True for reads whose cost grows with the journal or the stubs.

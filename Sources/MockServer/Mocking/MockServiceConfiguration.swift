@@ -7,6 +7,9 @@ import MockJSON
 public struct MockServiceConfiguration: Sendable {
   /// Fixtures folder the file stubs came from (for reset-to-files, save and hot reload), or nil.
   public var fixturesDirectory: String?
+  /// The shared state store (`--state-store redis://…`) whose runtime stubs every replica serves, or nil
+  /// (the default: all state stays in this process). See docs/scaling.md.
+  package var stateStore: RedisEndpoint?
   /// Journal entries kept (default 10,000); 0 turns the journal off (`--no-journal`).
   public var journalCapacity = 10_000
   /// Most bytes the journal's entries hold (`--journal-max-bytes`, default 256 MiB); oldest evicted first.

@@ -1,5 +1,6 @@
 import Foundation
 import Mappings
+import MockJSON
 import Synchronization
 
 /// What an import does with a stub whose id is already present (`importOptions.duplicatePolicy`).
@@ -65,10 +66,18 @@ public final class StubStore: Sendable {
   private let state: Mutex<State>
   /// Fixtures folder the file stubs came from (for reset-to-files, save and hot reload), or nil.
   public let fixturesDirectory: String?
+  /// The shared store's runtime stubs (`--state-store`), or nil: then every change is local only.
+  let shared: SharedRuntimeStubs?
 
   /// Creates a store serving `fixtures` (already loaded and validated by the caller).
-  public init(fixtures: FixtureSet, fixturesDirectory: String?) {
+  public convenience init(fixtures: FixtureSet, fixturesDirectory: String?) {
+    self.init(fixtures: fixtures, fixturesDirectory: fixturesDirectory, shared: nil)
+  }
+
+  /// Creates a store serving `fixtures` whose runtime stubs are those of `shared` (when given).
+  package init(fixtures: FixtureSet, fixturesDirectory: String?, shared: SharedRuntimeStubs?) {
     self.fixturesDirectory = fixturesDirectory
+    self.shared = shared
     state = Mutex(
       State(fileStubs: fixtures.stubs, envelopes: fixtures.envelopes, table: StubTable(fixtures.stubs)))
   }
@@ -94,53 +103,26 @@ public final class StubStore: Sendable {
   }
 
   /// Adds a runtime stub (it outranks earlier stubs of equal priority). Replaces a stub with the same id.
+  /// With a shared store, a change the store could not take is dropped (the admin API uses ``change(_:)``).
   public func add(_ stub: StubMapping) {
-    mutate { s in
-      s.recordFileEdit(removing: stub.id)
-      s.fileStubs.removeAll { $0.id == stub.id }
-      s.runtimeStubs.removeAll { $0.id == stub.id }
-      s.runtimeStubs.append(stub)
-    }
+    _ = try? change { $0.add(stub) }
   }
 
   /// Replaces the stub with `stub.id` in place (keeping its rank). Returns false when there is none.
   @discardableResult
   public func replace(_ stub: StubMapping) -> Bool {
-    guard StubParser.isASCII(stub.id) else { return false }
-    return mutate { s in
-      if let i = s.fileStubs.firstIndex(where: { $0.id == stub.id }) {
-        s.fileStubs[i] = stub
-        if let file = stub.file { s.fileEdits[stub.id] = FileEdit(file: file, replacement: stub) }
-        return true
-      }
-      if let i = s.runtimeStubs.firstIndex(where: { $0.id == stub.id }) {
-        s.runtimeStubs[i] = stub
-        return true
-      }
-      return false
-    }
+    (try? change { $0.replace(stub) }) ?? false
   }
 
   /// Removes the stub `id`. Returns false when there is none.
   @discardableResult
   public func remove(id: String) -> Bool {
-    guard StubParser.isASCII(id) else { return false }
-    return mutate { s in
-      let before = s.fileStubs.count + s.runtimeStubs.count
-      s.recordFileEdit(removing: id)
-      s.fileStubs.removeAll { $0.id == id }
-      s.runtimeStubs.removeAll { $0.id == id }
-      return before != s.fileStubs.count + s.runtimeStubs.count
-    }
+    (try? change { $0.remove(ids: [id]) }) ?? false
   }
 
   /// Removes every stub (file and runtime).
   public func removeAll() {
-    mutate { s in
-      for stub in s.fileStubs { s.recordFileEdit(removing: stub.id) }
-      s.fileStubs = []
-      s.runtimeStubs = []
-    }
+    _ = try? change { $0.removeAll() }
   }
 
   /// Swaps in a new set of file stubs (hot reload or reset to files).
@@ -152,21 +134,8 @@ public final class StubStore: Sendable {
   public func replaceFileStubs(
     _ fixtures: FixtureSet, keepRuntimeStubs: Bool = true, changedFiles: Set<String>? = nil
   ) {
-    mutate { s in
-      if !keepRuntimeStubs {
-        s.runtimeStubs = []
-        s.fileEdits = [:]
-      } else if let changedFiles {
-        s.fileEdits = s.fileEdits.filter { !changedFiles.contains($0.value.file) }
-      }
-      let runtimeIDs = Set(s.runtimeStubs.map(\.id))
-      s.fileStubs = fixtures.stubs.compactMap { stub in
-        // A runtime stub with this id outranks the file's (it was added or imported over it).
-        if runtimeIDs.contains(stub.id) { return nil }
-        guard let edit = s.fileEdits[stub.id] else { return stub }
-        return edit.replacement
-      }
-      s.envelopes = fixtures.envelopes
+    _ = try? change {
+      $0.replaceFileStubs(fixtures, keepRuntimeStubs: keepRuntimeStubs, changedFiles: changedFiles)
     }
   }
 
@@ -184,7 +153,7 @@ public final class StubStore: Sendable {
 
   /// Forgets the runtime edits of `files` (they were written to them).
   func markWritten(files: Set<String>) {
-    state.withLock { s in s.fileEdits = s.fileEdits.filter { !files.contains($0.value.file) } }
+    _ = try? change { s in s.fileEdits = s.fileEdits.filter { !files.contains($0.value.file) } }
   }
 
   /// Adds `stubs` as runtime stubs in one step (one table rebuild).
@@ -192,40 +161,15 @@ public final class StubStore: Sendable {
   ///   - policy: what to do with an id that is already present.
   ///   - deleteAllNotInImport: remove every stub (file and runtime) first.
   public func importStubs(_ stubs: [StubMapping], policy: StubImportPolicy, deleteAllNotInImport: Bool) {
-    mutate { s in
-      if deleteAllNotInImport {
-        for stub in s.fileStubs { s.recordFileEdit(removing: stub.id) }
-        s.fileStubs = []
-        s.runtimeStubs = []
-      }
-      for stub in stubs {
-        let exists = s.fileStubs.contains { $0.id == stub.id } || s.runtimeStubs.contains { $0.id == stub.id }
-        if exists {
-          if policy == .ignore { continue }
-          s.recordFileEdit(removing: stub.id)
-          s.fileStubs.removeAll { $0.id == stub.id }
-          s.runtimeStubs.removeAll { $0.id == stub.id }
-        }
-        s.runtimeStubs.append(stub)
-      }
-    }
+    _ = try? change { $0.importStubs(stubs, policy: policy, deleteAllNotInImport: deleteAllNotInImport) }
   }
 
   /// Turns the runtime stubs saved to files into file stubs (`files`: stub id → file relative to the
-  /// fixtures folder), so a reload of those files does not duplicate them.
+  /// fixtures folder), so a reload of those files does not duplicate them. With a shared store they stay
+  /// runtime stubs (the store's, served by every replica); a runtime stub hides a file stub of its id.
   func markSaved(_ files: [String: String]) {
-    mutate { s in
-      var moved: [StubMapping] = []
-      s.runtimeStubs.removeAll { stub in
-        guard let file = files[stub.id] else { return false }
-        var saved = stub
-        saved.file = file
-        saved.location = "$"
-        moved.append(saved)
-        return true
-      }
-      s.fileStubs += moved
-    }
+    guard shared == nil else { return }
+    _ = try? change { $0.markSaved(files) }
   }
 
   /// Loads the fixtures folder again and, when it has no errors, serves its stubs instead of the current
@@ -263,8 +207,8 @@ public final class StubStore: Sendable {
   }
 
   /// Adds `stub` as a file stub (written to `stub.file` by the admin API), replacing any stub with its id.
-  func addFileStub(_ stub: StubMapping) {
-    mutate { s in
+  func addFileStub(_ stub: StubMapping) throws(RedisFailure) {
+    try change { s in
       s.recordFileEdit(removing: stub.id)
       s.fileEdits[stub.id] = nil
       s.fileStubs.removeAll { $0.id == stub.id }
@@ -274,6 +218,137 @@ public final class StubStore: Sendable {
   }
 
   /// Applies `change` to the stubs and swaps in the rebuilt table (the one way stubs change).
+  ///
+  /// With a shared store (`--state-store`), a change that changes the runtime stubs is written to the
+  /// store first and applied here only once written (when another replica changed them meanwhile, it is
+  /// applied again to what the store holds); changes and refreshes from the store run one at a time.
+  /// - Throws: ``RedisFailure`` when the store cannot take the change: nothing changed, here or there.
+  @discardableResult
+  func change<T: Sendable>(_ change: (inout State) -> T) throws(RedisFailure) -> T {
+    guard let shared else { return mutate(change) }
+    return try shared.serialized { view throws(RedisFailure) -> T in
+      for _ in 0..<16 {
+        var next = state.withLock { $0 }
+        let result = change(&next)
+        let entries = StubStore.entries(next.runtimeStubs)
+        if entries != view.entries {
+          switch try shared.write(entries, over: view) {
+          case .written(let generation):
+            view = SharedRuntimeStubs.View(generation: generation, entries: entries)
+          case .stale:
+            // Another replica changed them: take the store's, then apply the change to those.
+            let fresh = try shared.read()
+            adopt(fresh, over: &view)
+            continue
+          }
+        }
+        mutate { s in
+          s.fileStubs = next.fileStubs
+          s.runtimeStubs = next.runtimeStubs
+          s.envelopes = next.envelopes
+          s.fileEdits = next.fileEdits
+        }
+        return result
+      }
+      throw .unavailable("\(shared.endpoint): the runtime stubs kept changing under 16 attempts; try again")
+    }
+  }
+
+  /// Reads the shared store's runtime stubs and serves them instead of the local ones, when they differ
+  /// from what was read last (the subscriber's refresh, and the load at start).
+  /// - Throws: ``RedisFailure`` when the store cannot answer (nothing changed).
+  package func refreshFromSharedStore() throws(RedisFailure) {
+    guard let shared else { return }
+    try shared.serialized { view throws(RedisFailure) in
+      let fresh = try shared.read()
+      adopt(fresh, over: &view)
+    }
+  }
+
+  /// Serves `fresh` (the store's runtime stubs) as the runtime stubs and takes it as the view. A stub the
+  /// store holds that does not parse here is left out, with a log line naming it.
+  private func adopt(_ fresh: SharedRuntimeStubs.View, over view: inout SharedRuntimeStubs.View) {
+    defer { view = fresh }
+    guard fresh.entries != view.entries || fresh.generation != view.generation else { return }
+    let context = parsingContext()
+    // A stub whose JSON did not change since the last read is kept as parsed then.
+    let known = Dictionary(view.entries.map { ($0.id, $0.json) }, uniquingKeysWith: { _, last in last })
+    let current = state.withLock { s in
+      Dictionary(s.runtimeStubs.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+    }
+    var stubs: [StubMapping] = []
+    for entry in fresh.entries {
+      if known[entry.id] == entry.json, let stub = current[entry.id] {
+        stubs.append(stub)
+        continue
+      }
+      let parsed = (try? JSONValue.parse(bytes: Array(entry.json.utf8))).flatMap { json in
+        let (stub, problems) = StubParser.parse(json, file: "", context: context)
+        if stub == nil, let shared {
+          let problem = problems.first(where: \.isError)?.description ?? "not a stub mapping"
+          shared.logLine("mockserver: shared state store: runtime stub \(entry.id) left out: \(problem)")
+        }
+        return stub
+      }
+      if let parsed { stubs.append(parsed) }
+    }
+    let ids = Set(stubs.map(\.id))
+    mutate { s in
+      for id in ids { s.recordFileEdit(removing: id) }
+      s.fileStubs.removeAll { ids.contains($0.id) }
+      s.runtimeStubs = stubs
+    }
+  }
+
+  /// The shared store's entries for `stubs`: each stub's JSON as the admin API shows it, compact.
+  static func entries(_ stubs: [StubMapping]) -> [SharedRuntimeStubs.Entry] {
+    stubs.map { SharedRuntimeStubs.Entry(id: $0.id, json: json(of: $0).serialized()) }
+  }
+
+  /// The stub's JSON as written, with `id` and `uuid` set to its id (numbers keep their spelling).
+  static func json(of stub: StubMapping) -> JSONValue {
+    guard case .object(let source) = stub.source, !source.members.isEmpty else {
+      var pairs: [(String, JSONValue)] = [("id", .string(stub.id)), ("uuid", .string(stub.id))]
+      if let name = stub.name { pairs.append(("name", .string(name))) }
+      pairs.append(("priority", .number(JSONNumber(stub.priority))))
+      return .object(JSONObject(pairs: pairs))
+    }
+    return withID(.object(source), stub.id)
+  }
+
+  /// `json` with `id` and `uuid` members set to `id` (added at the front when missing).
+  static func withID(_ json: JSONValue, _ id: String) -> JSONValue {
+    guard case .object(var o) = json else { return json }
+    var hasID = false
+    var hasUUID = false
+    for i in o.members.indices {
+      if o.members[i].key == "id" {
+        o.members[i].value = .string(id)
+        hasID = true
+      } else if o.members[i].key == "uuid" {
+        o.members[i].value = .string(id)
+        hasUUID = true
+      }
+    }
+    if !hasUUID { o.members.insert(.init(key: "uuid", value: .string(id)), at: 0) }
+    if !hasID { o.members.insert(.init(key: "id", value: .string(id)), at: 0) }
+    return .object(o)
+  }
+
+  /// Context for stubs read from the admin API or the shared store: the current envelopes, body files
+  /// from the fixtures folder's `__files/`, random UUIDs.
+  func parsingContext() -> StubParsingContext {
+    let filesRoot = fixturesDirectory.map { FileTree.standardized($0) + "/__files" }
+    return StubParsingContext(
+      envelopes: envelopes,
+      readBodyFile: { path in
+        guard let filesRoot else { return .failure(.notFound) }
+        return FixtureLoader.readBodyFile(path, filesRoot: filesRoot)
+      },
+      makeID: { UUID().uuidString.lowercased() })
+  }
+
+  /// Applies `change` to the stubs here and swaps in the rebuilt table.
   private func mutate<T>(_ change: (inout State) -> T) -> T {
     state.withLock { s in
       let result = change(&s)
@@ -285,6 +360,90 @@ public final class StubStore: Sendable {
 }
 
 extension StubStore.State {
+  /// Adds a runtime stub (it outranks earlier stubs of equal priority). Replaces a stub with the same id.
+  mutating func add(_ stub: StubMapping) {
+    recordFileEdit(removing: stub.id)
+    fileStubs.removeAll { $0.id == stub.id }
+    runtimeStubs.removeAll { $0.id == stub.id }
+    runtimeStubs.append(stub)
+  }
+
+  /// Replaces the stub with `stub.id` in place (keeping its rank). Returns false when there is none.
+  mutating func replace(_ stub: StubMapping) -> Bool {
+    guard StubParser.isASCII(stub.id) else { return false }
+    if let i = fileStubs.firstIndex(where: { $0.id == stub.id }) {
+      fileStubs[i] = stub
+      if let file = stub.file { fileEdits[stub.id] = StubStore.FileEdit(file: file, replacement: stub) }
+      return true
+    }
+    if let i = runtimeStubs.firstIndex(where: { $0.id == stub.id }) {
+      runtimeStubs[i] = stub
+      return true
+    }
+    return false
+  }
+
+  /// Removes the stubs `ids`. Returns false when there was none of them.
+  mutating func remove(ids: [String]) -> Bool {
+    let before = fileStubs.count + runtimeStubs.count
+    for id in ids where StubParser.isASCII(id) {
+      recordFileEdit(removing: id)
+      fileStubs.removeAll { $0.id == id }
+      runtimeStubs.removeAll { $0.id == id }
+    }
+    return before != fileStubs.count + runtimeStubs.count
+  }
+
+  /// Removes every stub (file and runtime).
+  mutating func removeAll() {
+    for stub in fileStubs { recordFileEdit(removing: stub.id) }
+    fileStubs = []
+    runtimeStubs = []
+  }
+
+  /// See ``StubStore/replaceFileStubs(_:keepRuntimeStubs:changedFiles:)``.
+  mutating func replaceFileStubs(_ fixtures: FixtureSet, keepRuntimeStubs: Bool, changedFiles: Set<String>?) {
+    if !keepRuntimeStubs {
+      runtimeStubs = []
+      fileEdits = [:]
+    } else if let changedFiles {
+      fileEdits = fileEdits.filter { !changedFiles.contains($0.value.file) }
+    }
+    let runtimeIDs = Set(runtimeStubs.map(\.id))
+    let edits = fileEdits
+    fileStubs = fixtures.stubs.compactMap { stub in
+      // A runtime stub with this id outranks the file's (it was added or imported over it).
+      if runtimeIDs.contains(stub.id) { return nil }
+      guard let edit = edits[stub.id] else { return stub }
+      return edit.replacement
+    }
+    envelopes = fixtures.envelopes
+  }
+
+  /// See ``StubStore/importStubs(_:policy:deleteAllNotInImport:)``.
+  mutating func importStubs(_ stubs: [StubMapping], policy: StubImportPolicy, deleteAllNotInImport: Bool) {
+    if deleteAllNotInImport { removeAll() }
+    for stub in stubs {
+      let exists = fileStubs.contains { $0.id == stub.id } || runtimeStubs.contains { $0.id == stub.id }
+      if exists, policy == .ignore { continue }
+      add(stub)
+    }
+  }
+
+  /// See ``StubStore/markSaved(_:)``.
+  mutating func markSaved(_ files: [String: String]) {
+    var moved: [StubMapping] = []
+    runtimeStubs.removeAll { stub in
+      guard let file = files[stub.id] else { return false }
+      var saved = stub
+      saved.file = file
+      saved.location = "$"
+      moved.append(saved)
+      return true
+    }
+    fileStubs += moved
+  }
+
   /// Records that file stub `id` (if it is one) is no longer served: a reload must not bring it back.
   mutating func recordFileEdit(removing id: String) {
     guard let stub = fileStubs.first(where: { $0.id == id }), let file = stub.file else { return }

@@ -39,7 +39,12 @@ public final class MockService: HTTPResponder, Sendable {
   /// Creates the service serving `fixtures` (already loaded and validated by the caller).
   public init(configuration: MockServiceConfiguration = MockServiceConfiguration(), fixtures: FixtureSet) {
     self.configuration = configuration
-    store = StubStore(fixtures: fixtures, fixturesDirectory: configuration.fixturesDirectory)
+    let logger = RequestLogger(level: configuration.logLevel, json: configuration.logJSON)
+    self.logger = logger
+    let shared = configuration.stateStore.map { endpoint in
+      SharedRuntimeStubs(endpoint: endpoint, log: { logger.line($0) })
+    }
+    store = StubStore(fixtures: fixtures, fixturesDirectory: configuration.fixturesDirectory, shared: shared)
     scenarioBook = ScenarioBook()
     let dashboard = DashboardState(
       store: store, initialLoad: configuration.fixturesDirectory == nil ? nil : fixtures,
@@ -49,7 +54,6 @@ public final class MockService: HTTPResponder, Sendable {
     journal = RequestJournal(
       capacity: configuration.journalCapacity, maxBytes: configuration.journalMaxBytes,
       maxBodyBytesPerEntry: configuration.journalMaxBodyBytesPerEntry, onCompleted: { events.publish($0) })
-    logger = RequestLogger(level: configuration.logLevel, json: configuration.logJSON)
     settings = MockSettings(globalDelayMilliseconds: configuration.globalDelayMilliseconds)
     stateStore = StateStore(expirationSeconds: configuration.stateExpirationSeconds)
     webSockets = WebSocketHub(
@@ -68,6 +72,23 @@ public final class MockService: HTTPResponder, Sendable {
       settings: settings, createdAt: SocketOps.monotonicNanos(),
       shutdownHandler: { shutdown.handler }, dashboard: dashboard, forwarder: responder.forwarder,
       stateStore: stateStore, webSockets: webSockets)
+    if let shared {
+      // The store's runtime stubs before serving, then every change published after the subscription.
+      let store = store
+      do {
+        try store.refreshFromSharedStore()
+      } catch {
+        logger.line("mockserver: runtime stubs not loaded from the shared state store yet: \(error)")
+      }
+      shared.startListening {
+        do {
+          try store.refreshFromSharedStore()
+          return true
+        } catch {
+          return false
+        }
+      }
+    }
   }
 
   /// Called (once, off the event loop) after `POST /__admin/shutdown` was answered; nil when the host

@@ -129,7 +129,7 @@ package enum RedisReply: Sendable, Equatable {
 
 /// One connection to a Redis (or Valkey) server through hiredis, the Redis project's own C client:
 /// blocking commands with a timeout, so it is used off the event loop (a deferred plan's queue, the journal
-/// writer, the change listener), never on it.
+/// writer, the change listener's own connection: ``subscribe(_:onSubscribed:onMessage:)``), never on it.
 ///
 /// One owner: the hiredis context lives behind a `Mutex`, one command (or pipeline) at a time. A failed
 /// command drops the context; the next command reconnects, but not before the back-off has passed
@@ -206,6 +206,92 @@ package final class RedisConnection: Sendable {
     }
     if let (up, detail) = change { onStateChange(up, detail) }
     return try result.get()
+  }
+
+  /// Subscribes to `channel` on this connection and waits for messages: dedicate a connection to it (it
+  /// holds the connection, and blocks its thread, until the subscription ends). `onSubscribed` runs once
+  /// the subscription is in place, so that what the caller reads then misses nothing published later;
+  /// `onMessage` runs for each message. Either returning false ends the subscription. While subscribed
+  /// the connection waits without a read timeout (a store that goes away closes the socket; TCP
+  /// keepalive covers a peer that vanishes silently).
+  /// - Returns: why the subscription ended; the caller waits ``retryDelayNanoseconds`` and subscribes
+  ///   again. Up and down are reported through `onStateChange` as for commands.
+  package func subscribe(
+    _ channel: String, onSubscribed: () -> Bool, onMessage: (String) -> Bool
+  ) -> RedisFailure {
+    state.withLock { s -> RedisFailure in
+      let context: UnsafeMutablePointer<redisContext>
+      switch connected(&s) {
+      case .success(let c): context = c
+      case .failure(let failure):
+        report(&s, up: false, failure)
+        return failure
+      }
+      _ = redisEnableKeepAlive(context)
+      let sent = Self.withArgv(["SUBSCRIBE", channel]) { argc, argv, lengths in
+        redisAppendCommandArgv(context, argc, argv, lengths)
+      }
+      var raw: UnsafeMutableRawPointer?
+      guard sent == REDIS_OK, redisGetReply(context, &raw) == REDIS_OK, let confirmation = raw else {
+        let failure = drop(&s, context)
+        report(&s, up: false, failure)
+        return failure
+      }
+      let confirmed = Self.copy(confirmation.assumingMemoryBound(to: redisReply.self))
+      freeReplyObject(confirmation)
+      guard confirmed.array?.first?.text == "subscribe" else {
+        redisFree(context)
+        s.context = nil
+        return .reply("SUBSCRIBE \(channel) answered \(confirmed)")
+      }
+      report(&s, up: true, nil)
+      s.backoffMilliseconds = 0
+      _ = redisSetTimeout(context, timeval(tv_sec: 0, tv_usec: 0))
+      guard onSubscribed() else {
+        redisFree(context)
+        s.context = nil
+        return .unavailable("\(endpoint): the subscriber stopped")
+      }
+      while true {
+        var message: UnsafeMutableRawPointer?
+        guard redisGetReply(context, &message) == REDIS_OK, let message else {
+          let failure = drop(&s, context)
+          report(&s, up: false, failure)
+          return failure
+        }
+        let reply = Self.copy(message.assumingMemoryBound(to: redisReply.self))
+        freeReplyObject(message)
+        // ["message", channel, payload]
+        guard let items = reply.array, items.count == 3, items[0].text == "message" else { continue }
+        guard onMessage(items[2].text ?? "") else {
+          redisFree(context)
+          s.context = nil
+          return .unavailable("\(endpoint): the subscriber stopped")
+        }
+      }
+    }
+  }
+
+  /// How long until the next connection attempt may be made (0 when it may be made now).
+  package var retryDelayNanoseconds: UInt64 {
+    state.withLock { s in
+      let now = SocketOps.monotonicNanos()
+      return s.context == nil && s.nextAttemptAt > now ? s.nextAttemptAt - now : 0
+    }
+  }
+
+  /// Reports a change between up and down (the subscriber's path: it reports with the lock held, as it
+  /// holds the lock for as long as it is subscribed).
+  private func report(_ s: inout State, up: Bool, _ failure: RedisFailure?) {
+    guard s.up != up else { return }
+    s.up = up
+    if up {
+      onStateChange(true, "reconnected to \(endpoint)")
+    } else if case .unavailable(let detail)? = failure {
+      onStateChange(false, detail)
+    } else {
+      onStateChange(false, failure?.description ?? "")
+    }
   }
 
   /// True when the store answers `PING` now.

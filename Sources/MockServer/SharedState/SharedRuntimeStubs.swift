@@ -1,0 +1,225 @@
+import Foundation
+import Synchronization
+
+/// The runtime stubs kept in the shared store (`--state-store`, issue 47; docs/scaling.md), so that a
+/// stub created, edited or removed through the admin API of one replica is served by every replica.
+///
+/// The store holds each runtime stub's JSON by id, their order (a later stub outranks an earlier one of
+/// equal priority) and a generation counter. A change is one server-side script: only when the store is
+/// still at the generation this replica last read, it applies the change, bumps the generation and
+/// publishes it on a channel; otherwise it changes nothing and the replica reads the store again and
+/// applies its change to what it read. Every replica subscribes to the channel on a connection of its
+/// own (a thread of its own, reconnecting with the connection's back-off) and, on a message or after
+/// (re)subscribing, reads the store and swaps its runtime stubs for what it holds (``StubStore`` rebuilds
+/// its immutable table), so plain stubs are matched and served with no store round trip.
+///
+/// Keys (with the prefix): `P:stubs` (hash: id → stub JSON), `P:stubs:order` (list of ids),
+/// `P:stubs:generation` (integer); channel `P:stubs:changed`.
+package final class SharedRuntimeStubs: Sendable {
+  /// One runtime stub as the store holds it.
+  package struct Entry: Sendable, Equatable {
+    package var id: String
+    /// The stub's JSON as the admin API shows it, compact.
+    package var json: String
+  }
+
+  /// What this replica last read from (or wrote to) the store; owned by ``serialized(_:)``.
+  package struct View: Sendable {
+    package var generation = 0
+    package var entries: [Entry] = []
+  }
+
+  /// What a write did.
+  package enum WriteOutcome: Sendable, Equatable {
+    /// Written at this generation (and published).
+    case written(generation: Int)
+    /// The store moved on since the view was read: nothing was written.
+    case stale
+  }
+
+  /// The connection for commands (reads, writes, health).
+  package let connection: RedisConnection
+  /// The subscriber's own connection (held while subscribed).
+  private let listener: RedisConnection
+  private let hashKey: String
+  private let orderKey: String
+  private let generationKey: String
+  package let channel: String
+  /// The view, and the lock that makes a change of the runtime stubs (store write, then local swap) one
+  /// step: changes and refreshes of one replica never interleave.
+  private let view = Mutex(View())
+  private let log: @Sendable (String) -> Void
+  private let listening = Mutex(false)
+
+  /// - Parameters:
+  ///   - keyPrefix: prepended to every key and to the channel.
+  ///   - timeoutMilliseconds: connect and command timeout of the command connection.
+  ///   - log: writes one line (a change between up and down, a stub in the store that does not parse).
+  package init(
+    endpoint: RedisEndpoint, keyPrefix: String = "mockserver", timeoutMilliseconds: Int = 1000,
+    log: @escaping @Sendable (String) -> Void
+  ) {
+    // Whether the store was reachable at the last report, for both connections: one log line per change.
+    let up = Flag()
+    let report: @Sendable (Bool, String) -> Void = { isUp, detail in
+      let changed = up.value.withLock { u in
+        defer { u = isUp }
+        return u != isUp
+      }
+      guard changed else { return }
+      log(
+        isUp
+          ? "mockserver: shared state store \(endpoint) is up again"
+          : "mockserver: shared state store \(endpoint) is down (\(detail)); retrying with back-off")
+    }
+    connection = RedisConnection(
+      endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds, onStateChange: report)
+    listener = RedisConnection(
+      endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds, onStateChange: report)
+    hashKey = keyPrefix + ":stubs"
+    orderKey = keyPrefix + ":stubs:order"
+    generationKey = keyPrefix + ":stubs:generation"
+    channel = keyPrefix + ":stubs:changed"
+    self.log = log
+  }
+
+  package var endpoint: RedisEndpoint { connection.endpoint }
+
+  /// Writes one line to the log.
+  package func logLine(_ text: String) { log(text) }
+
+  /// Runs `body` with the view, one change or refresh at a time.
+  package func serialized<T: Sendable>(_ body: (inout View) throws(RedisFailure) -> T) throws(RedisFailure)
+    -> T
+  {
+    let result: Result<T, RedisFailure> = view.withLock { v in
+      do throws(RedisFailure) {
+        return .success(try body(&v))
+      } catch {
+        return .failure(error)
+      }
+    }
+    return try result.get()
+  }
+
+  /// The store's runtime stubs and generation, in one round trip.
+  package func read() throws(RedisFailure) -> View {
+    let reply = try connection.command(["EVAL", Self.readScript, "3", hashKey, orderKey, generationKey])
+    guard let items = reply.array, let generation = items.first?.integer, items.count % 2 == 1 else {
+      throw .reply("unexpected runtime stubs reply \(reply)")
+    }
+    var entries: [Entry] = []
+    entries.reserveCapacity(items.count / 2)
+    var i = 1
+    while i + 1 < items.count {
+      if let id = items[i].text, let json = items[i + 1].text { entries.append(Entry(id: id, json: json)) }
+      i += 2
+    }
+    return View(generation: generation, entries: entries)
+  }
+
+  /// Writes `entries` as the runtime stubs over `base` (only what differs is sent), when the store is
+  /// still at `base.generation`; then publishes the new generation.
+  package func write(_ entries: [Entry], over base: View) throws(RedisFailure) -> WriteOutcome {
+    let wanted = Dictionary(entries.map { ($0.id, $0.json) }, uniquingKeysWith: { _, last in last })
+    let had = Dictionary(base.entries.map { ($0.id, $0.json) }, uniquingKeysWith: { _, last in last })
+    let deleted = had.keys.filter { wanted[$0] == nil }
+    let changed = entries.filter { had[$0.id] != $0.json }
+    var arguments = [
+      "EVAL", Self.writeScript, "3", hashKey, orderKey, generationKey, String(base.generation), channel,
+      String(deleted.count),
+    ]
+    arguments += deleted
+    arguments.append(String(changed.count))
+    for entry in changed { arguments += [entry.id, entry.json] }
+    arguments += entries.map(\.id)
+    let reply = try connection.command(arguments)
+    guard let items = reply.array, items.count == 2, let done = items[0].integer,
+      let generation = items[1].integer
+    else { throw .reply("unexpected runtime stubs write reply \(reply)") }
+    return done == 1 ? .written(generation: generation) : .stale
+  }
+
+  /// True when the store answers `PING` now.
+  package var isReachable: Bool { connection.isReachable }
+
+  /// Starts the subscriber thread (once): on every message, and after every (re)subscription, it calls
+  /// `refresh`; a refresh that fails ends the subscription, which is made again after the back-off.
+  package func startListening(_ refresh: @escaping @Sendable () -> Bool) {
+    let first = listening.withLock { started in
+      defer { started = true }
+      return !started
+    }
+    guard first else { return }
+    let listener = listener
+    let connection = connection
+    let channel = channel
+    let thread = Thread {
+      while true {
+        _ = listener.subscribe(
+          channel,
+          onSubscribed: {
+            // The command connection may still be in its back-off from the outage: a few tries.
+            for _ in 0..<5 {
+              if refresh() { return true }
+              let wait = max(connection.retryDelayNanoseconds, 50_000_000)
+              usleep(UInt32(min(wait, 5_000_000_000) / 1000))
+            }
+            return false
+          },
+          onMessage: { _ in refresh() })
+        let wait = max(listener.retryDelayNanoseconds, 50_000_000)
+        usleep(UInt32(min(wait, 5_000_000_000) / 1000))
+      }
+    }
+    thread.name = "mockserver-state-store-listener"
+    thread.start()
+  }
+
+  private final class Flag: Sendable {
+    let value = Mutex(true)
+  }
+
+  /// KEYS: hash, order, generation. Returns {generation, id, json, id, json, …} in order.
+  static let readScript = """
+    local out = {tonumber(redis.call('GET', KEYS[3]) or '0')}
+    for _, id in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+      local json = redis.call('HGET', KEYS[1], id)
+      if json then
+        out[#out + 1] = id
+        out[#out + 1] = json
+      end
+    end
+    return out
+    """
+
+  /// KEYS: hash, order, generation. ARGV: expected generation, channel, number of deleted ids, the ids,
+  /// number of changed stubs, their (id, json) pairs, then every id in order. Returns {1, new
+  /// generation} when written (and published), {0, generation} when the store had moved on.
+  static let writeScript = """
+    local generation = tonumber(redis.call('GET', KEYS[3]) or '0')
+    if generation ~= tonumber(ARGV[1]) then return {0, generation} end
+    local i = 3
+    local deleted = tonumber(ARGV[i])
+    i = i + 1
+    for _ = 1, deleted do
+      redis.call('HDEL', KEYS[1], ARGV[i])
+      i = i + 1
+    end
+    local changed = tonumber(ARGV[i])
+    i = i + 1
+    for _ = 1, changed do
+      redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+      i = i + 2
+    end
+    redis.call('DEL', KEYS[2])
+    local ids = {}
+    for k = i, #ARGV do ids[#ids + 1] = ARGV[k] end
+    for k = 1, #ids, 1000 do
+      redis.call('RPUSH', KEYS[2], unpack(ids, k, math.min(k + 999, #ids)))
+    end
+    generation = redis.call('INCR', KEYS[3])
+    redis.call('PUBLISH', ARGV[2], tostring(generation))
+    return {1, generation}
+    """
+}
