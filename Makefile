@@ -74,7 +74,8 @@ run: build-release
 # portable platform backend, MOCKSERVER_EVENT_LOOP=poll (about 5 minutes more on 2 cores): poll(2) event
 # loops with a pipe for wake-ups, and fixture folders compared every 250 ms instead of watched with
 # inotify (what a build for a system without epoll uses; docs/architecture.md, "Platform").
-VALIDATE_ADMIN := MOCKSERVER_VALIDATE_ADMIN_RESPONSES=1
+# Tests/setup.sh installs redis-server and Python's websockets: their suites must run, never skip.
+VALIDATE_ADMIN := MOCKSERVER_VALIDATE_ADMIN_RESPONSES=1 MOCKSERVER_REQUIRE_REDIS=1 MOCKSERVER_REQUIRE_WEBSOCKETS=1
 SERVER_SUITES := MockServerTests|RobustnessTests|ProxyTests|CompatibilityTests|ContractsTests
 test: deps
 	@sh Tests/setup.sh
