@@ -213,4 +213,22 @@ struct WebSocketMessagingTests {
       })
     #expect(try Self.peer(server.port, "reply")["reply"] == .string("v2"))
   }
+
+  @Test(.enabled(if: enabled, "python3 -m pip install websockets"))
+  func delayedActionsAreBoundedPerConnection() throws {
+    let stub = #"""
+      { "request": { "urlPath": "/pile" }, "response": { "x-websocket": { "messageMappings": [
+        { "actions": [ { "type": "send", "message": { "body": "late" },
+          "x-delay": { "timeUnit": "HOURS", "value": 24 } } ] } ] } } }
+      """#
+    let fixtures = try TemporaryFixtures([("pile.json", stub)])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: ["--fixtures", fixtures.fixtures, "--no-watch"])
+    defer { _ = server.stop() }
+    let out = try Self.peer(server.port, "pile-up")
+    #expect(out["closed"] == .number(JSONNumber(1013)), "\(out)")
+    #expect(out["reason"]?.stringValue?.contains("delayed actions waiting") == true, "\(out)")
+    // The server goes on serving.
+    #expect(try KnownDefectTests.send(server.port, "GET", "/__admin/health").hasPrefix("HTTP/1.1 200"))
+  }
 }

@@ -189,8 +189,21 @@ async def reply():
         return {"reply": await recv(ws)}
 
 
+async def pile_up():
+    """Messages whose mapping waits 24 h: past 1,024 waiting, the server closes with 1013."""
+    async with websockets.connect(f"{URL}/pile") as ws:
+        try:
+            for k in range(1100):
+                await ws.send(f"m{k}")
+            await asyncio.wait_for(ws.recv(), TIMEOUT)
+            return {"closed": None}
+        except websockets.ConnectionClosed as closed:
+            return {"closed": closed.rcvd.code if closed.rcvd else None,
+                    "reason": closed.rcvd.reason if closed.rcvd else None}
+
+
 async def main():
-    scenarios = {"wiremock-folder": wiremock_folder, "admin": admin, "reply": reply}
+    scenarios = {"wiremock-folder": wiremock_folder, "admin": admin, "reply": reply, "pile-up": pile_up}
     print(json.dumps(await scenarios[SCENARIO]()))
 
 

@@ -1903,6 +1903,11 @@ extension AdminAPI {
                           "minimum": 0,
                           "description": "Log lines dropped since start because standard error did not take them (a pipe nobody reads, or a closed one)"
                         },
+                        "refusedDelayedMessageActions": {
+                          "type": "integer",
+                          "minimum": 1,
+                          "description": "HTTP-triggered message actions not run because 10,000 delayed ones were already waiting (absent when none)"
+                        },
                         "stateStore": {"$ref": "#/components/schemas/StateStoreHealth"}
                       }
                     }
@@ -1923,6 +1928,7 @@ extension AdminAPI {
                         "uptimeInSeconds": {"type": "integer"},
                         "timestamp": {"type": "string"},
                         "droppedLogLines": {"type": "integer", "minimum": 0},
+                        "refusedDelayedMessageActions": {"type": "integer", "minimum": 1},
                         "stateStore": {"$ref": "#/components/schemas/StateStoreHealth"}
                       }
                     }

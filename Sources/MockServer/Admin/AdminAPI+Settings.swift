@@ -135,6 +135,9 @@ extension AdminAPI {
       ("timestamp", .string(HTTPDate.iso8601(Date().timeIntervalSince1970))),
       ("droppedLogLines", .number(JSONNumber(logger.droppedLines))),
     ]
+    if let refused = webSockets?.refusedDelayedActions, refused > 0 {
+      pairs.append(("refusedDelayedMessageActions", .number(JSONNumber(refused))))
+    }
     guard let shared = store.shared else { return AdminAPI.json(.object(JSONObject(pairs: pairs))) }
     var problem: RedisFailure?
     do {

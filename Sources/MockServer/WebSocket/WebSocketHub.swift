@@ -17,6 +17,15 @@ public final class WebSocketHub: Sendable {
   private let open = Mutex<[String: WebSocketSession]>([:])
   private let mappings = Mutex(GlobalMappings())
   private let hasHTTPTriggersFlag = Atomic<Bool>(false)
+  /// HTTP-triggered actions waiting for their `x-delay`, and those refused because
+  /// ``maxPendingHTTPTriggered`` were already waiting (`/__admin/health`'s `refusedDelayedMessageActions`).
+  private let pendingHTTPTriggered = Atomic<Int>(0)
+  private let refusedHTTPTriggered = Atomic<Int>(0)
+  /// The most HTTP-triggered delayed actions waiting at once: 10,000.
+  static let maxPendingHTTPTriggered = 10_000
+
+  /// HTTP-triggered actions not run because ``maxPendingHTTPTriggered`` were waiting.
+  var refusedDelayedActions: Int { refusedHTTPTriggered.load(ordering: .relaxed) }
 
   /// `message-mappings/`'s mappings and those added through the admin API.
   private struct GlobalMappings {
@@ -175,11 +184,21 @@ public final class WebSocketHub: Sendable {
     switch first {
     case .send(_, _, _, let d), .close(_, let d): delay = d
     }
-    if delay == 0 {
-      run()
-    } else {
-      DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(delay), execute: run)
+    if delay > 0 {
+      // Bounded: requests that trigger actions waiting 24 h must not pile up timers without end.
+      guard pendingHTTPTriggered.add(1, ordering: .relaxed).newValue <= WebSocketHub.maxPendingHTTPTriggered
+      else {
+        pendingHTTPTriggered.subtract(1, ordering: .relaxed)
+        refusedHTTPTriggered.add(1, ordering: .relaxed)
+        return
+      }
+      DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(delay)) { [self] in
+        pendingHTTPTriggered.subtract(1, ordering: .relaxed)
+        run()
+      }
+      return
     }
+    run()
   }
 }
 

@@ -14,6 +14,10 @@ import Templating
 final class WebSocketSession: UpgradedSession {
   /// How long a close we sent waits for the peer's before TCP closes (RFC 6455 §7.1.1 leaves it to us).
   static let closeTimeoutMilliseconds = 5_000
+  /// The most delayed steps (messages on open, actions after their `x-delay`) a connection may have
+  /// waiting at once: a client sending messages whose mapping waits 24 h must not pile up timers without
+  /// bound. Past it the connection is closed with 1013 (Try Again Later) and a reason saying why.
+  static let maxPendingSteps = 1_024
 
   /// The channel's id (a UUID), as `/__admin/channels` shows it.
   let id: String
@@ -35,6 +39,10 @@ final class WebSocketSession: UpgradedSession {
     var ended = false
     var cancelled = false
     var started = false
+    /// Delayed steps scheduled and not yet run.
+    var pendingSteps = 0
+    /// The close timeout is scheduled (once per connection).
+    var closeTimerArmed = false
   }
 
   private let state: Mutex<State>
@@ -128,9 +136,18 @@ final class WebSocketSession: UpgradedSession {
 
   /// Starts the closing handshake; TCP closes when the peer answers or after the close timeout.
   func close(code: UInt16, reason: String) {
-    change { $0.endpoint.close(code: code, reason: reason) }
-    after(WebSocketSession.closeTimeoutMilliseconds) { session in
-      session.change { $0.ended = true }
+    var arm = false
+    change { s in
+      s.endpoint.close(code: code, reason: reason)
+      arm = !s.closeTimerArmed
+      s.closeTimerArmed = true
+    }
+    guard arm else { return }
+    DispatchQueue.global().asyncAfter(
+      deadline: .now() + .milliseconds(WebSocketSession.closeTimeoutMilliseconds)
+    ) {
+      [weak self] in
+      self?.change { $0.ended = true }
     }
   }
 
@@ -145,10 +162,24 @@ final class WebSocketSession: UpgradedSession {
     wake?()
   }
 
-  /// Runs `body` after `milliseconds` on a dispatch queue, unless the connection is gone by then.
+  /// Runs `body` after `milliseconds` on a dispatch queue, unless the connection is gone by then. With
+  /// ``maxPendingSteps`` already waiting, closes the connection with 1013 instead.
   private func after(_ milliseconds: Int, _ body: @escaping @Sendable (WebSocketSession) -> Void) {
+    let admitted = state.withLock { s -> Bool in
+      guard s.pendingSteps < WebSocketSession.maxPendingSteps else { return false }
+      s.pendingSteps += 1
+      return true
+    }
+    guard admitted else {
+      return close(code: 1013, reason: "over \(WebSocketSession.maxPendingSteps) delayed actions waiting")
+    }
     DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { [weak self] in
-      guard let self, !self.state.withLock({ $0.cancelled }) else { return }
+      guard let self else { return }
+      let cancelled = self.state.withLock { s in
+        s.pendingSteps -= 1
+        return s.cancelled
+      }
+      guard !cancelled else { return }
       body(self)
     }
   }
