@@ -693,6 +693,60 @@ def measure_proxy(binary, fixtures, tmp):
     return runs
 
 
+def measure_store(binary, fixtures, tmp):
+    """req/s and server CPU of the plain stub on a replica with `--state-store` (issue 47; a local
+    redis-server on the client's CPU) against the same server without it, alternated round by round: what the
+    shared store costs a plain stub (the target: within 5 %)."""
+    if not shutil.which("redis-server"):
+        die("BENCH_ONLY=store needs redis-server (make deps installs it)")
+    redis_port = free_port()
+    redis = spawn(["taskset", "-c", CLIENT_CPU, "redis-server", "--port", str(redis_port), "--save", "",
+                   "--appendonly", "no", "--bind", "127.0.0.1"], stdout=subprocess.DEVNULL,
+                  stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", redis_port), timeout=1) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                die("redis-server did not answer PING")
+            time.sleep(0.05)
+        alone = Ours("store-without", binary, fixtures, os.path.join(tmp, "store-without")).start()
+        shared = Ours("store-with", binary, fixtures, os.path.join(tmp, "store-with"),
+                      extra=["--state-store", f"redis://127.0.0.1:{redis_port}"]).start()
+        for s in (alone, shared):
+            if http_get_status(s.port, BENCH_PATH) != 200:
+                die(f"{s.label} does not answer GET {BENCH_PATH} with 200")
+            wrk(s, 32, 1)
+        runs = {"without": [], "with": []}
+        for _ in range(ROUNDS):
+            runs["without"].append(wrk(alone, 32, DURATION))
+            runs["with"].append(wrk(shared, 32, DURATION))
+        alone.stop()
+        shared.stop()
+        return runs
+    finally:
+        redis.kill()
+        redis.wait()
+
+
+def store_rows(runs):
+    """The state-store rows: (label, summary, unit), with / without, non-2xx count."""
+    without = summary([x["rps"] for x in runs["without"]])
+    with_store = summary([x["rps"] for x in runs["with"]])
+    return [
+        ("req/s, plain stub, no store (c32)", without, "req/s"),
+        ("  server CPU µs/req", summary([x["cpu_us_per_req"] for x in runs["without"]]), "µs"),
+        ("req/s, plain stub, --state-store (c32)", with_store, "req/s"),
+        ("  server CPU µs/req", summary([x["cpu_us_per_req"] for x in runs["with"]]), "µs"),
+    ], ratio(median_of(with_store), median_of(without)), sum(x["non2xx"] for g in runs.values() for x in g)
+
+
 def proxy_rows(runs):
     """The proxy rows of the table: (label, summary, unit)."""
     direct = summary([x["rps"] for x in runs["direct"]])
@@ -1318,6 +1372,15 @@ def main():
         for label, value, unit in rows:
             print(f"{label:36} {fmt_summary(value, unit):>26}")
         print(f"proxied / alone: {r:.2f}" + (f"; {non2xx} non-2xx responses" if non2xx else ""))
+        return
+    if os.environ.get("BENCH_ONLY") == "store":
+        # A plain stub with and without --state-store (issue 47); nothing is written.
+        log(f"load average before: {load_before:.2f}; rounds={ROUNDS}, wrk {DURATION} s")
+        rows, r, non2xx = store_rows(measure_store(binary, single, tmp))
+        for label, value, unit in rows:
+            print(f"{label:40} {fmt_summary(value, unit):>26}")
+        print(f"with / without the store: {r:.2f}" + (f"; {non2xx} non-2xx responses" if non2xx else "")
+              + f"; load average before {load_before:.2f}, after {os.getloadavg()[0]:.2f}")
         return
     # Row sets run alone (nothing is written): how to measure them, how to print them, the ratio's name, the
     # label column's width.
