@@ -177,6 +177,9 @@ extension StubParser {
       id: string(o, "id", p, &d) ?? string(o, "uuid", p, &d) ?? context.makeID(),
       name: string(o, "name", p, &d),
       priority: 5, channelPattern: nil, bodyPattern: nil, actions: [], location: p)
+    for key in ["id", "uuid"] where o[key]?.stringValue.map({ $0.isEmpty || $0.utf8.count > 256 }) == true {
+      d.error(JSONPathText.child(p, key), expected: "an id of 1 to 256 bytes", found: o[key] ?? .null)
+    }
     if let pr = o["priority"] {
       if let n = pr.numberValue?.intValue, (1...Int(Int32.max)).contains(n) {
         m.priority = n
@@ -239,7 +242,8 @@ extension StubParser {
     _ to: JSONObject, _ tp: String, allowsHTTPTriggers: Bool,
     into m: inout WebSocketDefinition.MessageMapping, _ d: inout Diagnostics
   ) {
-    let type = to["type"]?.stringValue ?? "message"
+    let given = to["type"]
+    let type = given == nil ? "message" : given?.stringValue ?? ""
     let allowed = ["message", "http-request", "http-stub"]
     guard allowed.contains(type), type == "message" || allowsHTTPTriggers else {
       d.error(
@@ -247,8 +251,18 @@ extension StubParser {
         expected: allowsHTTPTriggers
           ? "\"message\", \"http-request\" or \"http-stub\""
           : "\"message\" (HTTP triggers belong in message-mappings/ or /__admin/message-mappings)",
-        found: to["type"] ?? .null)
+        found: given?.stringValue.map { JSONValue.quoted($0) } ?? given?.kindDescription ?? "nothing")
       return
+    }
+    let fields: [String: [String]] = [
+      "message": ["type", "channel", "message"], "http-request": ["type", "requestPattern"],
+      "http-stub": ["type", "stubId"],
+    ]
+    for key in to.keys where !(fields[type] ?? []).contains(key) {
+      d.error(
+        JSONPathText.child(tp, key),
+        expected: "a field of a \(type) trigger (" + (fields[type] ?? []).joined(separator: ", ") + ")",
+        found: "unknown field \(JSONValue.quoted(key))")
     }
     switch type {
     case "http-request":
@@ -268,9 +282,16 @@ extension StubParser {
       m.httpTrigger = .stub(id: id)
     default:
       if let c = to["channel"],
-        let co = object(c, JSONPathText.child(tp, "channel"), "a channel pattern", &d),
-        let r = co["initiatingRequestPattern"]
+        let co = object(c, JSONPathText.child(tp, "channel"), "a channel pattern", &d)
       {
+        for key in co.keys where key != "type" && key != "initiatingRequestPattern" {
+          d.error(
+            JSONPathText.child(JSONPathText.child(tp, "channel"), key),
+            expected: "type or initiatingRequestPattern",
+            found: "unknown field \(JSONValue.quoted(key))")
+        }
+      }
+      if let co = to["channel"]?.objectValue, let r = co["initiatingRequestPattern"] {
         m.channelPattern = parseRequest(
           r, JSONPathText.child(JSONPathText.child(tp, "channel"), "initiatingRequestPattern"), &d)
       }
@@ -348,7 +369,9 @@ extension StubParser {
       return .close(status, delayMilliseconds: delay)
     default:
       d.error(
-        JSONPathText.child(p, "type"), expected: "\"send\" or \"x-close\"", found: o["type"] ?? .null)
+        JSONPathText.child(p, "type"), expected: "\"send\" or \"x-close\"",
+        found: o["type"].map { $0.stringValue.map { JSONValue.quoted($0) } ?? $0.kindDescription }
+          ?? "nothing")
       return nil
     }
   }

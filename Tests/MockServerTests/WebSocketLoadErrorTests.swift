@@ -112,6 +112,17 @@ struct WebSocketLoadErrorTests {
       (#"{"metadata":[1]}"#, "$.metadata: expected an object"),
       (#"{"actions":[{"type":"send"}]}"#, "$.actions[0].message: expected {\"body\": …}"),
       (#"{"extra":1}"#, "$.extra: expected a message stub field"),
+      (#"{"trigger":{"type":7}}"#, #"$.trigger.type: expected "message", "http-request" or "http-stub""#),
+      (#"{"trigger":{"bogus":1}}"#, "$.trigger.bogus: expected a field of a message trigger"),
+      (
+        #"{"trigger":{"channel":{"url":"/x"}}}"#,
+        "$.trigger.channel.url: expected type or initiatingRequestPattern"
+      ),
+      (
+        #"{"trigger":{"type":"http-stub","stubId":"s","requestPattern":{}}}"#,
+        "$.trigger.requestPattern: expected a field of a http-stub trigger"
+      ),
+      (#"{"id":""}"#, "$.id: expected an id of 1 to 256 bytes"),
     ])
   func messageMappingFileErrors(json: String, expected: String) throws {
     let (list, problems) = try Self.messageFile(json)

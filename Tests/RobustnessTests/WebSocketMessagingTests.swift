@@ -231,4 +231,45 @@ struct WebSocketMessagingTests {
     // The server goes on serving.
     #expect(try KnownDefectTests.send(server.port, "GET", "/__admin/health").hasPrefix("HTTP/1.1 200"))
   }
+
+  @Test(.enabled(if: enabled, "python3 -m pip install websockets"))
+  func aClientThatDoesNotReadIsClosedNotBuffered() throws {
+    let stub = #"{ "request": { "urlPath": "/slow" }, "response": { "x-websocket": {} } }"#
+    let fixtures = try TemporaryFixtures([("slow.json", stub)])
+    defer { fixtures.remove() }
+    let server = try MockServerProcess.launch(arguments: ["--fixtures", fixtures.fixtures, "--no-watch"])
+    defer { _ = server.stop() }
+    let out = try Self.peer(server.port, "slow-reader")
+    #expect(out["before"] == .number(JSONNumber(1)), "\(out)")
+    // Pushed to it while it was open; then the server ended it (more than 16 MiB waited), not buffered 48 MiB.
+    #expect((out["messaged"]?.numberValue?.intValue ?? 0) >= 17, "\(out)")
+    #expect(out["after"] == .number(JSONNumber(0)), "\(out)")
+    #expect(try KnownDefectTests.send(server.port, "GET", "/__admin/health").hasPrefix("HTTP/1.1 200"))
+  }
+
+  @Test(.enabled(if: enabled, "python3 -m pip install websockets"))
+  func aStubsOwnMappingsWinTiesOverGlobalOnes() throws {
+    let stub = #"""
+      { "request": { "urlPath": "/reload/ws" }, "response": { "x-websocket": { "messageMappings": [
+        { "actions": [ { "type": "send", "message": { "body": "inline {{message.body}}" } } ] } ] } } }
+      """#
+    let fixtures = try TemporaryFixtures([("inline.json", stub)])
+    defer { fixtures.remove() }
+    try Self.write(
+      [
+        (
+          "message-mappings/catch.json",
+          #"{ "trigger": { "type": "message" }, "actions": [ { "type": "send", "message": { "body": "global" } } ] }"#
+        )
+      ], into: fixtures.fixtures)
+    let server = try MockServerProcess.launch(arguments: ["--fixtures", fixtures.fixtures, "--no-watch"])
+    defer { _ = server.stop() }
+    #expect(try Self.peer(server.port, "reply")["reply"] == .string("inline hi"))
+    // RFC 6455 §11.3.1: Sec-WebSocket-Key appears once.
+    let upgrade = [
+      "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13",
+    ]
+    #expect(try KnownDefectTests.send(server.port, "GET", "/reload/ws", upgrade).hasPrefix("HTTP/1.1 400"))
+  }
 }

@@ -202,8 +202,40 @@ async def pile_up():
                     "reason": closed.rcvd.reason if closed.rcvd else None}
 
 
+async def slow_reader():
+    """A client that never reads while 48 MiB are pushed to it: the server ends the connection (close 1008)
+    instead of holding the output without bound."""
+    import base64
+    import os
+    import socket
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", PORT))
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall((f"GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    out = {}
+    _, channels = await ahttp("GET", "/__admin/channels")
+    out["before"] = channels["meta"]["total"]
+    body = {"type": "websocket", "initiatingRequest": {"urlPath": "/slow"},
+            "message": {"body": {"data": "x" * (1 << 20)}}}
+    messaged = 0
+    for _ in range(48):
+        _, sent = await ahttp("POST", "/__admin/channels/send", body)
+        messaged += sent["channelsMessaged"]
+    out["messaged"] = messaged
+    for _ in range(TIMEOUT * 20):
+        _, channels = await ahttp("GET", "/__admin/channels")
+        if channels["meta"]["total"] == 0:
+            break
+        await asyncio.sleep(0.05)
+    out["after"] = channels["meta"]["total"]
+    s.close()
+    return out
+
+
 async def main():
-    scenarios = {"wiremock-folder": wiremock_folder, "admin": admin, "reply": reply, "pile-up": pile_up}
+    scenarios = {"slow-reader": slow_reader, "wiremock-folder": wiremock_folder, "admin": admin, "reply": reply, "pile-up": pile_up}
     print(json.dumps(await scenarios[SCENARIO]()))
 
 

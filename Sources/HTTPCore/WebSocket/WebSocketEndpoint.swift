@@ -102,6 +102,9 @@ public struct WebSocketEndpoint: Sendable {
   /// Whether bytes wait to be written.
   public var hasOutput: Bool { !output.isEmpty }
 
+  /// How many bytes wait to be written (whole frames: ``takeOutput()`` takes them all).
+  public var pendingOutputBytes: Int { output.count }
+
   /// 1000–1003, 1007–1014, 3000–4999: the codes an endpoint may put in a close frame (RFC 6455 §7.4.1 and
   /// the IANA registry; 1004–1006 and 1015 are reserved for reporting, never sent).
   public static func isSendableCloseCode(_ code: UInt16) -> Bool {

@@ -41,10 +41,12 @@ extension MockResponder {
       return refuse(
         426, "Sec-WebSocket-Version must be 13", headers: ["Sec-WebSocket-Version": "13"])
     }
-    guard let key = request.headers.first("Sec-WebSocket-Key")?.trimmingOWS(),
+    // RFC 6455 §11.3.1: the field must not appear more than once.
+    guard request.headers.values("Sec-WebSocket-Key").count == 1,
+      let key = request.headers.first("Sec-WebSocket-Key")?.trimmingOWS(),
       let decoded = Data(base64Encoded: key), decoded.count == 16
     else {
-      return refuse(400, "Sec-WebSocket-Key must be 16 bytes of base64")
+      return refuse(400, "Sec-WebSocket-Key must be given once, 16 bytes of base64")
     }
     return nil
   }

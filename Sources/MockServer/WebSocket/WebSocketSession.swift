@@ -18,6 +18,12 @@ final class WebSocketSession: UpgradedSession {
   /// waiting at once: a client sending messages whose mapping waits 24 h must not pile up timers without
   /// bound. Past it the connection is closed with 1013 (Try Again Later) and a reason saying why.
   static let maxPendingSteps = 1_024
+  /// Output waiting for a peer that does not read, beyond one message of the largest size: 16 MiB. Past
+  /// it the connection ends with a close 1008 (the waiting frames are dropped), so a client that never
+  /// reads cannot make the server hold what it is sent without bound.
+  static let outputBacklogBytes = 16 << 20
+  /// The output bound: ``outputBacklogBytes`` plus the largest message and its frame header.
+  private var outputLimit: Int { WebSocketSession.outputBacklogBytes + hub.maxMessageBytes + 14 }
 
   /// The channel's id (a UUID), as `/__admin/channels` shows it.
   let id: String
@@ -43,6 +49,17 @@ final class WebSocketSession: UpgradedSession {
     var pendingSteps = 0
     /// The close timeout is scheduled (once per connection).
     var closeTimerArmed = false
+
+    /// A peer that does not read: when more than `limit` bytes of frames wait to be written, they are
+    /// dropped (whole frames: the stream stays valid) and a close 1008 saying why is all that is left.
+    /// True when it happened now.
+    mutating func shedOutput(over limit: Int) -> Bool {
+      guard endpoint.pendingOutputBytes > limit, !ended else { return false }
+      _ = endpoint.takeOutput()
+      endpoint.close(code: 1008, reason: "over \(limit >> 20) MiB of output waiting: the peer does not read")
+      ended = true
+      return true
+    }
   }
 
   private let state: Mutex<State>
@@ -108,7 +125,13 @@ final class WebSocketSession: UpgradedSession {
   // MARK: UpgradedSession
 
   func receive(_ bytes: UnsafeRawBufferPointer) {
-    let events = state.withLock { $0.endpoint.receive(bytes) }
+    let limit = outputLimit
+    let (events, shed) = state.withLock { s in
+      let events = s.endpoint.receive(bytes)
+      return (events, s.shedOutput(over: limit))
+    }
+    // A channel whose output was shed is no longer one: it leaves the list at once.
+    if shed { hub.unregister(self) }
     for event in events {
       switch event {
       case .message(let message): handle(message)
@@ -153,12 +176,16 @@ final class WebSocketSession: UpgradedSession {
 
   /// Applies `mutation` and wakes the connection when it waits for output.
   private func change(_ mutation: (inout State) -> Void) {
+    let limit = outputLimit
+    var shed = false
     let wake = state.withLock { s -> (@Sendable () -> Void)? in
       mutation(&s)
+      shed = s.shedOutput(over: limit)
       guard s.wakeWanted, s.endpoint.hasOutput || s.ended || s.endpoint.state == .closed else { return nil }
       s.wakeWanted = false
       return s.wake
     }
+    if shed { hub.unregister(self) }
     wake?()
   }
 
@@ -222,7 +249,8 @@ final class WebSocketSession: UpgradedSession {
 
   /// A received message: journaled, then the best mapping (the stub's and the global ones) runs.
   private func handle(_ message: WebSocketMessage) {
-    let mappings = definition.messageMappings + hub.globalMappings()
+    // The stub's own mappings come last: of equal priorities they win over the global ones.
+    let mappings = hub.globalMappings() + definition.messageMappings
     let best = WebSocketDefinition.bestMapping(
       for: message, in: mappings, upgrade: upgrade, connection: context.connection)
     hub.journal.record(channel: self, eventType: "received", message: message, mappingID: best?.id)
