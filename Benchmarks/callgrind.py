@@ -6,7 +6,7 @@ A stripped copy of the server runs under `valgrind --tool=callgrind`, answers 5 
 before it stops. The figure is that dump's instruction total divided by COUNT. Counts do not move with the
 machine's load, so two builds can be compared on a busy machine.
 
-  python3 Benchmarks/callgrind.py BINARY [--count 2000] [--rows keepalive,keepalive-log,connection,template,proxy,websocket]
+  python3 Benchmarks/callgrind.py BINARY [--count 2000] [--rows keepalive,keepalive-log,connection,template,proxy,websocket,keepalive-store]
 
 Rows:
   keepalive      keep-alive literal hit (`GET /friends`, one connection), --quiet
@@ -17,6 +17,8 @@ Rows:
   websocket      an x-websocket echo round trip (a 32-byte text message sent, `{{message.body}}` sent back, on
                  one upgraded connection, after 5,000 warm-up round trips that fill the message journal),
                  --quiet; not in the default rows
+  keepalive-store  keepalive on a server started with --state-store over a local redis-server (issue 47:
+                 serving a plain stub must not touch the store); not in the default rows
 Prints one line per row: `row instructions-per-request` (per round trip for websocket). Needs valgrind (Debian's `valgrind`).
 """
 
@@ -157,6 +159,7 @@ def main():
     rows = arguments.rows.split(",")
     folder = tempfile.mkdtemp(prefix="callgrind-")
     upstream = None
+    redis = None
     try:
         # Valgrind 3.19 cannot read the DWARF 5 the toolchain writes: a stripped copy is measured.
         stripped = os.path.join(folder, "mockserver")
@@ -170,8 +173,17 @@ def main():
                  os.path.join(folder, "upstream"), "--no-watch", "--quiet"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             wait_for_port(upstream_port, upstream)
+        store_url = None
+        if "keepalive-store" in rows:
+            # A plain stub on a server with --state-store (issue 47): serving must not touch the store.
+            redis_port = free_port()
+            redis = spawn(["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no",
+                           "--bind", "127.0.0.1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            wait_for_port(redis_port, redis)
+            store_url = f"redis://127.0.0.1:{redis_port}"
         plain = b"GET /friends HTTP/1.1\r\nHost: localhost\r\n\r\n"
         cases = {
+            "keepalive-store": (["--quiet", "--state-store", store_url or ""], plain, keepalive_requests),
             "keepalive": (["--quiet"], plain, keepalive_requests),
             "keepalive-log": ([], plain, keepalive_requests),
             "connection": (["--quiet"], b"GET /friends HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
@@ -191,6 +203,9 @@ def main():
     finally:
         if upstream:
             stop_process(upstream)
+        if redis:
+            redis.kill()
+            redis.wait()
         shutil.rmtree(folder, ignore_errors=True)
 
 
