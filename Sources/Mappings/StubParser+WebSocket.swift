@@ -304,13 +304,6 @@ extension StubParser {
     }
   }
 
-  /// A message entity from admin input (`POST /__admin/channels/send`'s `message.body`).
-  package static func parseMessageEntity(
-    _ json: JSONValue, location: String, context: StubParsingContext, _ d: inout Diagnostics
-  ) -> WebSocketDefinition.Outgoing? {
-    parseEntity(json, location, context, &d)
-  }
-
   static func parseAction(
     _ v: JSONValue, _ p: String, _ context: StubParsingContext, _ d: inout Diagnostics
   ) -> WebSocketDefinition.Action? {
@@ -377,8 +370,9 @@ extension StubParser {
   }
 
   /// WireMock's entity: `"text"`, `{"data": "text"}`, `{"data": {JSON}}` (written compactly),
-  /// `{"base64Data": "…"}` (binary), `{"filePath": "…"}` (under `__files/`; text when it is UTF-8).
-  static func parseEntity(
+  /// `{"base64Data": "…"}` (binary), `{"filePath": "…"}` (under `__files/`; text when it is UTF-8). Also
+  /// reads admin input (`POST /__admin/channels/send`'s `message.body`).
+  package static func parseEntity(
     _ v: JSONValue, _ p: String, _ context: StubParsingContext, _ d: inout Diagnostics
   ) -> WebSocketDefinition.Outgoing? {
     if let s = v.stringValue { return outgoingText(s, p, &d).map { .text($0) } }

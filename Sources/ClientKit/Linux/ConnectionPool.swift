@@ -20,9 +20,7 @@
     ) {
       self.maxIdlePerHost = max(0, maxIdlePerHost)
       self.clock = clock
-      let (seconds, atto) = idleTimeout.components
-      self.idleTimeoutNanoseconds =
-        UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, atto) / 1_000_000_000)
+      self.idleTimeoutNanoseconds = idleTimeout.nanosecondsOrZero
     }
 
     /// A live idle connection for `key`, most recently used first, or nil. Stale ones are closed.

@@ -26,8 +26,7 @@
 
     func run() -> Result<TransportResponse, APIError> {
       let info = request.info
-      let (seconds, atto) = request.timeout.components
-      let budget = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, atto) / 1_000_000_000)
+      let budget = request.timeout.nanosecondsOrZero
       let deadline = monotonicNanoseconds() + budget
       let key = SocketTransport.poolKey(secure: tls != nil, host: host, port: port)
       let bytes = requestBytes()
@@ -315,6 +314,14 @@
         return cannotConnect
           ? .cannotConnect(info, reason: text) : .transportFailure(info, code: Int(code), detail: text)
       }
+    }
+  }
+
+  extension Duration {
+    /// The duration in whole nanoseconds, 0 for a negative one (timeouts, deadlines).
+    var nanosecondsOrZero: UInt64 {
+      let (seconds, atto) = components
+      return UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, atto) / 1_000_000_000)
     }
   }
 #endif

@@ -75,8 +75,7 @@
     /// receives the head, the body chunks and exactly one `.end`.
     func runStreaming(_ deliver: (StreamingPart) -> Void) {
       let info = request.info
-      let (seconds, atto) = request.timeout.components
-      let budget = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, atto) / 1_000_000_000)
+      let budget = request.timeout.nanosecondsOrZero
       let headDeadline = monotonicNanoseconds() + budget
       let key = SocketTransport.poolKey(secure: tls != nil, host: host, port: port)
       let connection: SocketConnection

@@ -75,8 +75,7 @@
     /// to ``control``), the status, the header fields and the bytes read after the head.
     func openUpgrade() -> Result<(SocketConnection, Int, HTTPHeaders, [UInt8]), APIError> {
       let info = request.info
-      let (seconds, atto) = request.timeout.components
-      let budget = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, atto) / 1_000_000_000)
+      let budget = request.timeout.nanosecondsOrZero
       let deadline = monotonicNanoseconds() + budget
       let key = SocketTransport.poolKey(secure: tls != nil, host: host, port: port)
       let connection: SocketConnection
@@ -172,9 +171,7 @@
       self.control = control
       self.endpoint = Mutex(WebSocketEndpoint(role: .client, maxMessageBytes: maxMessageBytes))
       self.info = info
-      let (seconds, atto) = closeTimeout.components
-      self.closeTimeoutNanoseconds =
-        UInt64(min(max(0, seconds), 3600)) * 1_000_000_000 + UInt64(max(0, atto) / 1_000_000_000)
+      self.closeTimeoutNanoseconds = min(closeTimeout, .seconds(3600)).nanosecondsOrZero
     }
 
     /// Applies `change` to the endpoint and writes what it queued, before `deadline`.

@@ -120,14 +120,10 @@ extension AdminAPI {
   /// `POST /__admin/requests/remove-by-metadata`: removes the journal entries of requests served by stubs
   /// whose `metadata` matches the body's matcher; answers `{}`.
   func removeRequestsByMetadata(_ call: Call) -> ResponsePlan {
-    let json: JSONValue
-    switch AdminAPI.body(call) {
+    let pattern: StringValuePattern
+    switch AdminAPI.metadataMatcher(call) {
     case .failure(let f): return f.plan
-    case .success(let v): json = v ?? .null
-    }
-    var d = Diagnostics(file: "")
-    guard let pattern = StubParser.parseMatcher(json, "$", &d), d.errorCount == 0 else {
-      return AdminAPI.invalid(d.problems, title: "Invalid metadata pattern")
+    case .success(let p): pattern = p
     }
     let ids = Set(
       store.stubs.filter { stub in stub.metadata.map { pattern.match($0.serialized()) } ?? false }.map(\.id))

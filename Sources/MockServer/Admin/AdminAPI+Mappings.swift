@@ -36,14 +36,10 @@ extension AdminAPI {
   /// `{"matchesJsonPath": {"expression": "$.team", "equalTo": "payments"}}`) applied to each stub's
   /// `metadata` object; find answers `{"mappings":[…],"meta":{"total":N}}`, remove deletes them.
   func mappingsByMetadata(_ call: Call, remove: Bool) -> ResponsePlan {
-    let json: JSONValue
-    switch AdminAPI.body(call) {
+    let pattern: StringValuePattern
+    switch AdminAPI.metadataMatcher(call) {
     case .failure(let f): return f.plan
-    case .success(let v): json = v ?? .null
-    }
-    var d = Diagnostics(file: "")
-    guard let pattern = StubParser.parseMatcher(json, "$", &d), d.errorCount == 0 else {
-      return AdminAPI.invalid(d.problems, title: "Invalid metadata pattern")
+    case .success(let p): pattern = p
     }
     let matching = store.stubs.filter { stub in
       guard let metadata = stub.metadata else { return false }

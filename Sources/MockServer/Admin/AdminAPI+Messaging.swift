@@ -31,14 +31,10 @@ extension AdminAPI {
       hub.removeMappings { _ in true }
       return AdminAPI.empty
     case ("POST", 1, "find-by-metadata"), ("POST", 1, "remove-by-metadata"):
-      let json: JSONValue
-      switch AdminAPI.body(call) {
+      let pattern: StringValuePattern
+      switch AdminAPI.metadataMatcher(call) {
       case .failure(let f): return f.plan
-      case .success(let v): json = v ?? .null
-      }
-      var d = Diagnostics(file: "")
-      guard let pattern = StubParser.parseMatcher(json, "$", &d), d.errorCount == 0 else {
-        return AdminAPI.invalid(d.problems, title: "Invalid metadata pattern")
+      case .success(let p): pattern = p
       }
       let matches: (WebSocketDefinition.MessageMapping) -> Bool = { mapping in
         mapping.metadata.map { pattern.match($0.serialized()) } ?? false
@@ -176,7 +172,7 @@ extension AdminAPI {
     }
     var entity: WebSocketDefinition.Outgoing?
     if let body = o["message"]?["body"] {
-      entity = StubParser.parseMessageEntity(body, location: "$.message.body", context: parsingContext(), &d)
+      entity = StubParser.parseEntity(body, "$.message.body", parsingContext(), &d)
     } else {
       d.error("$.message.body", expected: "a text or an entity such as {\"data\": …}", found: "nothing")
     }
@@ -245,14 +241,10 @@ extension AdminAPI {
       default: return AdminAPI.messageEventsJSON(hub.journal.remove(where: pattern.matches))
       }
     case ("POST", 1, "remove-by-metadata"):
-      let json: JSONValue
-      switch AdminAPI.body(call) {
+      let metadata: StringValuePattern
+      switch AdminAPI.metadataMatcher(call) {
       case .failure(let f): return f.plan
-      case .success(let v): json = v ?? .null
-      }
-      var d = Diagnostics(file: "")
-      guard let metadata = StubParser.parseMatcher(json, "$", &d), d.errorCount == 0 else {
-        return AdminAPI.invalid(d.problems, title: "Invalid metadata pattern")
+      case .success(let p): metadata = p
       }
       let ids = Set(
         hub.globalMappings().filter { $0.metadata.map { metadata.match($0.serialized()) } ?? false }.map(\.id)

@@ -333,6 +333,22 @@ struct AdminAPI: Sendable {
   }
 
   /// A non-negative integer query parameter, or the 400 to send.
+  /// The matcher a `…/find-by-metadata` or `…/remove-by-metadata` body holds (such as
+  /// `{"matchesJsonPath": {"expression": "$.team", "equalTo": "payments"}}`), applied to a `metadata`
+  /// object's JSON text; 400 naming the problem otherwise.
+  static func metadataMatcher(_ call: Call) -> Result<StringValuePattern, AdminFailure> {
+    let json: JSONValue
+    switch body(call) {
+    case .failure(let f): return .failure(f)
+    case .success(let v): json = v ?? .null
+    }
+    var d = Diagnostics(file: "")
+    guard let pattern = StubParser.parseMatcher(json, "$", &d), d.errorCount == 0 else {
+      return .failure(AdminFailure(invalid(d.problems, title: "Invalid metadata pattern")))
+    }
+    return .success(pattern)
+  }
+
   static func integerParameter(_ call: Call, _ name: String) -> Result<Int?, AdminFailure> {
     guard let text = call.parameter(name) else { return .success(nil) }
     guard let n = Int(text), n >= 0 else {

@@ -83,15 +83,9 @@ public final class FixtureWatcher: Sendable {
     directory: String, service: MockService, intervalMilliseconds: Int = 250,
     polls: Bool = FixtureWatcher.pollsByDefault
   ) {
-    let (store, logger, dashboard) = (service.store, service.logger, service.dashboard)
-    let webSockets = service.webSockets
     self.init(
-      directory: directory, intervalMilliseconds: intervalMilliseconds, log: { logger.line($0) },
-      report: { dashboard.record($0) }, polls: polls,
-      applyChanges: { set, changed in
-        store.replaceFileStubs(set, changedFiles: changed)
-        webSockets.replaceFileMappings(set.messageMappings)
-      })
+      directory: directory, service: service, intervalMilliseconds: intervalMilliseconds, polls: polls,
+      adjust: { $0 })
   }
 
   /// Like ``init(directory:service:intervalMilliseconds:polls:)``, with each good new set passed through
