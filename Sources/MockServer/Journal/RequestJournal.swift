@@ -174,14 +174,18 @@ public struct JournalEntry: Sendable {
   /// (``SplitMix64/uuidString(_:_:)``), formatted when it is read.
   init(
     idWords: (UInt64, UInt64), request: HTTPRequest, client: ClientAddress, isTLS: Bool,
-    clientCertificateSubject: String?, loggedAt: Double, stubID: String?, nearMisses: [NearMiss]
+    clientCertificateSubject: String?, loggedAt: Double, stubID: String?, nearMisses: [NearMiss],
+    responseStatus: Int? = nil, fault: String? = nil, served: Bool? = nil,
+    durationMilliseconds: Double? = nil,
+    addedDelayMilliseconds: Int? = nil
   ) {
     box = FieldsBox(
       Fields(
         idText: nil, idWords: idWords, request: request, client: client, isTLS: isTLS,
         clientCertificateSubject: clientCertificateSubject, loggedAt: loggedAt, stubID: stubID,
-        nearMisses: nearMisses, responseStatus: nil, fault: nil, served: nil, durationMilliseconds: nil,
-        addedDelayMilliseconds: nil, sequence: 0, truncatedBody: nil))
+        nearMisses: nearMisses, responseStatus: responseStatus, fault: fault, served: served,
+        durationMilliseconds: durationMilliseconds, addedDelayMilliseconds: addedDelayMilliseconds,
+        sequence: 0, truncatedBody: nil))
   }
 
   /// Bytes the entry holds, roughly: content, target, header fields and a fixed overhead for the rest.

@@ -69,9 +69,7 @@ extension MockResponder {
     }
     headers.add(name: "Content-Length", value: "0")
     if logger.level != .quiet {
-      logger.request(
-        request, status: 200, fault: nil, stub: "CORS preflight for \(MockResponder.label(serving))",
-        durationMilliseconds: 0)
+      log(request, status: 200, label: "CORS preflight for \(MockResponder.label(serving))")
     }
     return .respond(status: .ok, headers: headers, body: [])
   }
@@ -114,15 +112,8 @@ extension MockResponder {
       }
       let ext = candidate.split(separator: ".").last.map { String($0).lowercased() } ?? ""
       let type = MockResponder.bodyFileTypes[ext] ?? "application/octet-stream"
-      var entry = makeEntry(request, context: context, stubID: nil, nearMisses: nearMisses)
-      entry.responseStatus = 200
-      entry.served = true
-      entry.durationMilliseconds = 0
-      journal.record(entry)
-      if logger.level != .quiet {
-        logger.request(
-          request, status: 200, fault: nil, stub: "__files/\(candidate)", durationMilliseconds: 0)
-      }
+      record(request, context: context, stubID: nil, status: 200, served: true, nearMisses: nearMisses)
+      log(request, status: 200, label: "__files/\(candidate)")
       let plan = ResponsePlan.respond(status: .ok, headers: ["Content-Type": type], body: bytes)
       return sandboxesDocuments ? plan.sandboxingDocuments() : plan
     }

@@ -16,17 +16,16 @@ extension MockResponder {
     delayMilliseconds: Int = 0, journalStubID: String? = nil, sandbox: Bool = true,
     idWords: (UInt64, UInt64)? = nil
   ) -> ResponsePlan {
-    var entry = makeEntry(
-      request, context: context, stubID: stub?.id ?? journalStubID, nearMisses: [], idWords: idWords)
-    entry.proxyBaseURL = proxy.baseURL
-    let journalID = entry.id
-    let ticket = journal.record(entry)
+    let words = idWords ?? nextIDWords()
+    let journalID = SplitMix64.uuidString(words.0, words.1)
+    let ticket = record(
+      request, context: context, stubID: stub?.id ?? journalStubID, status: nil, served: nil, idWords: words,
+      proxyBaseURL: proxy.baseURL)
     let started = SocketOps.monotonicNanos()
     let forwarder = self.forwarder
     let journal = self.journal
-    let logger = self.logger
     let scenarioBook = self.scenarioBook
-    let label = stub.map { $0.name ?? $0.id } ?? "proxy \(proxy.baseURL)"
+    let label = stub.map(MockResponder.label) ?? "proxy \(proxy.baseURL)"
     let transition = stub.flatMap { stub in
       stub.scenarioName.flatMap { name in
         stub.newScenarioState.map {
@@ -48,22 +47,16 @@ extension MockResponder {
           resume(sandboxes ? relayed.sandboxingDocuments() : relayed)
         }
       })
-    return ResponsePlan(steps: steps) { served in
+    return ResponsePlan(steps: steps) { [self] served in
       let ms = Double(SocketOps.monotonicNanos() - started) / 1e6
       let (status, note) = statusBox.get()
       if served, let transition {
         scenarioBook.recordServed(stubID: stub?.id ?? "", countsServes: false, transition: transition)
       }
-      journal.update(ticket) { e in
-        e.served = served
-        e.durationMilliseconds = ms
-        if !served { e.responseStatus = nil }
-      }
-      if logger.level != .quiet {
-        logger.request(
-          request, status: served ? status : nil, fault: note.map { "upstream: \($0)" }, stub: label,
-          durationMilliseconds: ms, served: served)
-      }
+      recordCompletion(ticket, served: served, durationMilliseconds: ms)
+      log(
+        request, status: served ? status : nil, fault: note.map { "upstream: \($0)" }, label: label,
+        durationMilliseconds: ms, served: served)
     }
   }
 }

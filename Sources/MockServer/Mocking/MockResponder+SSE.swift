@@ -127,7 +127,6 @@ extension MockResponder {
     status: Int, openEnded: Bool, headWritten: @escaping @Sendable () -> Bool
   ) -> @Sendable (Bool) -> Void {
     let started = SocketOps.monotonicNanos()
-    let entry = makeEntry(request, context: context, stubID: stub.id, nearMisses: [], idWords: draws.idWords)
     let label = MockResponder.label(stub)
     let countsServes = stub.responseSequence != nil
     let transition = stub.scenarioName.flatMap { name in
@@ -143,15 +142,10 @@ extension MockResponder {
       if complete, countsServes || transition != nil {
         scenarioBook.recordServed(stubID: stubID, countsServes: countsServes, transition: transition)
       }
-      var e = entry
-      e.addedDelayMilliseconds = addedDelay
-      e.responseStatus = sent ? status : nil
-      e.served = complete
-      e.durationMilliseconds = ms
-      journal.record(e)
-      logger.request(
-        request, status: sent ? status : nil, fault: nil, stub: label, durationMilliseconds: ms,
-        served: complete)
+      record(
+        request, context: context, stubID: stubID, status: sent ? status : nil, served: complete,
+        durationMilliseconds: ms, addedDelayMilliseconds: addedDelay, idWords: draws.idWords)
+      log(request, status: sent ? status : nil, label: label, durationMilliseconds: ms, served: complete)
     }
   }
 }

@@ -63,17 +63,14 @@ extension MockResponder {
     _ definition: WebSocketDefinition, stub: StubMapping?, request: HTTPRequest, context: RequestContext,
     pathParameters: [String: String]
   ) -> ResponsePlan {
-    var entry = makeEntry(request, context: context, stubID: stub?.id, nearMisses: [])
-    entry.served = true
-    entry.durationMilliseconds = 0
     if let refusal = MockResponder.handshakeRefusal(request) {
       let status = refusal.sentStatus ?? 400
-      entry.responseStatus = status
-      journal.record(entry)
-      logger.request(
-        request, status: status, fault: nil, stub: stub.map(MockResponder.label), durationMilliseconds: 0)
+      record(request, context: context, stubID: stub?.id, status: status, served: true)
+      log(request, status: status, label: stub.map(MockResponder.label))
       return refusal
     }
+    // The journal id is drawn when the upgrade is answered; the entry is recorded when the plan completes.
+    let idWords = nextIDWords()
     let key = request.headers.first("Sec-WebSocket-Key")?.trimmingOWS() ?? ""
     var headers: HTTPHeaders = [
       "Upgrade": "websocket", "Sec-WebSocket-Accept": MockResponder.acceptValue(key: key),
@@ -96,10 +93,7 @@ extension MockResponder {
       context: context, definition: definition,
       stubID: stub?.id, pathParameters: pathParameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
       hub: webSockets, templating: templating)
-    entry.responseStatus = 101
-    let upgradeEntry = entry
-    let journal = self.journal
-    let logger = self.logger
+    let stubID = stub?.id
     let label = stub.map(MockResponder.label)
     var steps: [ResponsePlan.Step] = []
     if delay > 0 { steps.append(.pause(milliseconds: delay)) }
@@ -108,11 +102,9 @@ extension MockResponder {
         HTTPResponseHead(
           status: HTTPStatus(code: 101, reasonPhrase: "Switching Protocols"), headers: headers),
         session: session))
-    return ResponsePlan(steps: steps, keepAlive: false) { served in
-      var entry = upgradeEntry
-      entry.served = served
-      journal.record(entry)
-      logger.request(request, status: served ? 101 : nil, fault: nil, stub: label, durationMilliseconds: 0)
+    return ResponsePlan(steps: steps, keepAlive: false) { [self] served in
+      record(request, context: context, stubID: stubID, status: 101, served: served, idWords: idWords)
+      log(request, status: served ? 101 : nil, label: label)
     }
   }
 }

@@ -183,27 +183,13 @@ public final class MockResponder: Sendable {
           journalStubID: forwarder.catchAllStubs.stub(for: base).id)
       }
       if let plan = serveBodyFile(request, context: context, nearMisses: report.nearMisses) { return plan }
-      let entry = makeEntry(request, context: context, stubID: nil, nearMisses: report.nearMisses)
-      var entryWithStatus = entry
-      entryWithStatus.responseStatus = 404
-      entryWithStatus.served = true
-      entryWithStatus.durationMilliseconds = 0
-      journal.record(consume entryWithStatus)
-      if logger.level != .quiet {
-        var text = report.text()
-        if let note = MockResponder.unservedPreflightNote(request) { text = note + "\n" + text }
-        logger.request(
-          request, status: 404, fault: nil, stub: nil, durationMilliseconds: 0, nearMisses: text,
-          nearMissReport: report)
-      }
+      record(request, context: context, stubID: nil, status: 404, served: true, nearMisses: report.nearMisses)
+      log(request, status: 404, label: nil, report: report)
       return .respond(
         status: .notFound, headers: ["Content-Type": "application/json"], body: report.jsonBody())
     case .invalidRequest(let error):
-      var entry = makeEntry(request, context: context, stubID: nil, nearMisses: [])
-      entry.responseStatus = 400
-      entry.served = true
-      journal.record(entry)
-      logger.request(request, status: 400, fault: nil, stub: nil, durationMilliseconds: 0)
+      record(request, context: context, stubID: nil, status: 400, served: true)
+      log(request, status: 400, label: nil)
       return .json(status: .badRequest, #"{"error":\#(JSONValue.quoted(error.description)),"status":400}"#)
     }
   }
@@ -212,13 +198,8 @@ public final class MockResponder: Sendable {
   private func answerWithoutStub(
     _ request: HTTPRequest, context: RequestContext, response: HTTPResponse, note: String
   ) -> ResponsePlan {
-    var entry = makeEntry(request, context: context, stubID: nil, nearMisses: [])
-    entry.responseStatus = response.status.code
-    entry.served = true
-    journal.record(entry)
-    logger.request(
-      request, status: response.status.code, fault: nil, stub: note, durationMilliseconds: 0,
-      responseHead: response.head, responseBody: response.body)
+    record(request, context: context, stubID: nil, status: response.status.code, served: true)
+    log(request, status: response.status.code, label: note, logged: (response.head, response.body))
     let plan = ResponsePlan.respond(
       status: response.status, headers: response.head.headers, body: response.body)
     return sandboxesDocuments ? plan.sandboxingDocuments() : plan
@@ -269,13 +250,9 @@ public final class MockResponder: Sendable {
       !corsEnabled(for: stub) || corsHeaders(for: stub, request: request) == nil
     {
       let draws = RequestDraws.draw(from: random, templated: false)
-      var entry = makeEntry(
-        request, context: context, stubID: stub.id, nearMisses: [], idWords: draws.idWords)
-      entry.addedDelayMilliseconds = 0
-      entry.responseStatus = stored.response.status.code
-      entry.served = true
-      entry.durationMilliseconds = 0
-      journal.record(consume entry)
+      record(
+        request, context: context, stubID: stub.id, status: stored.response.status.code, served: true,
+        addedDelayMilliseconds: 0, idWords: draws.idWords)
       return logger.level == .quiet
         ? plan : logging(plan, of: stub, status: stored.response.status.code, request)
     }
@@ -312,14 +289,9 @@ public final class MockResponder: Sendable {
               definition, reason: exceeded, stub: MockResponder.label(stub))
             var named = false
             MockResponder.name(stub, in: &answer, once: &named)
-            var entry = makeEntry(
-              request, context: context, stubID: stub.id, nearMisses: [], idWords: draws.idWords)
-            entry.responseStatus = 500
-            entry.served = true
-            entry.durationMilliseconds = 0
-            journal.record(entry)
-            logger.request(
-              request, status: 500, fault: nil, stub: MockResponder.label(stub), durationMilliseconds: 0)
+            record(
+              request, context: context, stubID: stub.id, status: 500, served: true, idWords: draws.idWords)
+            log(request, status: 500, label: MockResponder.label(stub))
             return .respond(status: HTTPStatus(code: 500), headers: answer.headers, body: answer.body)
           }
         }
@@ -434,8 +406,7 @@ public final class MockResponder: Sendable {
     }
     // The status actually sent: a 304 from `x-conditional` or a 406 is recorded as such.
     let status = definition.fault == nil ? (plan.sentStatus ?? definition.status) : nil
-    var entry = makeEntry(
-      request, context: context, stubID: stub.id, nearMisses: [], idWords: draws.idWords)
+    var stateProblems: [String] = []
     // The state extension's listeners run after rendering and before sending (WireMock's
     // `beforeResponseSent`), so the next request sees their writes.
     let listeners = stub.extensions.stateListeners
@@ -446,16 +417,12 @@ public final class MockResponder: Sendable {
           status: status ?? definition.status, headers: definition.headers, body: definition.body),
         seed: draws.contentSeed)
       for p in problems { logger.line("state of \(MockResponder.label(stub)): \(p)") }
-      entry.stateProblems = problems
+      stateProblems = problems
     }
-    entry.fault = definition.fault?.rawValue
-    entry.addedDelayMilliseconds = addedDelay
-    entry.responseStatus = status
-    if immediate {
-      entry.served = true
-      entry.durationMilliseconds = 0
-    }
-    let ticket = journal.record(consume entry)
+    let fault = definition.fault?.rawValue
+    let ticket = record(
+      request, context: context, stubID: stub.id, status: status, served: immediate ? true : nil,
+      addedDelayMilliseconds: addedDelay, idWords: draws.idWords, fault: fault, stateProblems: stateProblems)
     let started = SocketOps.monotonicNanos()
     // Capture only what completion needs: copying whole stubs and definitions per request is costly.
     let stubID = stub.id
@@ -477,7 +444,6 @@ public final class MockResponder: Sendable {
     if immediate, !countsServes, transition == nil, !logs, hooks.isEmpty { return plan }
     let label = MockResponder.label(stub)
     let webhooks = webhooks
-    let fault = definition.fault?.rawValue
     let logged: ResponseDefinition? = logger.level == .verbose ? definition : nil
     plan.onComplete = { [self] served in
       let ms = Double(SocketOps.monotonicNanos() - started) / 1e6
@@ -492,21 +458,14 @@ public final class MockResponder: Sendable {
           journal.update(ticket) { $0.webhooks.append(outcome) }
         }
       }
-      if !immediate {
-        journal.update(ticket) { e in
-          e.served = served
-          e.durationMilliseconds = ms
-          if !served { e.responseStatus = nil }  // the client went away before the response was sent
-        }
-      }
+      if !immediate { recordCompletion(ticket, served: served, durationMilliseconds: ms) }
       if logs {
-        logger.request(
-          request, status: served ? status : nil, fault: fault, stub: label, durationMilliseconds: ms,
+        log(
+          request, status: served ? status : nil, fault: fault, label: label, durationMilliseconds: ms,
           served: served,
-          responseHead: logged.map {
-            HTTPResponseHead(status: HTTPStatus(code: $0.status), headers: $0.headers)
-          },
-          responseBody: logged?.body ?? [])
+          logged: logged.map {
+            (HTTPResponseHead(status: HTTPStatus(code: $0.status), headers: $0.headers), $0.body)
+          })
       }
     }
     return plan
@@ -527,26 +486,15 @@ public final class MockResponder: Sendable {
       MockResponder.name(stub, in: &definition!, once: &named)
     }
     let logged = definition
-    let logger = logger
-    plan.onComplete = { served in
-      logger.request(
-        request, status: served ? status : nil, fault: nil, stub: label,
+    plan.onComplete = { [self] served in
+      log(
+        request, status: served ? status : nil, label: label,
         durationMilliseconds: Double(SocketOps.monotonicNanos() - started) / 1e6, served: served,
-        responseHead: logged.map { HTTPResponseHead(status: HTTPStatus(code: status), headers: $0.headers) },
-        responseBody: logged?.body ?? [])
+        logged: logged.map {
+          (HTTPResponseHead(status: HTTPStatus(code: status), headers: $0.headers), $0.body)
+        })
     }
     return plan
-  }
-
-  func makeEntry(
-    _ request: HTTPRequest, context: RequestContext, stubID: String?, nearMisses: [NearMiss],
-    idWords: (UInt64, UInt64)? = nil
-  ) -> JournalEntry {
-    let words = idWords ?? random.withLock { ($0.next(), $0.next()) }
-    return JournalEntry(
-      idWords: words, request: request, client: context.client,
-      isTLS: context.isTLS, clientCertificateSubject: context.clientCertificateSubject,
-      loggedAt: context.receivedAt, stubID: stubID, nearMisses: nearMisses)
   }
 
   /// How logs name a stub: its name, else its file and JSON path (`mappings/users.json $.mappings[2]`),
