@@ -1,7 +1,11 @@
+import Foundation
 import HTTPCore
 import Mappings
 import MockJSON
+import TestSupport
 import Testing
+
+@testable import MockServer
 
 /// Load errors of `x-websocket` stubs and WireMock 4 message stub mappings (docs/streaming.md): each names
 /// the JSON path and what was expected; the stub or mapping with an error is left out, the others load.
@@ -87,6 +91,30 @@ struct WebSocketLoadErrorTests {
     #expect(two.count == 2 && two[1].httpTrigger == .stub(id: "s1"))
     // The file's source keeps what was written, with the id it was given.
     #expect(two[1].source["id"] == .string("made"))
+  }
+
+  /// An `http-stub` trigger naming an id no stub of the folder has is a warning (it fires only once a runtime
+  /// stub takes that id), at the trigger's `stubId`; one naming a file stub is not.
+  @Test func anHTTPStubTriggerNamingNoFileStubIsAWarning() throws {
+    let folder = try TemporaryFolder(files: [
+      ("a.json", #"{"id":"known","request":{"url":"/a"},"response":{"status":200}}"#)
+    ])
+    defer { folder.remove() }
+    try FileManager.default.createDirectory(
+      atPath: folder.path + "/message-mappings", withIntermediateDirectories: true)
+    try folder.write(
+      "message-mappings/triggers.json",
+      #"{"messageMappings":[{"id":"k","trigger":{"type":"http-stub","stubId":"known"},"actions":[]},"#
+        + #"{"id":"u","trigger":{"type":"http-stub","stubId":"later"},"actions":[]}]}"#)
+    let set = FixtureLoader.load(directory: folder.path)
+    #expect(!set.hasErrors)
+    let warnings = set.warnings.map { "\($0.file) \($0.path): \($0.message)" }
+    #expect(warnings.count == 1, "\(warnings)")
+    #expect(
+      warnings.first?.hasPrefix(#"message-mappings/triggers.json $.messageMappings[1].trigger.stubId: "#)
+        == true,
+      "\(warnings)")
+    #expect(warnings.first?.contains(#"stub "later""#) == true)
   }
 
   @Test(

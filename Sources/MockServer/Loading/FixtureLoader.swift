@@ -88,6 +88,7 @@ public enum FixtureLoader {
             found: "no mappings/ folder"))
         var set = FixtureSet(stubs: [], envelopes: envelopes, problems: problems)
         set.messageMappings = messageMappings
+        warnOfUnknownTriggerStubs(&set)
         return set
       }
       problems.append(
@@ -98,6 +99,7 @@ public enum FixtureLoader {
             + "or create \(directory)/mappings/*.json)"))
       var set = FixtureSet(stubs: [], envelopes: envelopes, problems: problems)
       set.messageMappings = messageMappings
+      warnOfUnknownTriggerStubs(&set)
       return set
     }
     // `.json` in any case (`.JSON` from Windows exports), as WireMock reads them. Files the folder lists
@@ -157,7 +159,28 @@ public enum FixtureLoader {
     var set = FixtureSet(stubs: stubs, envelopes: envelopes, problems: problems)
     set.loadedStamps = loadedStamps
     set.messageMappings = messageMappings
+    warnOfUnknownTriggerStubs(&set)
     return set
+  }
+
+  /// A warning for each `http-stub` trigger whose `stubId` no stub of the folder has: it never fires unless
+  /// a stub with that id is added at run time (`POST /__admin/mappings`), which is why it is not an error.
+  static func warnOfUnknownTriggerStubs(_ set: inout FixtureSet) {
+    let triggers = set.messageMappings.compactMap { m -> (WebSocketDefinition.MessageMapping, String)? in
+      guard case .stub(let id)? = m.httpTrigger else { return nil }
+      return (m, id)
+    }
+    guard !triggers.isEmpty else { return }
+    let ids = Set(set.stubs.map(\.id))
+    for (mapping, id) in triggers where !ids.contains(id) {
+      set.problems.append(
+        FixtureProblem(
+          severity: .warning, file: mapping.file ?? "message-mappings",
+          path: JSONPathText.child(JSONPathText.child(mapping.location, "trigger"), "stubId"),
+          message:
+            "http-stub trigger names stub \(JSONValue.quoted(id)), which no stub in mappings/ has: it fires only "
+            + "once a stub with that id is added at run time"))
+    }
   }
 
   /// `message-mappings/**/*.json` (absent: none), files in path order. A mapping without `id` or `uuid`
