@@ -1712,7 +1712,8 @@ extension AdminAPI {
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
               },
               "401": {"$ref": "#/components/responses/Unauthorized"},
-              "403": {"$ref": "#/components/responses/Forbidden"}
+              "403": {"$ref": "#/components/responses/Forbidden"},
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"}
             }
           },
           "put": {
@@ -1733,7 +1734,8 @@ extension AdminAPI {
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
               },
               "401": {"$ref": "#/components/responses/Unauthorized"},
-              "403": {"$ref": "#/components/responses/Forbidden"}
+              "403": {"$ref": "#/components/responses/Forbidden"},
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"}
             }
           },
           "patch": {
@@ -1754,7 +1756,8 @@ extension AdminAPI {
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
               },
               "401": {"$ref": "#/components/responses/Unauthorized"},
-              "403": {"$ref": "#/components/responses/Forbidden"}
+              "403": {"$ref": "#/components/responses/Forbidden"},
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"}
             }
           }
         },

@@ -81,11 +81,24 @@ extension AdminAPI {
       // POST and PUT replace the settings (WireMock's semantics: a field left out is unset); PATCH
       // changes only the fields given.
       let patch = call.method == "PATCH"
-      if !patch || delay != nil { settings.globalDelayMilliseconds = delay ?? 0 }
+      var next = settings.values
+      if !patch || delay != nil { next.fixedDelayMilliseconds = delay ?? 0 }
       if !patch || fields["delayDistribution"] != nil {
-        settings.setDelayDistribution(distribution, json: distributionJSON)
+        next.delayDistribution = distribution
+        next.delayDistributionJSON = distribution == nil ? nil : distributionJSON
       }
-      if !patch || fields["extended"] != nil { settings.extended = extended }
+      if !patch || fields["extended"] != nil { next.extended = extended }
+      if let shared = store.shared {
+        // Every replica serves the store's settings: written there first, then read back from it.
+        do {
+          let settings = settings
+          try SharedSettings(shared).write(next.json) { settings.apply(json: $0, log: shared.logLine) }
+        } catch {
+          return AdminAPI.sharedStateUnavailable(error)
+        }
+      } else {
+        settings.apply(next)
+      }
       return AdminAPI.json(settingsJSON())
     default:
       return notFound(call)
@@ -93,10 +106,7 @@ extension AdminAPI {
   }
 
   func settingsJSON() -> JSONValue {
-    var pairs: [(String, JSONValue)] = [("fixedDelay", .number(JSONNumber(settings.globalDelayMilliseconds)))]
-    if let d = settings.delayDistributionJSON { pairs.append(("delayDistribution", d)) }
-    if let e = settings.extended { pairs.append(("extended", e)) }
-    return .object(JSONObject(pairs: [("settings", .object(JSONObject(pairs: pairs)))]))
+    .object(JSONObject(pairs: [("settings", settings.values.json)]))
   }
 
   /// `POST /__admin/reset`: stubs and message stub mappings back to the fixtures folder (runtime ones

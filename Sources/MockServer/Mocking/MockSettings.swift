@@ -49,5 +49,79 @@ public final class MockSettings: Sendable {
     set { random.withLock { $0.extended = newValue } }
   }
 
+  /// The settings as one value: what `GET /__admin/settings` shows inside `settings`, and what the
+  /// shared store holds (``SharedSettings``).
+  package struct Values: Sendable {
+    /// `fixedDelay`, in ms (0...``MockServiceConfiguration/maxDelayMilliseconds``).
+    package var fixedDelayMilliseconds = 0
+    package var delayDistribution: DelayDistribution?
+    /// `delayDistribution` as it was given.
+    package var delayDistributionJSON: JSONValue?
+    package var extended: JSONValue?
+
+    package init() {}
+
+    /// Reads a settings object (`{"fixedDelay", "delayDistribution", "extended"}`, each optional); nil when
+    /// a field is not what it must be (the admin API says why before anything is written).
+    package init?(json: JSONValue) {
+      guard let o = json.objectValue else { return nil }
+      if let v = o["fixedDelay"], v != .null {
+        guard let n = v.numberValue?.intValue, n >= 0, n <= MockServiceConfiguration.maxDelayMilliseconds
+        else { return nil }
+        fixedDelayMilliseconds = n
+      }
+      if let v = o["delayDistribution"], v != .null {
+        var d = Diagnostics(file: "")
+        guard let distribution = StubParser.parseDistribution(v, "$.delayDistribution", &d), d.errorCount == 0
+        else { return nil }
+        delayDistribution = distribution
+        delayDistributionJSON = v
+      }
+      if let v = o["extended"], v != .null {
+        guard v.objectValue != nil else { return nil }
+        extended = v
+      }
+    }
+
+    /// The settings object, as `GET /__admin/settings` shows it inside `settings`.
+    package var json: JSONValue {
+      var pairs: [(String, JSONValue)] = [("fixedDelay", .number(JSONNumber(fixedDelayMilliseconds)))]
+      if let delayDistributionJSON { pairs.append(("delayDistribution", delayDistributionJSON)) }
+      if let extended { pairs.append(("extended", extended)) }
+      return .object(JSONObject(pairs: pairs))
+    }
+  }
+
+  /// The current settings.
+  package var values: Values {
+    var v = Values()
+    v.fixedDelayMilliseconds = globalDelayMilliseconds
+    random.withLock {
+      v.delayDistribution = $0.distribution
+      v.delayDistributionJSON = $0.distributionJSON
+      v.extended = $0.extended
+    }
+    return v
+  }
+
+  /// Replaces every setting with those of `json` (a settings object the shared store holds); one that is
+  /// not one changes nothing and is reported to `log`.
+  package func apply(json: JSONValue, log: (String) -> Void) {
+    guard let values = Values(json: json) else {
+      log(
+        "mockserver: shared state store: settings left as they are: not a settings object: \(json.serialized())"
+      )
+      return
+    }
+    apply(values)
+  }
+
+  /// Replaces every setting with `values`.
+  package func apply(_ values: Values) {
+    globalDelayMilliseconds = values.fixedDelayMilliseconds
+    setDelayDistribution(values.delayDistribution, json: values.delayDistributionJSON)
+    extended = values.extended
+  }
+
   static func clampDelay(_ ms: Int) -> Int { min(max(0, ms), MockServiceConfiguration.maxDelayMilliseconds) }
 }

@@ -75,14 +75,19 @@ public final class MockService: HTTPResponder, Sendable {
     if let shared {
       // The store's runtime stubs before serving, then every change published after the subscription.
       let store = store
+      let sharedSettings = SharedSettings(shared)
+      let settings = settings
       do {
         try store.refreshFromSharedStore()
+        try sharedSettings.refresh { settings.apply(json: $0, log: shared.logLine) }
       } catch {
-        logger.line("mockserver: runtime stubs not loaded from the shared state store yet: \(error)")
+        logger.line(
+          "mockserver: runtime stubs and settings not loaded from the shared state store yet: \(error)")
       }
       shared.startListening {
         do {
           try store.refreshFromSharedStore()
+          try sharedSettings.refresh { settings.apply(json: $0, log: shared.logLine) }
           return true
         } catch {
           return false

@@ -45,6 +45,8 @@ package final class SharedRuntimeStubs: Sendable {
   private let orderKey: String
   private let generationKey: String
   package let channel: String
+  /// The prefix of every key and channel (other shared state, ``SharedSettings``, keys its own by it).
+  package let keyPrefix: String
   /// The view, and the lock that makes a change of the runtime stubs (store write, then local swap) one
   /// step: changes and refreshes of one replica never interleave.
   private let view = Mutex(View())
@@ -80,6 +82,7 @@ package final class SharedRuntimeStubs: Sendable {
     orderKey = keyPrefix + ":stubs:order"
     generationKey = keyPrefix + ":stubs:generation"
     channel = keyPrefix + ":stubs:changed"
+    self.keyPrefix = keyPrefix
     self.log = log
   }
 
