@@ -50,6 +50,11 @@ package final class SharedRuntimeStubs: Sendable {
   private let view = Mutex(View())
   private let log: @Sendable (String) -> Void
   private let listening = Mutex(false)
+  /// Reports a change between up and down, one log line per change for every connection of the replica.
+  private let report: @Sendable (Bool, String) -> Void
+  private let timeoutMilliseconds: Int
+  /// The key prefix (a session's or a deployment's namespace).
+  package let keyPrefix: String
 
   /// - Parameters:
   ///   - keyPrefix: prepended to every key and to the channel.
@@ -72,6 +77,9 @@ package final class SharedRuntimeStubs: Sendable {
           ? "mockserver: shared state store \(endpoint) is up again"
           : "mockserver: shared state store \(endpoint) is down (\(detail)); retrying with back-off")
     }
+    self.report = report
+    self.timeoutMilliseconds = timeoutMilliseconds
+    self.keyPrefix = keyPrefix
     connection = RedisConnection(
       endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds, onStateChange: report)
     listener = RedisConnection(
@@ -84,6 +92,12 @@ package final class SharedRuntimeStubs: Sendable {
   }
 
   package var endpoint: RedisEndpoint { connection.endpoint }
+
+  /// Another connection to the store, reporting up and down in the same log lines (for the scenario
+  /// states and the journal: each owns its connection, so none waits behind another's commands).
+  package func makeConnection() -> RedisConnection {
+    RedisConnection(endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds, onStateChange: report)
+  }
 
   /// Writes one line to the log.
   package func logLine(_ text: String) { log(text) }
