@@ -453,6 +453,38 @@ struct SharedStateTests {
     try cluster.redis.start()
     #expect(eventually { Self.count(ports[1], "/file") != nil })
   }
+
+  @Test(
+    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  func aStoreWhoseRepliesStallDoesNotHoldPlainStubs() throws {
+    #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
+    let redis = try RedisServer()
+    defer { redis.stop() }
+    let proxy = try StallingProxy(upstreamPort: redis.port)
+    defer { proxy.stop() }
+    let fixtures = try TemporaryFixtures(
+      [("file.json", stubJSON("/file", body: "file"))] + Self.scenarioFiles)
+    defer { fixtures.remove() }
+    let replica = try MockServerProcess.launch(
+      arguments: ["--fixtures", fixtures.fixtures, "--no-watch", "--quiet", "--state-store", proxy.url])
+    defer { _ = replica.stop() }
+    #expect(Self.serves(replica.port, "/step", "first"), "through the proxy while it forwards")
+    proxy.stall()
+    // A scenario request now waits on the store: the proxy holds its commit's reply (or the journal
+    // writer's, whichever comes first).
+    let done = DispatchSemaphore(value: 0)
+    Thread {
+      _ = get(replica.port, "/step", timeout: 60)
+      done.signal()
+    }.start()
+    #expect(eventually { proxy.heldReplies > 0 })
+    // Plain stubs answer meanwhile (and their journal entries queue).
+    for _ in 0..<50 { #expect(Self.serves(replica.port, "/file", "file")) }
+    #expect(proxy.isStalled, "every answer came while the store's replies were held")
+    proxy.resume()
+    done.wait()
+    #expect(eventually { Self.serves(replica.port, "/step", "second") })
+  }
 }
 
 /// Requests sent during the outage: how many were served as expected, and the answers that were not.

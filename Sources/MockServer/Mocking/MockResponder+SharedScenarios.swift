@@ -14,15 +14,25 @@ import MockJSON
 /// returned, up to ``sharedCommitAttempts`` times. While the store cannot answer, such a request is
 /// answered 503 (the shared state is unavailable), never from one replica's view.
 extension MockResponder {
-  /// A match made against the shared store's states, with what the commit gave it.
-  struct SharedMatch {
-    var table: StubTable
+  /// A match made against the shared store's states, with what the commit gave it. A class: the
+  /// parameter that carries it is one word, nil on the way without the store.
+  final class SharedMatch: Sendable {
+    let table: StubTable
     /// The states the match read.
-    var states: [String: String]
-    var outcome: StubMatch
-    var index: Int?
+    let states: [String: String]
+    let outcome: StubMatch
+    let index: Int?
     /// The response-sequence position the store gave this serve (nil when the winner counts none).
-    var serveIndex: Int?
+    let serveIndex: Int?
+
+    init(table: StubTable, states: [String: String], outcome: StubMatch, index: Int?, serveIndex: Int? = nil)
+    {
+      self.table = table
+      self.states = states
+      self.outcome = outcome
+      self.index = index
+      self.serveIndex = serveIndex
+    }
   }
 
   /// Matches against the store's states at most this many times for one request (8: each retry means

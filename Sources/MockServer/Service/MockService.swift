@@ -56,7 +56,8 @@ public final class MockService: HTTPResponder, Sendable {
     let sharedJournal = shared.flatMap { s in
       configuration.journalCapacity > 0
         ? SharedJournal(
-          connection: s.makeConnection(), capacity: configuration.journalCapacity, keyPrefix: s.keyPrefix)
+          connection: s.makeConnection(), capacity: configuration.journalCapacity,
+          maxBytes: configuration.journalMaxBytes, keyPrefix: s.keyPrefix)
         : nil
     }
     journal = RequestJournal(

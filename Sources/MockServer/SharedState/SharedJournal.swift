@@ -21,7 +21,22 @@ package final class SharedJournal: Sendable {
   /// The entries queued for the store, and how many were dropped (queue over capacity).
   private struct Queue {
     var entries: [JournalEntry] = []
+    var bytes = 0
     var dropped = 0
+
+    /// Drops the oldest entries beyond `capacity` entries or `maxBytes` bytes (the journal's bounds).
+    mutating func bound(capacity: Int, maxBytes: Int) {
+      var over = 0
+      var freed = 0
+      while over < entries.count - 1, entries.count - over > capacity || bytes - freed > maxBytes {
+        freed += entries[over].approximateBytes
+        over += 1
+      }
+      guard over > 0 else { return }
+      entries.removeFirst(over)
+      bytes -= freed
+      dropped += over
+    }
   }
 
   /// One read of the stream.
@@ -36,6 +51,8 @@ package final class SharedJournal: Sendable {
   private let key: String
   /// The stream's bound (the journal's configured capacity, 1...).
   package let capacity: Int
+  /// The queue's bound in bytes (the journal's).
+  private let maxBytes: Int
   private let queue = Mutex(Queue())
   /// Sends happen one at a time, in order (the writer's and a query's alike).
   private let sending = Mutex(())
@@ -48,11 +65,16 @@ package final class SharedJournal: Sendable {
   package static let flushIntervalMilliseconds = 1000
 
   /// - Parameters:
-  ///   - capacity: the stream's bound, clamped to 1...10,000,000 (the journal's capacity).
+  ///   - capacity: the stream's bound, clamped to 1...10,000,000 (the journal's capacity); entries queued
+  ///     while the store is down are bounded by it too, and by `maxBytes` (the journal's byte bound).
   ///   - keyPrefix: prepended to the key (a session's or a deployment's namespace).
-  package init(connection: RedisConnection, capacity: Int, keyPrefix: String = "mockserver") {
+  package init(
+    connection: RedisConnection, capacity: Int, maxBytes: Int = RequestJournal.defaultMaxBytes,
+    keyPrefix: String = "mockserver"
+  ) {
     self.connection = connection
     self.capacity = min(max(capacity, 1), 10_000_000)
+    self.maxBytes = max(0, maxBytes)
     key = keyPrefix + ":journal"
   }
 
@@ -60,11 +82,8 @@ package final class SharedJournal: Sendable {
   package func append(_ entry: JournalEntry) {
     let queued = queue.withLock { q in
       q.entries.append(entry)
-      if q.entries.count > capacity {
-        let over = q.entries.count - capacity
-        q.entries.removeFirst(over)
-        q.dropped += over
-      }
+      q.bytes += entry.approximateBytes
+      if q.entries.count > capacity || q.bytes > maxBytes { q.bound(capacity: capacity, maxBytes: maxBytes) }
       return q.entries.count
     }
     if queued == Self.batchEntries { wake.signal() }
@@ -96,6 +115,7 @@ package final class SharedJournal: Sendable {
     let outcome: Result<Void, RedisFailure> = sending.withLock { _ in
       let batch = queue.withLock { q in
         defer { q.entries = [] }
+        q.bytes = 0
         return q.entries
       }
       guard !batch.isEmpty else { return .success(()) }
@@ -110,11 +130,8 @@ package final class SharedJournal: Sendable {
         // Back in front of what was queued meanwhile, within the bound.
         queue.withLock { q in
           q.entries.insert(contentsOf: batch, at: 0)
-          if q.entries.count > capacity {
-            let over = q.entries.count - capacity
-            q.entries.removeFirst(over)
-            q.dropped += over
-          }
+          q.bytes += batch.reduce(0) { $0 + $1.approximateBytes }
+          q.bound(capacity: capacity, maxBytes: maxBytes)
         }
         return .failure(error)
       }
@@ -160,7 +177,10 @@ package final class SharedJournal: Sendable {
   /// Empties the stream, and this replica's queue.
   package func clear() throws(RedisFailure) {
     let outcome: Result<Void, RedisFailure> = sending.withLock { _ in
-      queue.withLock { $0.entries = [] }
+      queue.withLock { q in
+        q.entries = []
+        q.bytes = 0
+      }
       do throws(RedisFailure) {
         _ = try connection.command(["DEL", key])
         return .success(())
