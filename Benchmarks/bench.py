@@ -660,6 +660,8 @@ def fmt_value(v, unit):
         return f"{v:.1f} %"
     if unit == "ms-abs":
         return f"{v:.1f}"
+    if unit == "per-req":
+        return f"{v:.2f}"
     return f"{v:.1f}"
 
 
@@ -723,16 +725,62 @@ def measure_store(binary, fixtures, tmp):
             if http_get_status(s.port, BENCH_PATH) != 200:
                 die(f"{s.label} does not answer GET {BENCH_PATH} with 200")
             wrk(s, 32, 1)
-        runs = {"without": [], "with": []}
+        runs = {"without": [], "with": [], "scenario-without": [], "scenario-with": []}
         for _ in range(ROUNDS):
             runs["without"].append(wrk(alone, 32, DURATION))
-            runs["with"].append(wrk(shared, 32, DURATION))
+            before = redis_command_calls(redis_port)
+            run = wrk(shared, 32, DURATION)
+            after = redis_command_calls(redis_port)
+            # The journal: every served request becomes one XADD (batched by the writer thread).
+            run["xadd_per_req"] = (after.get("xadd", 0) - before.get("xadd", 0)) / max(run["requests"], 1)
+            runs["with"].append(run)
+        # A scenario stub (a state it requires): each request is one commit in the store (EVAL).
+        for s in (alone, shared):
+            post_json(s.port, "/__admin/mappings", STORE_SCENARIO_STUB)
+            if http_get_status(s.port, "/bench-scenario") != 200:
+                die(f"{s.label} does not answer GET /bench-scenario with 200")
+        for _ in range(ROUNDS):
+            runs["scenario-without"].append(wrk(alone, 32, DURATION, path="/bench-scenario"))
+            before = redis_command_calls(redis_port)
+            run = wrk(shared, 32, DURATION, path="/bench-scenario")
+            after = redis_command_calls(redis_port)
+            run["eval_per_req"] = (after.get("eval", 0) - before.get("eval", 0)) / max(run["requests"], 1)
+            run["commands_per_req"] = (sum(after.values()) - sum(before.values())) / max(run["requests"], 1)
+            runs["scenario-with"].append(run)
         alone.stop()
         shared.stop()
         return runs
     finally:
         redis.kill()
         redis.wait()
+
+
+STORE_SCENARIO_STUB = json.dumps({
+    "scenarioName": "bench", "requiredScenarioState": "Started",
+    "request": {"method": "GET", "url": "/bench-scenario"}, "response": {"status": 200, "body": "s"}})
+
+
+def redis_command_calls(port):
+    """{command: calls} from `INFO commandstats` of the redis-server on `port`."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(b"INFO commandstats\r\n")
+        data = b""
+        while b"\r\n" not in data:
+            data += s.recv(65536)
+        header, _, rest = data.partition(b"\r\n")
+        length = int(header[1:])
+        while len(rest) < length:
+            rest += s.recv(65536)
+    calls = {}
+    for name, count in re.findall(r"^cmdstat_(\w+):calls=(\d+)", rest.decode(), re.M):
+        calls[name] = int(count)
+    return calls
+
+
+def post_json(port, path, body):
+    req = urllib.request.Request(f"http://{HOST}:{port}{path}", data=body.encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(req, timeout=5).read()
 
 
 def store_rows(runs):
@@ -744,6 +792,15 @@ def store_rows(runs):
         ("  server CPU µs/req", summary([x["cpu_us_per_req"] for x in runs["without"]]), "µs"),
         ("req/s, plain stub, --state-store (c32)", with_store, "req/s"),
         ("  server CPU µs/req", summary([x["cpu_us_per_req"] for x in runs["with"]]), "µs"),
+        ("  journal XADDs per request", summary([x["xadd_per_req"] for x in runs["with"]]), "per-req"),
+        ("req/s, scenario stub, no store (c32)", summary([x["rps"] for x in runs["scenario-without"]]), "req/s"),
+        ("req/s, scenario stub, --state-store (c32)", summary([x["rps"] for x in runs["scenario-with"]]),
+         "req/s"),
+        ("  store commits (EVAL) per request", summary([x["eval_per_req"] for x in runs["scenario-with"]]),
+         "per-req"),
+        ("  store commands per request", summary([x["commands_per_req"] for x in runs["scenario-with"]]),
+         "per-req"),
+        ("  p99", summary([x["p99_ms"] for x in runs["scenario-with"]]), "ms"),
     ], ratio(median_of(with_store), median_of(without)), sum(x["non2xx"] for g in runs.values() for x in g)
 
 

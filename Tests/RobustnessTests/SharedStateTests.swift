@@ -49,9 +49,10 @@ struct SharedStateTests {
     let fixtures: TemporaryFixtures
     let replicas: [MockServerProcess]
 
-    init() throws {
+    /// - Parameter files: more fixture files besides `file.json`.
+    init(files: [(String, String)] = []) throws {
       redis = try RedisServer()
-      fixtures = try TemporaryFixtures([("file.json", stubJSON("/file", body: "file"))])
+      fixtures = try TemporaryFixtures([("file.json", stubJSON("/file", body: "file"))] + files)
       var started: [MockServerProcess] = []
       for _ in 0..<3 { started.append(try Cluster.launch(fixtures, redis)) }
       replicas = started
@@ -265,6 +266,224 @@ struct SharedStateTests {
           return log.contains("is down") && log.contains("is up again")
         }, "\(replica.standardErrorText)")
     }
+  }
+
+  /// A scenario of two steps on `GET /step` (`first` moves it to `second`) and a response sequence of
+  /// three on `GET /seq`, as file stubs of every replica.
+  static let scenarioFiles = [
+    (
+      "step-first.json",
+      #"{"scenarioName":"flow","requiredScenarioState":"Started","newScenarioState":"second","#
+        + #""request":{"method":"GET","url":"/step"},"response":{"status":200,"body":"first"}}"#
+    ),
+    (
+      "step-second.json",
+      #"{"scenarioName":"flow","requiredScenarioState":"second","#
+        + #""request":{"method":"GET","url":"/step"},"response":{"status":200,"body":"second"}}"#
+    ),
+    (
+      "seq.json",
+      #"{"request":{"method":"GET","url":"/seq"},"x-responseSequence":{"responses":["#
+        + #"{"status":200,"body":"1"},{"status":200,"body":"2"},{"status":200,"body":"3"}]}}"#
+    ),
+  ]
+
+  /// The scenario's state as replica `port` reports it.
+  static func scenarioState(_ port: Int) throws -> String? {
+    let listed = try call(port, "GET", "/__admin/scenarios")
+    let list = try JSONValue.parse(content(listed)).objectValue?["scenarios"]?.arrayValue ?? []
+    return list.first { $0.objectValue?["name"]?.stringValue == "flow" }?.objectValue?["state"]?.stringValue
+  }
+
+  @Test(
+    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  func scenarioStatesAndSequencePositionsAreSharedByTheReplicas() throws {
+    #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
+    let cluster = try Cluster(files: Self.scenarioFiles)
+    defer { cluster.stop() }
+    let (a, b, c) = (cluster.ports[0], cluster.ports[1], cluster.ports[2])
+    // Advanced through B, seen by C (and A), at once: the store holds the state.
+    #expect(Self.serves(b, "/step", "first"))
+    #expect(Self.serves(c, "/step", "second"))
+    #expect(Self.serves(a, "/step", "second"))
+    #expect(try Self.scenarioState(a) == "second")
+    // Set through the admin API of C, seen by B.
+    let set = try Self.call(c, "PUT", "/__admin/scenarios/flow/state", #"{"state":"Started"}"#)
+    #expect(status(set) == 200, "\(set)")
+    #expect(try Self.scenarioState(b) == "Started")
+    #expect(Self.serves(b, "/step", "first"))
+    // A sequence's position is shared: one response each, in order, whichever replica serves.
+    #expect(Self.serves(a, "/seq", "1"))
+    #expect(Self.serves(b, "/seq", "2"))
+    #expect(Self.serves(c, "/seq", "3"))
+    #expect(Self.serves(a, "/seq", "3"), "sticks on the last")
+    // Reset through A: the scenario and the sequence start again everywhere.
+    let reset = try Self.call(a, "POST", "/__admin/scenarios/reset")
+    #expect(status(reset) == 200, "\(reset)")
+    #expect(Self.serves(c, "/seq", "1"))
+    #expect(try Self.scenarioState(b) == "Started")
+    // The global reset too.
+    #expect(Self.serves(c, "/step", "first"))
+    let global = try Self.call(b, "POST", "/__admin/reset")
+    #expect(status(global) == 200, "\(global)")
+    #expect(Self.serves(a, "/step", "first"))
+  }
+
+  @Test(
+    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  func concurrentRequestsToOneScenarioStepOverThreeReplicasAdvanceItExactlyOnce() throws {
+    #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
+    let cluster = try Cluster(files: Self.scenarioFiles)
+    defer { cluster.stop() }
+    let ports = cluster.ports
+    // 200 requests on threads of their own, released together, spread over the three replicas.
+    let gate = DispatchSemaphore(value: 0)
+    let done = DispatchGroup()
+    let answers = Mutex([String]())
+    for k in 0..<200 {
+      done.enter()
+      let thread = Thread {
+        gate.wait()
+        let answer = get(ports[k % 3], "/step", timeout: 60)
+        answers.withLock { $0.append(status(answer) == 200 ? Self.content(answer) : answer) }
+        done.leave()
+      }
+      thread.stackSize = 256 << 10
+      thread.start()
+    }
+    for _ in 0..<200 { gate.signal() }
+    done.wait()
+    let all = answers.withLock { $0 }
+    #expect(all.count == 200)
+    #expect(all.filter { $0 == "first" }.count == 1, "exactly one answered by the step's stub")
+    #expect(all.filter { $0 == "second" }.count == 199, "\(all.filter { $0 != "second" }.prefix(3))")
+    for port in ports { #expect(try Self.scenarioState(port) == "second") }
+  }
+
+  @Test(
+    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  func aScenarioStubAnswers503WhileTheStoreIsDownAndPlainStubsServe() throws {
+    #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
+    let cluster = try Cluster(files: Self.scenarioFiles)
+    defer { cluster.stop() }
+    let ports = cluster.ports
+    #expect(Self.serves(ports[0], "/step", "first"))
+    cluster.redis.stop()
+    for port in ports {
+      let answer = get(port, "/step")
+      #expect(status(answer) == 503, "\(answer)")
+      #expect(answer.contains("Shared state unavailable"), "\(answer)")
+      #expect(status(get(port, "/seq")) == 503)
+      #expect(Self.serves(port, "/file", "file"), "a plain stub keeps serving")
+      let listed = try Self.call(port, "GET", "/__admin/scenarios")
+      #expect(status(listed) == 503, "\(listed)")
+    }
+    // Back, empty: the scenario starts again, on every replica, without a restart of its own.
+    try cluster.redis.start()
+    #expect(eventually { Self.serves(ports[1], "/step", "first") })
+    for port in ports { #expect(eventually { Self.serves(port, "/step", "second") }) }
+  }
+
+  /// `count` of `POST /__admin/requests/count` for `GET url` on `port` (nil for any other answer).
+  static func count(_ port: Int, _ url: String) -> Int? {
+    guard
+      let answer = try? call(port, "POST", "/__admin/requests/count", #"{"method":"GET","url":"\#(url)"}"#),
+      status(answer) == 200
+    else { return nil }
+    return (try? JSONValue.parse(content(answer)))?.objectValue?["count"]?.numberValue?.intValue
+  }
+
+  @Test(
+    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  func theJournalIsSharedAnyReplicaCountsForAllAndAKilledReplicaLosesNoEntry() throws {
+    #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
+    let cluster = try Cluster()
+    defer { cluster.stop() }
+    let ports = cluster.ports
+    // 10 requests to each replica, and one unmatched to each.
+    for k in 0..<30 { #expect(Self.serves(ports[k % 3], "/file", "file")) }
+    for port in ports { #expect(status(get(port, "/nothing-\(port)")) == 404) }
+    // Any replica counts all 30: its own entries are sent before it answers, the others' within a
+    // second (waited for, no fixed sleep); never more.
+    for port in ports {
+      var last: Int?
+      #expect(
+        eventually {
+          last = Self.count(port, "/file")
+          return last == 30
+        }, "count on \(port): \(String(describing: last))")
+    }
+    let found = try Self.call(ports[1], "POST", "/__admin/requests/find", #"{"method":"GET","url":"/file"}"#)
+    let requests = try JSONValue.parse(Self.content(found)).objectValue?["requests"]?.arrayValue
+    #expect(requests?.count == 30, "\(found.prefix(300))")
+    let unmatched = try Self.call(ports[2], "GET", "/__admin/requests/unmatched")
+    #expect(
+      try JSONValue.parse(Self.content(unmatched)).objectValue?["requests"]?.arrayValue?.count == 3,
+      "\(unmatched.prefix(300))")
+    let misses = try Self.call(ports[0], "GET", "/__admin/requests/unmatched/near-misses")
+    #expect(status(misses) == 200, "\(misses.prefix(300))")
+    let listed = try Self.call(ports[0], "GET", "/__admin/requests")
+    let total = try JSONValue.parse(Self.content(listed)).objectValue?["meta"]?.objectValue?["total"]
+    #expect(total?.numberValue?.intValue == 33, "\(listed.prefix(300))")
+
+    // Cleared through C: cleared for every replica.
+    let cleared = try Self.call(ports[2], "DELETE", "/__admin/requests")
+    #expect(status(cleared) == 200, "\(cleared)")
+    #expect(Self.count(ports[0], "/file") == 0)
+
+    // 20 requests through A, acknowledged to the store (B counts them); A killed with SIGKILL loses none.
+    for _ in 0..<20 { #expect(Self.serves(ports[0], "/file", "file")) }
+    #expect(eventually { Self.count(ports[1], "/file") == 20 })
+    kill(cluster.replicas[0].processIdentifier, SIGKILL)
+    #expect(cluster.replicas[0].waitForExit(timeout: 10) != nil)
+    #expect(Self.count(ports[1], "/file") == 20)
+    #expect(Self.count(ports[2], "/file") == 20)
+
+    // With the store down, a count is 503 (the shared state is unavailable), never one replica's number.
+    cluster.redis.stop()
+    for port in ports.dropFirst() {
+      let answer = try Self.call(port, "POST", "/__admin/requests/count", #"{"method":"GET","url":"/file"}"#)
+      #expect(status(answer) == 503, "\(answer)")
+      #expect(answer.contains("Shared state unavailable"), "\(answer)")
+      let find = try Self.call(port, "POST", "/__admin/requests/find", #"{"method":"GET","url":"/file"}"#)
+      #expect(status(find) == 503, "\(find)")
+      #expect(Self.serves(port, "/file", "file"), "plain stubs keep serving")
+    }
+    // Back (empty): counts answer again, from what was sent since.
+    try cluster.redis.start()
+    #expect(eventually { Self.count(ports[1], "/file") != nil })
+  }
+
+  @Test(
+    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  func aStoreWhoseRepliesStallDoesNotHoldPlainStubs() throws {
+    #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
+    let redis = try RedisServer()
+    defer { redis.stop() }
+    let proxy = try StallingProxy(upstreamPort: redis.port)
+    defer { proxy.stop() }
+    let fixtures = try TemporaryFixtures(
+      [("file.json", stubJSON("/file", body: "file"))] + Self.scenarioFiles)
+    defer { fixtures.remove() }
+    let replica = try MockServerProcess.launch(
+      arguments: ["--fixtures", fixtures.fixtures, "--no-watch", "--quiet", "--state-store", proxy.url])
+    defer { _ = replica.stop() }
+    #expect(Self.serves(replica.port, "/step", "first"), "through the proxy while it forwards")
+    proxy.stall()
+    // A scenario request now waits on the store: the proxy holds its commit's reply (or the journal
+    // writer's, whichever comes first).
+    let done = DispatchSemaphore(value: 0)
+    Thread {
+      _ = get(replica.port, "/step", timeout: 60)
+      done.signal()
+    }.start()
+    #expect(eventually { proxy.heldReplies > 0 })
+    // Plain stubs answer meanwhile (and their journal entries queue).
+    for _ in 0..<50 { #expect(Self.serves(replica.port, "/file", "file")) }
+    #expect(proxy.isStalled, "every answer came while the store's replies were held")
+    proxy.resume()
+    done.wait()
+    #expect(eventually { Self.serves(replica.port, "/step", "second") })
   }
 }
 

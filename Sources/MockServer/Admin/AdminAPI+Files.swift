@@ -119,7 +119,7 @@ extension AdminAPI {
 
   /// `POST /__admin/requests/remove-by-metadata`: removes the journal entries of requests served by stubs
   /// whose `metadata` matches the body's matcher; answers `{}`.
-  func removeRequestsByMetadata(_ call: Call) -> ResponsePlan {
+  func removeRequestsByMetadata(_ call: Call, in journal: RequestJournal) -> ResponsePlan {
     let pattern: StringValuePattern
     switch AdminAPI.metadataMatcher(call) {
     case .failure(let f): return f.plan

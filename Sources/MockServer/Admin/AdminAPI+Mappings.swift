@@ -124,12 +124,12 @@ extension AdminAPI {
     return true
   }
 
-  /// The 503 answering a change of the stubs that the shared state store could not take (nothing was
-  /// changed, here or in the store).
-  static func sharedStateUnavailable(_ failure: RedisFailure) -> ResponsePlan {
+  /// The 503 answering a change that the shared state store could not take (nothing was changed, here
+  /// or in the store), or a read (`changed: false`) that needs the store's answer, not one replica's.
+  static func sharedStateUnavailable(_ failure: RedisFailure, changed: Bool = true) -> ResponsePlan {
     error(
       HTTPStatus(code: 503), title: "Shared state unavailable",
-      detail: "\(failure) (nothing was changed)")
+      detail: changed ? "\(failure) (nothing was changed)" : "\(failure)")
   }
 
   /// `PUT /__admin/mappings/{id}`: replaces the stub in place (the path's id wins over the body's).

@@ -408,6 +408,7 @@ extension AdminAPI {
               {"name": "matchingStub", "in": "query", "schema": {"type": "string"}}
             ],
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Journal",
                 "content": {
@@ -438,6 +439,7 @@ extension AdminAPI {
           "delete": {
             "summary": "Clear the journal",
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
@@ -452,6 +454,7 @@ extension AdminAPI {
           "post": {
             "summary": "Clear the journal",
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
@@ -472,6 +475,7 @@ extension AdminAPI {
               }
             },
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Count",
                 "content": {
@@ -507,6 +511,7 @@ extension AdminAPI {
               }
             },
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Requests",
                 "content": {
@@ -532,6 +537,7 @@ extension AdminAPI {
               }
             },
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Removed requests",
                 "content": {
@@ -566,6 +572,7 @@ extension AdminAPI {
               "content": {"application/json": {"schema": {"type": "object"}}}
             },
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
@@ -583,6 +590,7 @@ extension AdminAPI {
           "get": {
             "summary": "Unmatched requests",
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Requests",
                 "content": {
@@ -599,6 +607,7 @@ extension AdminAPI {
           "get": {
             "summary": "Near misses of unmatched requests",
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Near misses",
                 "content": {
@@ -618,6 +627,7 @@ extension AdminAPI {
               {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
             ],
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Entry",
                 "content": {
@@ -639,6 +649,7 @@ extension AdminAPI {
               {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
             ],
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
@@ -688,6 +699,7 @@ extension AdminAPI {
               }
             },
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Near misses",
                 "content": {
@@ -707,6 +719,7 @@ extension AdminAPI {
           "get": {
             "summary": "Scenarios and their states",
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Scenarios",
                 "content": {
@@ -1637,6 +1650,7 @@ extension AdminAPI {
           "post": {
             "summary": "Every scenario back to Started",
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
@@ -1662,6 +1676,7 @@ extension AdminAPI {
               }
             },
             "responses": {
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "200": {
                 "description": "Done",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
@@ -2168,7 +2183,7 @@ extension AdminAPI {
       "components": {
         "responses": {
           "SharedStateUnavailable": {
-            "description": "With --state-store: the shared state store cannot be reached, so the change of the stubs was refused (nothing changed, here or in the store)",
+            "description": "With --state-store: the shared state store cannot be reached. A change (of the stubs, the scenarios or the journal) was refused: nothing changed, here or in the store. A read that answers for every replica (the journal queries, counts, finds, near misses; the scenarios) is refused rather than answered from this replica alone. The error title is Shared state unavailable",
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
           },
           "WriteFailed": {

@@ -5,11 +5,79 @@ import MockJSON
 import Templating
 
 extension AdminAPI {
-  /// `/__admin/requests…`
+  /// `/__admin/requests…`. With a shared state store, every query answers from every replica's
+  /// entries (the store's stream, read after this replica's queued entries are sent), a removal
+  /// removes from the stream too, and while the store cannot answer the answer is 503, never this
+  /// replica's entries alone.
   func requests(_ call: Call, _ rest: [String]) -> ResponsePlan {
-    let journal = journal
+    guard let sharedJournal else { return requests(call, rest, in: journal) }
+    if (call.method == "DELETE" && rest.isEmpty) || (call.method == "POST" && rest == ["reset"]) {
+      do {
+        try sharedJournal.clear()
+      } catch {
+        return AdminAPI.sharedStateUnavailable(error)
+      }
+      journal.clear()
+      return AdminAPI.empty
+    }
+    let view: SharedJournal.View
+    do {
+      view = try sharedJournal.read()
+    } catch {
+      return AdminAPI.sharedStateUnavailable(error, changed: false)
+    }
+    let everyReplica = journal(of: view, nearMisses: rest == ["unmatched", "near-misses"])
+    let plan = requests(call, rest, in: everyReplica)
+    guard call.method == "DELETE" || (call.method == "POST" && rest.first?.hasPrefix("remove") == true) else {
+      return plan
+    }
+    // A removal: what left the view leaves the stream, and this replica's journal.
+    let kept = Set(everyReplica.snapshot().map(\.id))
+    let gone = view.streamIDs.filter { !kept.contains($0.key) }
+    do {
+      try sharedJournal.remove(streamIDs: Array(gone.values))
+    } catch {
+      return AdminAPI.sharedStateUnavailable(error)
+    }
+    let goneIDs = Set(gone.keys)
+    _ = journal.removeAll { goneIDs.contains($0.id) }
+    return plan
+  }
+
+  /// A journal holding `view`'s entries (every replica's), for the queries to run on as on this
+  /// replica's own; with `nearMisses`, unmatched entries get their near misses against this replica's
+  /// stubs (the stream does not carry them).
+  func journal(of view: SharedJournal.View, nearMisses: Bool) -> RequestJournal {
+    let everyReplica = RequestJournal(
+      capacity: max(view.entries.count, 1), maxBytes: Int.max / 2, maxBodyBytesPerEntry: Int.max / 2)
+    let table = store.table
+    let scenarios = scenarioBook.states
+    for var entry in view.entries {
+      if nearMisses, entry.stubID == nil, let request = try? RequestView(entry.request) {
+        entry.nearMisses =
+          table.nearMisses(request, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted }, limit: 3)
+          .nearMisses
+      }
+      everyReplica.record(entry)
+    }
+    return everyReplica
+  }
+
+  /// Every retained entry the journal queries see: every replica's with a shared state store (or the
+  /// 503 to send while it cannot answer), else this replica's.
+  func queriedEntries() -> Result<[JournalEntry], AdminFailure> {
+    guard let sharedJournal else { return .success(journal.snapshot()) }
+    do {
+      return .success(try sharedJournal.read().entries)
+    } catch {
+      return .failure(AdminFailure(AdminAPI.sharedStateUnavailable(error, changed: false)))
+    }
+  }
+
+  /// `/__admin/requests…` answered from `journal`.
+  private func requests(_ call: Call, _ rest: [String], in journal: RequestJournal) -> ResponsePlan {
     switch (call.method, rest.count, rest.first ?? "") {
-    case ("GET", 0, _): return listRequests(call)
+    case ("GET", 0, _): return listRequests(call, in: journal)
     case ("DELETE", 0, _), ("POST", 1, "reset"):
       journal.clear()
       return AdminAPI.empty
@@ -41,12 +109,12 @@ extension AdminAPI {
         let stubs = stubLookup()
         return AdminAPI.json(requestsObject(removed.map { $0.json(stub: stubs($0.stubID)) }))
       }
-    case ("POST", 1, "remove-by-metadata"): return removeRequestsByMetadata(call)
+    case ("POST", 1, "remove-by-metadata"): return removeRequestsByMetadata(call, in: journal)
     case ("GET", 1, "unmatched"):
       // Newest first, as WireMock's findUnmatchedRequests reads its journal.
       return AdminAPI.json(requestsObject(journal.entries(unmatchedOnly: true).map(\.requestJSON)))
     case ("GET", 2, "unmatched") where rest[1] == "near-misses":
-      return unmatchedNearMisses()
+      return unmatchedNearMisses(in: journal)
     case ("GET", 1, let id):
       guard let entry = journal.entry(id: id) else { return noRequest(id) }
       return AdminAPI.json(entry.json(stub: stubLookup()(entry.stubID)))
@@ -86,7 +154,7 @@ extension AdminAPI {
   /// Bounds the answer's size.
   static let defaultPageSize = 1000
 
-  func listRequests(_ call: Call) -> ResponsePlan {
+  func listRequests(_ call: Call, in journal: RequestJournal) -> ResponsePlan {
     let limit: Int?
     switch AdminAPI.integerParameter(call, "limit") {
     case .failure(let f): return f.plan
@@ -113,7 +181,6 @@ extension AdminAPI {
       unmatchedOnly = text == "true"
     }
     let matchingStub = call.parameter("matchingStub")
-    let journal = journal
     let (entries, total) = journal.page(
       limit: limit, since: since, unmatchedOnly: unmatchedOnly, matchingStub: matchingStub)
     let stubs = stubLookup()
@@ -141,7 +208,7 @@ extension AdminAPI {
 
   /// `GET /__admin/requests/unmatched/near-misses`: for each retained unmatched request (newest first),
   /// its nearest stubs as `{"request","stubMapping","matchResult":{"distance"},"mismatches"}`.
-  func unmatchedNearMisses() -> ResponsePlan {
+  func unmatchedNearMisses(in journal: RequestJournal) -> ResponsePlan {
     let stubs = stubLookup()
     var list: [JSONValue] = []
     for entry in journal.entries(unmatchedOnly: true) {
@@ -172,7 +239,12 @@ extension AdminAPI {
         pattern = p
       }
       var scored: [(Double, JournalEntry, [NearMiss.Mismatch])] = []
-      for entry in journal.snapshot() {
+      let entries: [JournalEntry]
+      switch queriedEntries() {
+      case .failure(let f): return f.plan
+      case .success(let list): entries = list
+      }
+      for entry in entries {
         guard var view = try? RequestView(entry.request) else { continue }
         if pattern.stateMatcher != nil { readsState(&view, entry.request) }
         let (result, _) = pattern.evaluate(view, detailed: true)

@@ -7,7 +7,13 @@ extension AdminAPI {
   func scenarios(_ call: Call, _ rest: [String]) -> ResponsePlan {
     switch (call.method, rest.count) {
     case ("GET", 0):
-      let list: [JSONValue] = scenarioBook.scenarios(of: store.stubs).map { s in
+      let current: [String: String]
+      do {
+        current = try scenarioBook.currentStates()
+      } catch {
+        return AdminAPI.sharedStateUnavailable(error, changed: false)
+      }
+      let list: [JSONValue] = scenarioBook.scenarios(of: store.stubs, states: current).map { s in
         .object(
           JSONObject(pairs: [
             ("id", .string(s.name)), ("name", .string(s.name)), ("state", .string(s.state)),
@@ -16,7 +22,11 @@ extension AdminAPI {
       }
       return AdminAPI.json(.object(JSONObject(pairs: [("scenarios", .array(list))])))
     case ("POST", 1) where rest[0] == "reset":
-      scenarioBook.reset()
+      do {
+        try scenarioBook.resetEverywhere()
+      } catch {
+        return AdminAPI.sharedStateUnavailable(error)
+      }
       return AdminAPI.empty
     case ("PUT", 2) where rest[1] == "state":
       return setScenarioState(call, name: rest[0])
@@ -41,7 +51,9 @@ extension AdminAPI {
       }
       newState = s
     }
-    guard let scenario = scenarioBook.scenarios(of: store.stubs).first(where: { $0.name == name }) else {
+    guard
+      let scenario = scenarioBook.scenarios(of: store.stubs, states: [:]).first(where: { $0.name == name })
+    else {
       return AdminAPI.error(
         .notFound, title: "Scenario not found", detail: "no stub names scenario \(JSONValue.quoted(name))")
     }
@@ -54,7 +66,11 @@ extension AdminAPI {
           "$.state: expected one of \(scenario.possibleStates.map(JSONValue.quoted).joined(separator: ", ")), found \(JSONValue.quoted(newState))",
         pointer: "/state")
     }
-    scenarioBook.set(name, to: newState)
+    do {
+      try scenarioBook.setEverywhere(name, to: newState)
+    } catch {
+      return AdminAPI.sharedStateUnavailable(error)
+    }
     return AdminAPI.empty
   }
 }

@@ -126,9 +126,14 @@ extension AdminAPI {
     } catch {
       return AdminAPI.sharedStateUnavailable(error)
     }
+    do {
+      try scenarioBook.resetEverywhere()
+      try sharedJournal?.clear()
+    } catch {
+      return AdminAPI.sharedStateUnavailable(error, changed: false)
+    }
     webSockets?.journal.clear()
     journal.clear()
-    scenarioBook.reset()
     return AdminAPI.empty
   }
 

@@ -27,6 +27,9 @@ struct AdminAPI: Sendable {
   /// WebSocket channels, message stub mappings and the message journal (`/__admin/channels`,
   /// `/__admin/message-mappings`, `/__admin/messages`), or nil.
   var webSockets: WebSocketHub? = nil
+  /// Every replica's journal in the shared state store (`--state-store`): the journal queries answer
+  /// from it; nil without the store.
+  var sharedJournal: SharedJournal? = nil
 
   /// One decoded admin request: method, path segments after `/__admin`, query parameters, body.
   struct Call {
@@ -54,12 +57,13 @@ struct AdminAPI: Sendable {
   }
 
   /// True for the requests that talk to the shared state store: changes of the stubs (mappings, reset,
-  /// recordings) and the health check.
+  /// recordings) and of the settings, the health check, the scenarios and the journal.
   static func talksToStore(_ request: HTTPRequest) -> Bool {
     let path = request.head.rawPath
+    if path.hasPrefix("/__admin/scenarios") || path.hasPrefix("/__admin/requests") { return true }
     if request.method.rawValue == "GET" { return path == "/__admin/health" }
     return path.hasPrefix("/__admin/mappings") || path == "/__admin/reset"
-      || path.hasPrefix("/__admin/recordings")
+      || path.hasPrefix("/__admin/recordings") || path == "/__admin/settings"
   }
 
   /// True for reads whose cost grows with the journal or the stubs.

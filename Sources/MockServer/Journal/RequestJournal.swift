@@ -271,17 +271,30 @@ public final class RequestJournal: Sendable {
   private let trackedCount = Atomic<Int>(0)
   /// Told of every entry once its response is complete (recorded final, or updated to final).
   private let onCompleted: (@Sendable (JournalEntry) -> Void)?
+  private let onFinal: (@Sendable (JournalEntry) -> Void)?
 
   /// Creates a journal holding at most `capacity` entries (default 10,000; 0 keeps none) and at most
   /// `maxBytes` bytes of them, each request content cut to `maxBodyBytesPerEntry`. `onCompleted` is
   /// called (outside the lock, on the recording thread) with each entry once its response is complete:
   /// at ``record(_:)`` when the entry is already final (`served` set), else at ``update(_:_:)``.
-  public init(
+  public convenience init(
     capacity: Int = 10_000, maxBytes: Int = RequestJournal.defaultMaxBytes,
     maxBodyBytesPerEntry: Int = RequestJournal.defaultMaxBodyBytesPerEntry, maxTrackedPatterns: Int = 256,
     onCompleted: (@Sendable (JournalEntry) -> Void)? = nil
   ) {
+    self.init(
+      capacity: capacity, maxBytes: maxBytes, maxBodyBytesPerEntry: maxBodyBytesPerEntry,
+      maxTrackedPatterns: maxTrackedPatterns, onCompleted: onCompleted, onFinal: nil)
+  }
+
+  /// The same, with every entry also handed to `onFinal`, once, when its response is complete (`served`
+  /// set for the first time): the shared journal's queue (`--state-store`).
+  package init(
+    capacity: Int, maxBytes: Int, maxBodyBytesPerEntry: Int, maxTrackedPatterns: Int = 256,
+    onCompleted: (@Sendable (JournalEntry) -> Void)?, onFinal: (@Sendable (JournalEntry) -> Void)?
+  ) {
     self.onCompleted = onCompleted
+    self.onFinal = onFinal
     self.capacity = max(0, capacity)
     self.maxBytes = max(0, maxBytes)
     self.maxBodyBytesPerEntry = max(0, maxBodyBytesPerEntry)
@@ -319,7 +332,10 @@ public final class RequestJournal: Sendable {
     }
     let size = entry.approximateBytes
     let maxBytes = self.maxBytes
-    if let onCompleted, entry.served != nil { onCompleted(entry) }
+    if entry.served != nil {
+      if let onCompleted { onCompleted(entry) }
+      if let onFinal { onFinal(entry) }
+    }
     return state.withLock { s in
       s.sequence += 1
       entry.sequence = s.sequence
@@ -369,15 +385,18 @@ public final class RequestJournal: Sendable {
   /// Updates the entry recorded with `ticket` in place; no-op if it was evicted or removed.
   public func update(_ ticket: Ticket, _ change: (inout JournalEntry) -> Void) {
     guard ticket.slot >= 0 else { return }
-    let updated = state.withLock { s -> JournalEntry? in
+    let (updated, wasFinal) = state.withLock { s -> (JournalEntry?, Bool) in
       guard ticket.slot < s.ring.count, var entry = s.ring[ticket.slot], entry.sequence == ticket.sequence
-      else { return nil }
+      else { return (nil, false) }
       s.ring[ticket.slot] = nil
+      let wasFinal = entry.served != nil
       change(&entry)
       s.ring[ticket.slot] = entry
-      return entry
+      return (entry, wasFinal)
     }
-    if let onCompleted, let updated, updated.served != nil { onCompleted(updated) }
+    guard let updated, updated.served != nil else { return }
+    if let onCompleted { onCompleted(updated) }
+    if let onFinal, !wasFinal { onFinal(updated) }
   }
 
   /// Counts requests matching `pattern` since the last clear (see the type's documentation for when the

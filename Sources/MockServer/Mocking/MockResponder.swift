@@ -80,6 +80,8 @@ public final class MockResponder: Sendable {
     guard case .matched(let stub, _) = outcome, let index, stub.response.respondBeforeContent else {
       return nil
     }
+    // With a shared state store, a scenario or sequence stub is committed there: the usual way.
+    if scenarioBook.shared != nil, stub.scenarioName != nil || stub.responseSequence != nil { return nil }
     var plan = serve(stub, index: index, table: table, request: request, context: context)
     plan.keepAlive = false
     return plan
@@ -129,8 +131,11 @@ public final class MockResponder: Sendable {
     return respondDecoded(to: request, context: context)
   }
 
-  /// Matches and answers a request whose content coding was removed.
-  private func respondDecoded(to request: HTTPRequest, context: RequestContext) -> ResponsePlan {
+  /// Matches and answers a request whose content coding was removed; `sharedMatch` is the match made
+  /// against the shared store's scenario states (MockResponder+SharedScenarios), when there is one.
+  func respondDecoded(
+    to request: HTTPRequest, context: RequestContext, sharedMatch: SharedMatch? = nil
+  ) -> ResponsePlan {
     if let requestCheck, let (response, note) = requestCheck(request) {
       return answerWithoutStub(request, context: context, response: response, note: note)
     }
@@ -141,13 +146,25 @@ public final class MockResponder: Sendable {
         ProxyDefinition(baseURL: target), stub: nil, request: request, context: context,
         journalStubID: forwarder.catchAllStubs.stub(for: target).id)
     }
-    let table = store.table
-    let scenarios = scenarioBook.states
-    // Closures written at each call, not kept in a local: a closure value held in a `let` had its
-    // context allocated on the heap for every request.
-    let (outcome, stubIndex) = match(
-      request, table: table, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted },
-      connection: context.connection)
+    let table: StubTable
+    let scenarios: [String: String]
+    let outcome: StubMatch
+    let stubIndex: Int?
+    if let sharedMatch {
+      (table, scenarios, outcome, stubIndex) = (
+        sharedMatch.table, sharedMatch.states, sharedMatch.outcome, sharedMatch.index
+      )
+    } else if let shared = scenarioBook.shared {
+      return respondSharingScenarios(to: request, context: context, shared: shared)
+    } else {
+      table = store.table
+      scenarios = scenarioBook.states
+      // Closures written at each call, not kept in a local: a closure value held in a `let` had its
+      // context allocated on the heap for every request.
+      (outcome, stubIndex) = match(
+        request, table: table, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted },
+        connection: context.connection)
+    }
     // WireMock 4's HTTP-triggered message stub mappings (one atomic load when there are none).
     if webSockets.hasHTTPTriggers, !MockResponder.asksForWebSocket(request) {
       var stubID: String?
@@ -158,7 +175,7 @@ public final class MockResponder: Sendable {
     case .matched(let stub, let parameters):
       return serve(
         stub, index: stubIndex ?? -1, table: table, request: request, context: context,
-        pathParameters: parameters)
+        pathParameters: parameters, sharedServeIndex: sharedMatch?.serveIndex)
     case .unmatched(let report):
       // A stub with CORS on answers its preflights ahead of an OpenAPI document's answer.
       if let preflight = corsPreflight(
@@ -208,7 +225,7 @@ public final class MockResponder: Sendable {
   /// The table's answer for `request`, and the winner's index in it. RFC 9110 §9.3.2: HEAD is GET without
   /// the content. Unless a stub names HEAD itself, a HEAD request is matched as the GET it stands for
   /// (headers and framing included); the connection sends no content.
-  private func match(
+  func match(
     _ request: HTTPRequest, table: StubTable, scenarioState: (String) -> String,
     connection: RequestView.Connection?
   ) -> (StubMatch, Int?) {
@@ -237,10 +254,11 @@ public final class MockResponder: Sendable {
 
   /// Answers with `stub`, the one at `index` in `table.stubs` (the key of its prepared response).
   /// `matchedParameters` are the match's path parameters; empty ones (a match that deferred them) are
-  /// made from the request's path where a template reads them.
+  /// made from the request's path where a template reads them. `sharedServeIndex` is the response-sequence
+  /// position the shared state store gave this serve (nil: this process's count).
   private func serve(
     _ stub: StubMapping, index: Int, table: StubTable, request: HTTPRequest, context: RequestContext,
-    pathParameters matchedParameters: [String: String] = [:]
+    pathParameters matchedParameters: [String: String] = [:], sharedServeIndex: Int? = nil
   ) -> ResponsePlan {
     let stored = store.prepared(stubIndex: index, table: table)
     // A plain stub's answer is the plan stored with its prepared response, unless this request or the
@@ -263,7 +281,8 @@ public final class MockResponder: Sendable {
       return serveWebSocket(
         webSocket, stub: stub, request: request, context: context, pathParameters: pathParameters)
     }
-    let serveCount = stub.responseSequence == nil ? 0 : scenarioBook.serveCount(stubID: stub.id)
+    let serveCount =
+      stub.responseSequence == nil ? 0 : sharedServeIndex ?? scenarioBook.serveCount(stubID: stub.id)
     let globalDelay = settings.globalDelayMilliseconds
     var definition = stub.response(serveCount: serveCount)
     if var proxy = definition.proxy {

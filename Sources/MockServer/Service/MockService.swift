@@ -45,15 +45,26 @@ public final class MockService: HTTPResponder, Sendable {
       SharedRuntimeStubs(endpoint: endpoint, log: { logger.line($0) })
     }
     store = StubStore(fixtures: fixtures, fixturesDirectory: configuration.fixturesDirectory, shared: shared)
-    scenarioBook = ScenarioBook()
+    scenarioBook = ScenarioBook(
+      shared: shared.map { SharedScenarioStates(connection: $0.makeConnection(), keyPrefix: $0.keyPrefix) })
     let dashboard = DashboardState(
       store: store, initialLoad: configuration.fixturesDirectory == nil ? nil : fixtures,
       fixturesDirectory: configuration.fixturesDirectory)
     self.dashboard = dashboard
     let events = dashboard.events
+    // With the store, every completed entry is also queued for the shared journal's stream.
+    let sharedJournal = shared.flatMap { s in
+      configuration.journalCapacity > 0
+        ? SharedJournal(
+          connection: s.makeConnection(), capacity: configuration.journalCapacity,
+          maxBytes: configuration.journalMaxBytes, keyPrefix: s.keyPrefix)
+        : nil
+    }
     journal = RequestJournal(
       capacity: configuration.journalCapacity, maxBytes: configuration.journalMaxBytes,
-      maxBodyBytesPerEntry: configuration.journalMaxBodyBytesPerEntry, onCompleted: { events.publish($0) })
+      maxBodyBytesPerEntry: configuration.journalMaxBodyBytesPerEntry, onCompleted: { events.publish($0) },
+      onFinal: sharedJournal.map { queue -> @Sendable (JournalEntry) -> Void in { queue.append($0) } })
+    sharedJournal?.startWriting()
     settings = MockSettings(globalDelayMilliseconds: configuration.globalDelayMilliseconds)
     stateStore = StateStore(expirationSeconds: configuration.stateExpirationSeconds)
     webSockets = WebSocketHub(
@@ -71,7 +82,7 @@ public final class MockService: HTTPResponder, Sendable {
       logger: logger,
       settings: settings, createdAt: SocketOps.monotonicNanos(),
       shutdownHandler: { shutdown.handler }, dashboard: dashboard, forwarder: responder.forwarder,
-      stateStore: stateStore, webSockets: webSockets)
+      stateStore: stateStore, webSockets: webSockets, sharedJournal: sharedJournal)
     if let shared {
       // The store's runtime stubs before serving, then every change published after the subscription.
       let store = store
@@ -141,7 +152,7 @@ public final class MockService: HTTPResponder, Sendable {
   /// Clears the journal, resets scenarios and sequences (stubs stay).
   public func resetRequestsAndScenarios() {
     journal.clear()
-    scenarioBook.reset()
+    try? scenarioBook.resetEverywhere()
   }
 }
 

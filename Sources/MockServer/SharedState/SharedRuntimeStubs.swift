@@ -45,13 +45,16 @@ package final class SharedRuntimeStubs: Sendable {
   private let orderKey: String
   private let generationKey: String
   package let channel: String
-  /// The prefix of every key and channel (other shared state, ``SharedSettings``, keys its own by it).
-  package let keyPrefix: String
   /// The view, and the lock that makes a change of the runtime stubs (store write, then local swap) one
   /// step: changes and refreshes of one replica never interleave.
   private let view = Mutex(View())
   private let log: @Sendable (String) -> Void
   private let listening = Mutex(false)
+  /// Reports a change between up and down, one log line per change for every connection of the replica.
+  private let report: @Sendable (Bool, String) -> Void
+  private let timeoutMilliseconds: Int
+  /// The key prefix (a session's or a deployment's namespace).
+  package let keyPrefix: String
 
   /// - Parameters:
   ///   - keyPrefix: prepended to every key and to the channel.
@@ -74,6 +77,9 @@ package final class SharedRuntimeStubs: Sendable {
           ? "mockserver: shared state store \(endpoint) is up again"
           : "mockserver: shared state store \(endpoint) is down (\(detail)); retrying with back-off")
     }
+    self.report = report
+    self.timeoutMilliseconds = timeoutMilliseconds
+    self.keyPrefix = keyPrefix
     connection = RedisConnection(
       endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds, onStateChange: report)
     listener = RedisConnection(
@@ -82,11 +88,16 @@ package final class SharedRuntimeStubs: Sendable {
     orderKey = keyPrefix + ":stubs:order"
     generationKey = keyPrefix + ":stubs:generation"
     channel = keyPrefix + ":stubs:changed"
-    self.keyPrefix = keyPrefix
     self.log = log
   }
 
   package var endpoint: RedisEndpoint { connection.endpoint }
+
+  /// Another connection to the store, reporting up and down in the same log lines (for the scenario
+  /// states and the journal: each owns its connection, so none waits behind another's commands).
+  package func makeConnection() -> RedisConnection {
+    RedisConnection(endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds, onStateChange: report)
+  }
 
   /// Writes one line to the log.
   package func logLine(_ text: String) { log(text) }

@@ -1,4 +1,5 @@
 import Mappings
+import Synchronization
 
 /// Scenario states and response-sequence positions kept in the shared store, so that replicas advance
 /// them together (issue 47; docs/scaling.md).
@@ -36,6 +37,10 @@ package final class SharedScenarioStates: Sendable {
   }
 
   private let connection: RedisConnection
+  /// The newest snapshot this replica read (from a snapshot or a commit): what requests are matched
+  /// against first, so a request whose states did not move meanwhile costs one round trip (its commit).
+  /// Version -1 until the first read, and again after a failure (the store may come back empty).
+  private let newest = Mutex(Snapshot(version: -1, states: [:]))
   private let statesKey: String
   private let versionKey: String
   private let sequencesKey: String
@@ -51,13 +56,30 @@ package final class SharedScenarioStates: Sendable {
   /// The current states and their version, in one round trip.
   /// - Throws: ``RedisFailure`` when the store cannot answer.
   package func snapshot() throws(RedisFailure) -> Snapshot {
-    let reply = try connection.command([
-      "EVAL", Self.snapshotScript, "2", statesKey, versionKey,
-    ])
-    return try Self.snapshot(from: reply)
+    let reply = try run(["EVAL", Self.snapshotScript, "2", statesKey, versionKey])
+    let snapshot = try Self.snapshot(from: reply)
+    remember(snapshot)
+    return snapshot
   }
 
-  /// Commits a serve matched against the snapshot at `version` (see the type's description).
+  /// The newest snapshot this replica read (no round trip; version -1 when none is known).
+  package var latest: Snapshot { newest.withLock { $0 } }
+
+  private func remember(_ snapshot: Snapshot) { newest.withLock { $0 = snapshot } }
+
+  /// One command; a failure forgets the newest snapshot (the store may come back empty, its version
+  /// counting from 0 again).
+  private func run(_ arguments: [String]) throws(RedisFailure) -> RedisReply {
+    do {
+      return try connection.command(arguments)
+    } catch {
+      remember(Snapshot(version: -1, states: [:]))
+      throw error
+    }
+  }
+
+  /// Commits a serve matched against the snapshot at `version` (see the type's description); a nil
+  /// `version` (a match that read no state) commits whatever the version.
   /// - Parameters:
   ///   - stubID: the stub served.
   ///   - countsServes: the stub has a response sequence, whose position this serve takes.
@@ -66,12 +88,12 @@ package final class SharedScenarioStates: Sendable {
   /// - Throws: ``RedisFailure`` when the store cannot answer (the serve must then not be answered from
   ///   one replica's view: the caller answers 503).
   package func commit(
-    basedOn version: Int, stubID: String, countsServes: Bool,
+    basedOn version: Int?, stubID: String, countsServes: Bool,
     transition: (name: String, required: String?, next: String)?
   ) throws(RedisFailure) -> Outcome {
-    let reply = try connection.command([
+    let reply = try run([
       "EVAL", Self.commitScript, "3", statesKey, versionKey, sequencesKey,
-      String(version), stubID, countsServes ? "1" : "0",
+      version.map { String($0) } ?? "", stubID, countsServes ? "1" : "0",
       transition?.name ?? "", transition.map { $0.required == nil ? "0" : "1" } ?? "0",
       transition?.required ?? "", transition?.next ?? "",
     ])
@@ -79,6 +101,7 @@ package final class SharedScenarioStates: Sendable {
       throw .reply("unexpected commit reply \(reply)")
     }
     let snapshot = try Self.snapshot(from: .array(Array(items[1...2])))
+    remember(snapshot)
     if committed == 1 {
       return .committed(serveIndex: items[3].integer ?? 0, snapshot: snapshot)
     }
@@ -87,12 +110,22 @@ package final class SharedScenarioStates: Sendable {
 
   /// Sets scenario `name` to `state` (the admin API's `PUT /__admin/scenarios/{name}/state`).
   package func set(_ name: String, to state: String) throws(RedisFailure) {
-    _ = try connection.pipeline([["HSET", statesKey, name, state], ["INCR", versionKey]])
+    do {
+      _ = try connection.pipeline([["HSET", statesKey, name, state], ["INCR", versionKey]])
+    } catch {
+      remember(Snapshot(version: -1, states: [:]))
+      throw error
+    }
   }
 
   /// Every scenario back to `Started`, every sequence to its first response.
   package func reset() throws(RedisFailure) {
-    _ = try connection.pipeline([["DEL", statesKey, sequencesKey], ["INCR", versionKey]])
+    do {
+      _ = try connection.pipeline([["DEL", statesKey, sequencesKey], ["INCR", versionKey]])
+    } catch {
+      remember(Snapshot(version: -1, states: [:]))
+      throw error
+    }
   }
 
   /// `{version, [name, state, …]}` → a snapshot.
@@ -114,12 +147,12 @@ package final class SharedScenarioStates: Sendable {
     return {tonumber(redis.call('GET', KEYS[2]) or '0'), redis.call('HGETALL', KEYS[1])}
     """
 
-  /// KEYS: states, version, sequences. ARGV: expected version, stub id, counts (1/0), scenario name ('' for
+  /// KEYS: states, version, sequences. ARGV: expected version ('' for any), stub id, counts (1/0), scenario name ('' for
   /// none), has a required state (1/0), required state, next state. Returns {1 or 0, version, HGETALL
   /// states, serve index}: 1 when committed, 0 (nothing changed) when the version moved.
   static let commitScript = """
     local version = tonumber(redis.call('GET', KEYS[2]) or '0')
-    if version ~= tonumber(ARGV[1]) then
+    if ARGV[1] ~= '' and version ~= tonumber(ARGV[1]) then
       return {0, version, redis.call('HGETALL', KEYS[1]), 0}
     end
     local index = 0

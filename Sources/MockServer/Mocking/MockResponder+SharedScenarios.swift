@@ -1,0 +1,140 @@
+import HTTPCore
+import Mappings
+import MockJSON
+
+/// Serving with scenario states and response-sequence positions in the shared state store
+/// (`--state-store`, issue 47; docs/scaling.md).
+///
+/// A request is matched against the newest snapshot of the states this replica read. When the match read
+/// no state and its winner neither counts serves nor moves a scenario, it is answered as without the
+/// store (a plain stub: no round trip). Otherwise it is answered off the event loop: one commit in the
+/// store (``SharedScenarioStates/commit(basedOn:stubID:countsServes:transition:)``) takes the sequence
+/// position and applies the transition only if the states the match read are still the store's; when
+/// another replica moved them first, the request is matched again against the fresh states the commit
+/// returned, up to ``sharedCommitAttempts`` times. While the store cannot answer, such a request is
+/// answered 503 (the shared state is unavailable), never from one replica's view.
+extension MockResponder {
+  /// A match made against the shared store's states, with what the commit gave it. A class: the
+  /// parameter that carries it is one word, nil on the way without the store.
+  final class SharedMatch: Sendable {
+    let table: StubTable
+    /// The states the match read.
+    let states: [String: String]
+    let outcome: StubMatch
+    let index: Int?
+    /// The response-sequence position the store gave this serve (nil when the winner counts none).
+    let serveIndex: Int?
+
+    init(table: StubTable, states: [String: String], outcome: StubMatch, index: Int?, serveIndex: Int? = nil)
+    {
+      self.table = table
+      self.states = states
+      self.outcome = outcome
+      self.index = index
+      self.serveIndex = serveIndex
+    }
+  }
+
+  /// Matches against the store's states at most this many times for one request (8: each retry means
+  /// another replica moved a state meanwhile).
+  static let sharedCommitAttempts = 8
+
+  /// Matches `request` against the newest snapshot; answers at once when nothing shared is involved,
+  /// else off the event loop through a commit.
+  func respondSharingScenarios(
+    to request: HTTPRequest, context: RequestContext, shared: SharedScenarioStates
+  ) -> ResponsePlan {
+    let table = store.table
+    let snapshot = shared.latest
+    var readState = false
+    let (outcome, index) = match(
+      request, table: table,
+      scenarioState: { name in
+        readState = true
+        return snapshot.state(of: name)
+      }, connection: context.connection)
+    if !readState, MockResponder.commitStep(outcome) == nil {
+      return respondDecoded(
+        to: request, context: context,
+        sharedMatch: SharedMatch(table: table, states: snapshot.states, outcome: outcome, index: index))
+    }
+    let first = (table, snapshot, outcome, index, readState)
+    return ResponsePlan(steps: [
+      .deferred { [self] in respondCommitting(request, context: context, shared: shared, first: first) }
+    ])
+  }
+
+  /// The commit loop (off the event loop).
+  private func respondCommitting(
+    _ request: HTTPRequest, context: RequestContext, shared: SharedScenarioStates,
+    first: (StubTable, SharedScenarioStates.Snapshot, StubMatch, Int?, Bool)
+  ) -> ResponsePlan {
+    var (table, snapshot, outcome, index, readState) = first
+    for attempt in 0..<MockResponder.sharedCommitAttempts {
+      if attempt > 0 {
+        table = store.table
+        readState = false
+        let states = snapshot
+        (outcome, index) = match(
+          request, table: table,
+          scenarioState: { name in
+            readState = true
+            return states.state(of: name)
+          }, connection: context.connection)
+      }
+      let step = MockResponder.commitStep(outcome)
+      do {
+        let result = try shared.commit(
+          basedOn: readState ? snapshot.version : nil, stubID: step?.stubID ?? "",
+          countsServes: step?.countsServes ?? false, transition: step?.transition)
+        switch result {
+        case .committed(let serveIndex, _):
+          return respondDecoded(
+            to: request, context: context,
+            sharedMatch: SharedMatch(
+              table: table, states: snapshot.states, outcome: outcome, index: index,
+              serveIndex: step?.countsServes == true ? serveIndex : nil))
+        case .stale(let fresh):
+          snapshot = fresh
+        }
+      } catch {
+        return sharedStateUnavailable(request, context: context, problem: error.description)
+      }
+    }
+    return sharedStateUnavailable(
+      request, context: context,
+      problem:
+        "the scenario states kept changing: \(MockResponder.sharedCommitAttempts) matches in a row were overtaken by other replicas"
+    )
+  }
+
+  /// What a serve of the match's winner commits: nil when it counts no serves and moves no scenario.
+  static func commitStep(_ outcome: StubMatch) -> (
+    stubID: String, countsServes: Bool, transition: (name: String, required: String?, next: String)?
+  )? {
+    guard case .matched(let stub, _) = outcome else { return nil }
+    let transition = stub.scenarioName.flatMap { name in
+      stub.newScenarioState.map { (name: name, required: stub.requiredScenarioState, next: $0) }
+    }
+    let countsServes = stub.responseSequence != nil
+    guard countsServes || transition != nil else { return nil }
+    return (stub.id, countsServes, transition)
+  }
+
+  /// The 503 of a request whose answer needs the shared state that the store cannot give now: journaled
+  /// and logged as any answer.
+  func sharedStateUnavailable(_ request: HTTPRequest, context: RequestContext, problem: String)
+    -> ResponsePlan
+  {
+    record(request, context: context, stubID: nil, status: 503, served: true)
+    log(request, status: 503, label: nil)
+    // The admin API's error shape (WireMock's): {"errors":[{"code","title","detail"}]}.
+    let error = JSONValue.object(
+      JSONObject(pairs: [
+        ("code", .number(JSONNumber(503))), ("title", .string("Shared state unavailable")),
+        ("detail", .string(problem)),
+      ]))
+    let body = JSONValue.object(JSONObject(pairs: [("errors", .array([error]))]))
+    return .json(status: HTTPStatus(code: 503), body.serialized())
+  }
+}
