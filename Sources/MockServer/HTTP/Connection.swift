@@ -618,8 +618,7 @@ final class Connection: EventHandler {
   /// request's head, then every byte read, go to it; its output is pumped as a stream's; the plan is
   /// complete (journaled) once the head is written, and the connection closes when the session's content
   /// ends.
-  private func startUpgraded(_ head: HTTPResponseHead, session: any UpgradedSession, _ e: Execution)
-  {
+  private func startUpgraded(_ head: HTTPResponseHead, session: any UpgradedSession, _ e: Execution) {
     let action = machine.upgraded()
     ResponseHeadWriter.write(
       head, contentLength: nil, chunked: false, dateLine: loop.httpDateLine(),

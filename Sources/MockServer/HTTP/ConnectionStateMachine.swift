@@ -241,8 +241,7 @@ package struct ConnectionStateMachine: Sendable {
   /// A request head was received. `persistent`: RFC 9112 §9.3 — HTTP/1.1 unless `Connection: close`,
   /// HTTP/1.0 only with `Connection: keep-alive`. The action is ``Action/readContent`` unless the head has
   /// an `Expect` field.
-  @inline(__always) package mutating func headReceived(_ head: borrowing HTTPRequestHead) -> Action
-  {
+  @inline(__always) package mutating func headReceived(_ head: borrowing HTTPRequestHead) -> Action {
     guard case .reading = state else { return .none }
     var r = Reading()
     r.headSeen = true
