@@ -10,56 +10,29 @@ import MockJSON
 /// is an `EventHandler` callback, a loop timer, or the server's sweep on that loop), so its mutable state
 /// needs no lock.
 final class Connection: EventHandler {
-  /// What the connection is doing; each case carries exactly the data that phase needs, so no field of
-  /// one phase can outlive it.
-  ///
-  /// The reading and executing phases' data are the connection's one ``Reading`` and one ``Execution``
-  /// (`reading`, `execution`), so those cases carry none: taking a payload out of the enum retained and
-  /// released it at every phase check, several per request.
-  private enum State {
-    /// Reading (or waiting for) the next request, into `reading`.
-    case reading
-    /// Executing the plan in `execution`; further pipelined bytes are buffered, not parsed.
-    case executing
-    /// The response is written (or being flushed) and the write side will be shut; reading and discarding
-    /// until the peer closes or the linger time ends.
-    case draining(Draining)
-    /// Closed; nothing more happens.
-    case closed
-  }
-
-  /// The request being received. A class, as ``Execution`` is: the phase's data is changed in place
-  /// through one reference instead of being copied out of the enum and back (each copy retained and
-  /// released every field: about 2,000 instructions per request). Confined to the loop's thread like
-  /// the connection, so without dynamic exclusivity checks (see `state`).
+  /// The request being received: its head and content. A class, as ``Execution`` is: the phase's data
+  /// is changed in place through one reference instead of being copied (each copy retained and released
+  /// every field: about 2,000 instructions per request). What the connection's phase is, and what the
+  /// phase knows of the request, is in `machine`. Confined to the loop's thread like the connection, so
+  /// without dynamic exclusivity checks (see `machine`).
   private final class Reading {
     /// Its head, once parsed; nil between requests.
     @exclusivity(unchecked) var head: HTTPRequestHead?
     /// Its content so far.
     @exclusivity(unchecked) var body: [UInt8] = []
-    /// When the first byte of its head arrived (monotonic ns), for the head timeout.
-    @exclusivity(unchecked) var headStartedAt: UInt64?
     /// Bytes of `body` counted against the server's buffered-content budget.
     @exclusivity(unchecked) var countedBytes = 0
   }
 
-  /// A response plan being executed.
+  /// The I/O side of a response plan being executed (its step index, keep-alive decision and waits are
+  /// the machine's ``ConnectionStateMachine/Executing``).
   private final class Execution {
     @exclusivity(unchecked) var steps: [ResponsePlan.Step] = []
-    @exclusivity(unchecked) var stepIndex = 0
     /// The method of the request answered (HEAD gets no content).
     @exclusivity(unchecked) var requestMethod = HTTPMethod.get
-    /// Keep the connection open afterwards.
-    @exclusivity(unchecked) var keepAlive = false
-    /// The request was HTTP/1.0, so keep-alive is announced.
-    @exclusivity(unchecked) var http10 = false
-    /// The request's content was read to the end (not a rejection or an early answer).
-    @exclusivity(unchecked) var requestFullyRead = false
     @exclusivity(unchecked) var onComplete: (@Sendable (Bool) -> Void)?
-    /// A pause or hold in progress.
+    /// A pause, hold or heartbeat in progress.
     @exclusivity(unchecked) var timer: LoopTimer?
-    /// An ``ResponsePlan/Step/awaiting(_:)`` step's plan is being made elsewhere.
-    @exclusivity(unchecked) var waitingForWork = false
     /// Content being written as it is produced (the dashboard's event stream, a relayed upstream body);
     /// the plan waits for it to end.
     @exclusivity(unchecked) var stream: ContentStream?
@@ -73,18 +46,12 @@ final class Connection: EventHandler {
 
     /// Sets up the execution of a new plan (every field: the object is reused from plan to plan).
     func begin(
-      steps: [ResponsePlan.Step], requestMethod: HTTPMethod, keepAlive: Bool, http10: Bool,
-      requestFullyRead: Bool, onComplete: (@Sendable (Bool) -> Void)?
+      steps: [ResponsePlan.Step], requestMethod: HTTPMethod, onComplete: (@Sendable (Bool) -> Void)?
     ) {
       self.steps = steps
-      stepIndex = 0
       self.requestMethod = requestMethod
-      self.keepAlive = keepAlive
-      self.http10 = http10
-      self.requestFullyRead = requestFullyRead
       self.onComplete = onComplete
       timer = nil
-      waitingForWork = false
       stream = nil
       streamTimer = nil
     }
@@ -95,19 +62,6 @@ final class Connection: EventHandler {
     let source: any ContentSource
     /// Each piece goes out as a chunk (RFC 9112 §7.1), ended by the last chunk.
     let chunked: Bool
-    /// The content only ends with the connection (``ContentFraming/untilClose``): a graceful shutdown
-    /// closes it at once instead of waiting for an end that never comes.
-    let untilClose: Bool
-  }
-
-  /// Closing after the last response.
-  private struct Draining {
-    /// The last request's content was read to the end.
-    var requestFullyRead: Bool
-    /// Output is still being flushed; the write side is shut once it is.
-    var flushing: Bool
-    /// Ends lingering.
-    var timer: LoopTimer?
   }
 
   let id: UInt64
@@ -127,22 +81,22 @@ final class Connection: EventHandler {
 
   // The mutable state below is confined to the loop's thread (see the invariant above) and no method
   // changes a property while another access to it is in progress (a phase's data is changed through
-  // its object, `updateReading`/`updateExecution`, whose closures touch only that data): the dynamic
-  // exclusivity checks cost about 1,900 instructions per request (a `swift_beginAccess` per property
-  // read, six in `applyBackPressure` alone), so they are off for these properties.
-  @exclusivity(unchecked) private var state: State
-  /// The connection's one ``Reading``, in `state` whenever it reads: reset for each request instead of
+  // its object, and `machine` through its mutating events): the dynamic exclusivity checks cost about
+  // 1,900 instructions per request (a `swift_beginAccess` per property read, six in `applyBackPressure`
+  // alone), so they are off for these properties.
+  /// The phase and every decision (keep-alive, pipelining order, 100-continue, closing and lingering,
+  /// timeouts, streams, back-pressure); the connection feeds it events and performs its actions.
+  @exclusivity(unchecked) private var machine = ConnectionStateMachine()
+  /// The connection's one ``Reading``, used whenever it reads: reset for each request instead of
   /// allocated again.
   private let reading: Reading
-  /// The connection's one ``Execution``, in `state` whenever it executes a plan, set up for each plan.
+  /// The connection's one ``Execution``, set up for each plan.
   private let execution = Execution()
   @exclusivity(unchecked) private var parser: HTTPParser
   // Socket-level state, meaningful in every phase.
   @exclusivity(unchecked) private var out: [UInt8] = []
   @exclusivity(unchecked) private var outOffset = 0
   @exclusivity(unchecked) private var wantsWritable = false
-  @exclusivity(unchecked) private var readable = true
-  @exclusivity(unchecked) private var peerClosed = false
   /// The last read wanted the socket writable (a TLS handshake flight did not fit): retry it on EPOLLOUT.
   @exclusivity(unchecked) private var readWantsWritable = false
   /// True from a read that found the socket empty (a short read, or end of stream) until the event is
@@ -157,7 +111,9 @@ final class Connection: EventHandler {
   /// Most unsent output, or unparsed input, before the connection stops reading: back-pressure between
   /// pipelined requests, so a client that sends without reading cannot make the server buffer without
   /// bound.
-  static let readPauseBytes = 1 << 20
+  static let readPauseBytes = ConnectionStateMachine.readPauseBytes
+  /// Ends a lingering close.
+  @exclusivity(unchecked) private var lingerTimer: LoopTimer?
   /// A ``resumeOnNextTurn()`` timer is pending.
   @exclusivity(unchecked) private var resumeScheduled = false
   /// Re-entrancy guard of ``processInput()``.
@@ -169,7 +125,8 @@ final class Connection: EventHandler {
   @exclusivity(unchecked) private var upgraded: (any UpgradedSession)?
 
   init(
-    id: UInt64, stream: ByteStream, loop: EventLoop, owner: ServerLoopContext, client: ClientAddress,
+    id: UInt64, stream: ByteStream, loop: EventLoop, owner: ServerLoopContext,
+    client: ClientAddress,
     localPort: Int, isTLS: Bool, limits: ParserLimits
   ) {
     self.id = id
@@ -182,36 +139,14 @@ final class Connection: EventHandler {
     self.parser = HTTPParser(mode: .request, limits: limits)
     let reading = Reading()
     self.reading = reading
-    self.state = .reading
     self.lastActivity = SocketOps.monotonicNanos()
     self.acceptedAt = lastActivity
   }
 
   var fd: Int32 { stream.fd }
-  var isIdle: Bool {
-    if case .reading = state { return reading.head == nil && parser.isIdle && out.isEmpty }
-    return false
-  }
-  private var isClosed: Bool {
-    if case .closed = state { return true }
-    return false
-  }
-  private var isReading: Bool {
-    if case .reading = state { return true }
-    return false
-  }
-
-  /// Changes the request being read, if one is.
-  private func updateReading(_ change: (Reading) -> Void) {
-    guard case .reading = state else { return }
-    change(reading)
-  }
-
-  /// Changes the plan in execution, if one is.
-  private func updateExecution(_ change: (Execution) -> Void) {
-    guard case .executing = state else { return }
-    change(execution)
-  }
+  var isIdle: Bool { machine.isBetweenRequests && parser.isIdle && out.isEmpty }
+  private var isClosed: Bool { machine.isClosed }
+  private var isReading: Bool { machine.isReading }
 
   // MARK: Events
 
@@ -229,17 +164,15 @@ final class Connection: EventHandler {
   private func readAvailable() {
     let buffer = loop.readBuffer
     var gotBytes = false
+    var sawEnd = false
     readWantsWritable = false
     while !isClosed {
       switch stream.read(into: buffer) {
       case .bytes(let n):
         gotBytes = true
         lastActivity = SocketOps.monotonicNanos()
-        if case .draining = state { continue }
-        if parser.isReadingHead {
-          let now = lastActivity
-          updateReading { r in if r.headStartedAt == nil { r.headStartedAt = now } }
-        }
+        if machine.isDraining { continue }
+        if parser.isReadingHead { machine.headBytesArrived(at: lastActivity) }
         if let upgraded {
           upgraded.receive(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
         } else {
@@ -262,7 +195,7 @@ final class Connection: EventHandler {
           inputDrainedThisEvent = true
         }
       case .eof:
-        peerClosed = true
+        sawEnd = true
         inputDrainedThisEvent = true
       case .failed:
         close(served: false)
@@ -270,10 +203,11 @@ final class Connection: EventHandler {
       }
       break
     }
+    if sawEnd { machine.endOfInputReceived() }
     // After a half-close too: the requests received before the FIN are still answered.
-    if gotBytes || peerClosed, isReading { processInput() }
+    if gotBytes || machine.inputEnded, isReading { processInput() }
     if gotBytes, upgraded != nil { pumpStream() }
-    if peerClosed { handlePeerClosed() }
+    if machine.inputEnded { handlePeerClosed() }
     applyBackPressure()
   }
 
@@ -281,53 +215,34 @@ final class Connection: EventHandler {
   /// ``readPauseBytes``, in every phase (it held only while a plan executed, so a client pipelining
   /// requests without reading the answers grew the input buffer by every byte it sent).
   private func applyBackPressure() {
-    switch state {
-    case .closed, .draining: return
-    case .reading, .executing: break
-    }
-    if readable,
-      parser.bufferedByteCount > Connection.readPauseBytes
-        || out.count - outOffset > Connection.readPauseBytes
+    guard !machine.readingPaused else { return }
+    if machine.applyBackPressure(
+      bufferedInput: parser.bufferedByteCount, unsentOutput: out.count - outOffset)
+      == .stopReading
     {
-      readable = false
       updateInterest()
     }
   }
 
   /// Reads again once both buffers are back under the bound (after output drained or input was parsed).
   private func resumeReadingIfRoom() {
-    guard !readable, isReading, parser.bufferedByteCount <= Connection.readPauseBytes,
-      out.count - outOffset <= Connection.readPauseBytes
-    else { return }
-    readable = true
-    updateInterest()
+    guard machine.readingPaused else { return }
+    if machine.resumeReadingIfRoom(
+      bufferedInput: parser.bufferedByteCount, unsentOutput: out.count - outOffset)
+      == .resumeReading
+    {
+      updateInterest()
+    }
   }
 
   private func handlePeerClosed() {
-    switch state {
-    case .closed:
-      return
-    case .draining(let d):
-      // Output still being flushed is sent first (`drain` closes once it is).
-      if d.flushing { updateInterest() } else { close(served: true) }
-    case .reading:
-      // A half-close ends the input, not the exchange: every request received before the FIN is answered
-      // (pipelined requests, then `shutdown(SHUT_WR)`); `processInput` (run just before) closes once no
-      // complete request is left.
-      updateInterest()
-    case .executing where upgraded != nil:
-      // The peer of an upgraded connection left (a WebSocket's TCP close).
-      close(served: true)
-    case .executing:
-      let e = execution
-      if e.timer != nil || e.waitingForWork || e.stepIndex < e.steps.count {
-        // The client gave up while we were waiting (delay, dribble, hold): stop.
-        close(served: false)
-      } else {
-        if parser.bufferedByteCount == 0 { updateExecution { $0.keepAlive = false } }
-        readable = false
-        updateInterest()
-      }
+    switch machine.peerClosed(inputBuffered: parser.bufferedByteCount > 0) {
+    case .close(let served): close(served: served)
+    // Output still being flushed is sent first (`drain` closes once it is); a half-close while reading
+    // ends the input, not the exchange (`processInput`, run just before, closes once no complete request
+    // is left).
+    case .flushThenClose, .stopReading: updateInterest()
+    default: break
     }
   }
 
@@ -357,28 +272,28 @@ final class Connection: EventHandler {
       }
       switch kind {
       case nil:
-        // Empty lines before a request-line are ignored (RFC 9112 §2.2), so they do not start the head
-        // timeout either: only a byte of the request-line does.
-        if parser.isIdle { reading.headStartedAt = nil }
-        // The peer half-closed and no complete request is left: the answers given are flushed, then the
-        // connection closes.
-        if peerClosed { beginClosing(requestFullyRead: true) }
+        // Empty lines before a request-line do not start the head timeout; after a half-close with no
+        // complete request left, the answers given are flushed, then the connection closes.
+        let closing = machine.inputExhausted(
+          inputIdle: parser.isIdle, outputPending: outOffset < out.count)
+        if case .none = closing { return }
+        performClosing(closing)
         return
       case .requestHead?:
         let h = parser.takeRequestHead()
-        guard case .reading = state else { continue }
+        guard isReading else { continue }
         releaseCountedContent()
         reading.body = []
-        reading.headStartedAt = nil
-        if h.headers.contains("Expect") {
-          reading.head = h
-          if handleExpectation(h) { return }
-        } else {
+        let action = machine.headReceived(h)
+        if action == .readContent {
           reading.head = consume h  // moved, not copied: the common path
+        } else {
+          reading.head = h
+          if handleExpectation(action, h) { return }
         }
       case .body?:
         let bytes = parser.takeContent()
-        guard case .reading = state else { continue }
+        guard isReading else { continue }
         guard owner.server.reserveRequestContent(bytes.count) else {
           refuseOverContentBudget()
           return
@@ -389,21 +304,19 @@ final class Connection: EventHandler {
       case .end?:
         let trailers = parser.takeTrailers()
         // The head and content moved out of `reading` (no retain of the copy, no release of the old value).
-        guard case .reading = state, let h = reading.head.take() else { continue }
+        guard isReading, let h = reading.head.take() else { continue }
         let r = reading
         var body: [UInt8] = []
         swap(&body, &r.body)
-        r.headStartedAt = nil
+        machine.requestEnded()
         if r.countedBytes != 0 { releaseCountedContent() }
         requestCount += 1
         // What the connection needs of the head is read first, so the head moves into the request
         // (a copy retained and released its storage).
         let method = h.method
-        let wantsKeepAlive = h.wantsKeepAlive
-        let http10 = h.version == .http1_0
         let request = HTTPRequest(head: consume h, body: body, trailers: trailers)
         let plan = owner.responder.respond(to: request, context: context())
-        start(plan, method: method, wantsKeepAlive: wantsKeepAlive, http10: http10, forceClose: false)
+        start(plan, method: method, forceClose: false)
         answered += 1
       case .responseHead?:
         continue
@@ -428,7 +341,7 @@ final class Connection: EventHandler {
       status: .serviceUnavailable,
       #"{"error":"request content buffered by all connections is over --max-buffered-request-bytes (\#(limit)); try again later","status":503}"#,
       keepAlive: false)
-    start(plan, for: currentHead ?? HTTPRequestHead(method: .post, target: "/"), forceClose: true)
+    start(plan, method: currentHead?.method ?? .post, forceClose: true)
   }
 
   /// Most pipelined requests one event answers before the loop serves other connections.
@@ -448,82 +361,72 @@ final class Connection: EventHandler {
     }
   }
 
-  /// Handles `Expect` (RFC 9110 §10.1.1) of a head that has the field (the caller checked, so the common
-  /// path makes no list). Returns true when a response was started instead of reading on.
-  private func handleExpectation(_ h: HTTPRequestHead) -> Bool {
-    let expectations = h.headers.values("Expect")
-    let hasContent =
-      h.headers.contains("Transfer-Encoding")
-      || (h.headers.first("Content-Length").map { $0 != "0" } ?? false)
-    if expectations.count == 1, expectations[0].equalsIgnoringASCIICase("100-continue") {
-      guard hasContent, h.version == .http1_1 else { return false }
+  /// Performs the machine's answer to a head with an `Expect` field (RFC 9110 §10.1.1). Returns true when
+  /// a response was started instead of reading on.
+  private func handleExpectation(_ action: ConnectionStateMachine.Action, _ h: HTTPRequestHead)
+    -> Bool
+  {
+    switch action {
+    case .askBeforeContent:
       if let plan = owner.responder.respondBeforeContent(to: h, context: context()) {
         requestCount += 1
-        start(plan, for: h, forceClose: true)
+        start(plan, method: h.method, forceClose: true)
         return true
       }
-      if parser.bufferedByteCount == 0 {
+      if machine.contentWanted(inputBuffered: parser.bufferedByteCount != 0) == .sendContinue {
         out.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
         flush()
       }
       return false
+    case .rejectExpectation:
+      requestCount += 1
+      let plan = ResponsePlan.json(
+        status: HTTPStatus(code: 417), #"{"error":"unsupported expectation","status":417}"#,
+        keepAlive: false)
+      start(plan, method: h.method, forceClose: true)
+      return true
+    default:
+      return false
     }
-    requestCount += 1
-    let plan = ResponsePlan.json(
-      status: HTTPStatus(code: 417), #"{"error":"unsupported expectation","status":417}"#, keepAlive: false)
-    start(plan, for: h, forceClose: true)
-    return true
   }
 
   /// The head of the request being read, if its head was parsed.
-  private var currentHead: HTTPRequestHead? {
-    if case .reading = state { return reading.head }
-    return nil
-  }
+  private var currentHead: HTTPRequestHead? { isReading ? reading.head : nil }
 
   private func reject(_ error: HTTPParserError) {
     let head = currentHead
     owner.responder.didReject(head: head, error: error, context: context())
     let status = error.status
     let plan = ResponsePlan.json(
-      status: status, #"{"error":\#(JSONValue.quoted(error.description)),"status":\#(status.code)}"#,
+      status: status,
+      #"{"error":\#(JSONValue.quoted(error.description)),"status":\#(status.code)}"#,
       keepAlive: false)
-    start(
-      plan, for: head ?? HTTPRequestHead(method: parser.lastRequestMethod ?? .get, target: "/"),
-      forceClose: true)
+    start(plan, method: head?.method ?? parser.lastRequestMethod ?? .get, forceClose: true)
   }
 
   private func context() -> RequestContext {
     RequestContext(
       client: client, localPort: localPort, isTLS: isTLS,
-      clientCertificateSubject: stream.peerDescription, connectionID: id, requestNumber: requestCount,
+      clientCertificateSubject: stream.peerDescription, connectionID: id,
+      requestNumber: requestCount,
       receivedAt: Date().timeIntervalSince1970)
   }
 
   // MARK: Plans
 
-  private func start(_ plan: ResponsePlan, for h: HTTPRequestHead, forceClose: Bool) {
-    start(
-      plan, method: h.method, wantsKeepAlive: h.wantsKeepAlive, http10: h.version == .http1_0,
-      forceClose: forceClose)
-  }
-
-  /// Runs `plan` for a request of `method`; `wantsKeepAlive` and `http10` are the request head's.
-  private func start(
-    _ plan: ResponsePlan, method: HTTPMethod, wantsKeepAlive: Bool, http10: Bool, forceClose: Bool
-  ) {
+  /// Runs `plan` for a request of `method` (the one just read, or, with `forceClose`, one answered early
+  /// or rejected).
+  private func start(_ plan: ResponsePlan, method: HTTPMethod, forceClose: Bool) {
     if forceClose {
       // An early answer or a rejection: what was read of the request is not kept while the plan runs.
       reading.head = nil
       reading.body = []
       releaseCountedContent()
     }
-    execution.begin(
-      steps: plan.steps, requestMethod: method,
-      keepAlive: plan.keepAlive && !forceClose && wantsKeepAlive && !owner.isShuttingDown
-        && (!peerClosed || parser.bufferedByteCount > 0),
-      http10: http10, requestFullyRead: !forceClose, onComplete: plan.onComplete)
-    state = .executing
+    execution.begin(steps: plan.steps, requestMethod: method, onComplete: plan.onComplete)
+    machine.planStarted(
+      stepCount: plan.steps.count, planKeepAlive: plan.keepAlive, forceClose: forceClose,
+      serverStopping: owner.isShuttingDown, inputBuffered: parser.bufferedByteCount > 0)
     runSteps()
   }
 
@@ -537,7 +440,7 @@ final class Connection: EventHandler {
     prepared.writeFramedHead(into: &out)
     ResponseHeadWriter.writeConnectionFields(
       hasDate: prepared.hasDate, hasServer: prepared.hasServer, dateLine: loop.httpDateLine(),
-      server: owner.serverLine, connection: connectionLine(e), into: &out)
+      server: owner.serverLine, connection: connectionLine(), into: &out)
     if HTTPSerializer.sendsContent(status: prepared.status, requestMethod: e.requestMethod) {
       writeContent(prepared.body)
     } else {
@@ -548,11 +451,17 @@ final class Connection: EventHandler {
   /// Room for what the connection adds to a head: `Content-Length`, `Date`, `Server`, `Connection`.
   static let connectionFieldsBytes = 160
 
+  /// Runs the plan's steps until one waits or the plan is complete, as the machine says.
   private func runSteps() {
     let e = execution
-    while case .executing = state, e.stepIndex < e.steps.count {
-      let index = e.stepIndex
-      e.stepIndex += 1
+    while true {
+      let action = machine.nextStep()
+      guard case .runStep(let index) = action else {
+        if case .completePlan(let served, let then) = action {
+          completePlan(served: served, then: then)
+        }
+        return
+      }
       // The common step first, its payload bound in place: a copy of the whole step (a multi-payload
       // enum) went through value witnesses.
       if case .prepared(let prepared) = e.steps[index] {
@@ -562,41 +471,40 @@ final class Connection: EventHandler {
       let step = e.steps[index]
       switch step {
       case .response(let responseHead, let content):
-        let sends = HTTPSerializer.sendsContent(status: responseHead.status, requestMethod: e.requestMethod)
-        writeHead(responseHead, contentLength: content.count, e)
+        let sends = HTTPSerializer.sendsContent(
+          status: responseHead.status, requestMethod: e.requestMethod)
+        writeHead(responseHead, contentLength: content.count)
         if sends { writeContent(content) } else { flush() }
       case .prepared(let prepared):
         writePrepared(prepared, e)
       case .responseHead(let responseHead, let contentLength):
-        writeHead(responseHead, contentLength: contentLength, e)
+        writeHead(responseHead, contentLength: contentLength)
         flush()
       case .raw(let bytes):
         out.append(contentsOf: bytes)
         flush()
       case .pause(let ms):
-        let timer = loop.schedule(afterMilliseconds: ms) { [weak self] in
+        machine.stepWaits(for: .pause)
+        e.timer = loop.schedule(afterMilliseconds: ms) { [weak self] in
           guard let self else { return }
-          self.updateExecution { $0.timer = nil }
-          self.runSteps()
+          self.execution.timer = nil
+          self.perform(self.machine.timerFired(.pause))
         }
-        updateExecution { $0.timer = timer }
         return
       case .hold(let maxMs):
+        machine.stepWaits(for: .hold)
         let limit = min(maxMs, owner.configuration.maxHoldMilliseconds)
-        let timer = loop.schedule(afterMilliseconds: limit) { [weak self] in
+        e.timer = loop.schedule(afterMilliseconds: limit) { [weak self] in
           guard let self else { return }
-          self.updateExecution { $0.timer = nil }
-          self.finishPlan(served: true)
-          self.close(served: true)
+          self.execution.timer = nil
+          self.perform(self.machine.timerFired(.hold))
         }
-        updateExecution { $0.timer = timer }
         return
       case .reset:
-        finishPlan(served: true)
-        close(served: true, reset: true)
+        perform(machine.resetStep())
         return
       case .awaiting(let start):
-        updateExecution { $0.waitingForWork = true }
+        machine.stepWaits(for: .work)
         let target = LoopBound(self)
         let loop = self.loop
         start { plan in
@@ -608,8 +516,7 @@ final class Connection: EventHandler {
         }
         return
       case .close:
-        finishPlan(served: true)
-        beginClosing(requestFullyRead: e.requestFullyRead)
+        perform(machine.closeStep())
         return
       case .streamedResponse(let responseHead, let framing, let source):
         if startStream(responseHead, framing: framing, source: source, e) { return }
@@ -618,24 +525,46 @@ final class Connection: EventHandler {
         return
       }
     }
-    guard case .executing = state else { return }
-    finishPlan(served: true)
-    if e.keepAlive {
-      // Bytes of a pipelined head that arrived during the plan count towards the head timeout from now.
+  }
+
+  /// Reports the plan's completion, then reads the next request, closes, or hands the connection over,
+  /// as the machine decided.
+  private func completePlan(served: Bool, then: ConnectionStateMachine.AfterPlan) {
+    finishPlan(served: served)
+    switch then {
+    case .readNextRequest:
       reading.head = nil
       reading.body = []
-      reading.headStartedAt = parser.isIdle ? nil : SocketOps.monotonicNanos()
-      state = .reading
+      // Bytes of a pipelined head that arrived during the plan count towards the head timeout from now.
+      if !parser.isIdle { machine.headBytesArrived(at: SocketOps.monotonicNanos()) }
       if out.isEmpty { processInput() }
-      if !readable, isReading, parser.bufferedByteCount <= Connection.readPauseBytes,
-        out.count - outOffset <= Connection.readPauseBytes
-      {
-        readable = true
-        updateInterest()
-      }
+      resumeReadingIfRoom()
       applyBackPressure()
-    } else {
-      beginClosing(requestFullyRead: e.requestFullyRead)
+    case .beginClosing:
+      beginClosing()
+    case .closeNow:
+      close(served: true)
+    case .reset:
+      close(served: true, reset: true)
+    case .handOver:
+      break
+    }
+  }
+
+  /// Performs an action of the machine that needs nothing but the connection.
+  private func perform(_ action: ConnectionStateMachine.Action) {
+    switch action {
+    case .completePlan(let served, let then): completePlan(served: served, then: then)
+    case .continuePlan: runSteps()
+    case .close(let served): close(served: served)
+    case .timeOutRequest: timeOutRequest()
+    case .pumpStream: pumpStream()
+    case .stopReading, .resumeReading: updateInterest()
+    case .flushThenClose, .lingeringClose: performClosing(action)
+    case .none, .readContent, .askBeforeContent, .sendContinue, .rejectExpectation, .runStep,
+      .processInput,
+      .stopStream:
+      break
     }
   }
 
@@ -648,33 +577,30 @@ final class Connection: EventHandler {
   private func startStream(
     _ head: HTTPResponseHead, framing: ContentFraming, source: any ContentSource, _ e: Execution
   ) -> Bool {
-    let sends = HTTPSerializer.sendsContent(status: head.status, requestMethod: e.requestMethod)
-    if framing == .untilClose { updateExecution { $0.keepAlive = false } }
-    guard sends, !(framing == .untilClose && owner.isShuttingDown) else {
+    let start = machine.streamStarting(
+      framing: framing,
+      sendsContent: HTTPSerializer.sendsContent(
+        status: head.status, requestMethod: e.requestMethod),
+      heartbeat: source.heartbeat != nil, serverStopping: owner.isShuttingDown)
+    guard case .stream(let chunked) = start else {
       source.cancel()
       if framing == .untilClose {
-        writeStreamHead(head, contentLength: nil, chunked: false, e)
+        writeStreamHead(head, contentLength: nil, chunked: false)
       } else if framing == .chunked, !head.status.forbidsContent {
         // HEAD: the head a GET gets (RFC 9110 §9.3.2), without its content.
-        writeStreamHead(head, contentLength: nil, chunked: !e.http10, e)
+        writeStreamHead(head, contentLength: nil, chunked: !machine.isHTTP10)
       } else {
-        writeHead(head, contentLength: framing.length ?? 0, e)
+        writeHead(head, contentLength: framing.length ?? 0)
       }
       flush()
       return false
     }
-    // Without a length, an HTTP/1.0 client reads the content to the connection's end.
-    if framing == .chunked && e.http10 { updateExecution { $0.keepAlive = false } }
-    guard case .executing = state else { return false }
-    let chunked = framing == .chunked && !e.http10
-    writeStreamHead(head, contentLength: framing.length, chunked: chunked, e)
+    writeStreamHead(head, contentLength: framing.length, chunked: chunked)
     let target = LoopBound(self)
     let loop = self.loop
     let waiting = source.attach { loop.execute { target.connection?.pumpStream() } }
-    updateExecution {
-      $0.stream = ContentStream(source: source, chunked: chunked, untilClose: framing == .untilClose)
-    }
-    updateExecution { $0.streamWroteAt = SocketOps.monotonicNanos() }
+    e.stream = ContentStream(source: source, chunked: chunked)
+    e.streamWroteAt = SocketOps.monotonicNanos()
     if let heartbeat = source.heartbeat {
       scheduleHeartbeat(heartbeat, afterMilliseconds: heartbeat.intervalMilliseconds)
     }
@@ -693,25 +619,23 @@ final class Connection: EventHandler {
   /// complete (journaled) once the head is written, and the connection closes when the session's content
   /// ends.
   private func startUpgraded(_ head: HTTPResponseHead, session: any UpgradedSession, _ e: Execution) {
-    e.keepAlive = false
+    let action = machine.upgraded()
     ResponseHeadWriter.write(
-      head, contentLength: nil, chunked: false, dateLine: loop.httpDateLine(), server: owner.serverLine,
+      head, contentLength: nil, chunked: false, dateLine: loop.httpDateLine(),
+      server: owner.serverLine,
       connection: Connection.connectionUpgrade, into: &out)
-    finishPlan(served: true)
+    perform(action)
     let leftover = parser.takeUnparsedBytes()
     upgraded = session
     let target = LoopBound(self)
     let loop = self.loop
     _ = session.attach { loop.execute { target.connection?.pumpStream() } }
-    e.stream = ContentStream(source: session, chunked: false, untilClose: true)
+    e.stream = ContentStream(source: session, chunked: false)
     flush()
-    guard case .executing = state else { return }
+    guard machine.isUpgraded else { return }
     if !leftover.isEmpty { leftover.withUnsafeBytes { session.receive($0) } }
     pumpStream()
-    if !readable {
-      readable = true
-      updateInterest()
-    }
+    perform(machine.sessionAttached())
   }
 
   /// The heartbeat's bytes once the stream's output has been idle for the interval (no content taken
@@ -719,8 +643,8 @@ final class Connection: EventHandler {
   /// connection out.
   private func scheduleHeartbeat(_ heartbeat: ContentHeartbeat, afterMilliseconds delay: Int) {
     let timer = loop.schedule(afterMilliseconds: delay) { [weak self] in
-      guard let self, case .executing = self.state, self.execution.stream != nil else { return }
-      self.updateExecution { $0.timer = nil }
+      guard let self, self.machine.isExecuting, self.execution.stream != nil else { return }
+      self.execution.timer = nil
       let interval = UInt64(heartbeat.intervalMilliseconds) * 1_000_000
       let now = SocketOps.monotonicNanos()
       let idle = now &- self.execution.streamWroteAt
@@ -730,14 +654,14 @@ final class Connection: EventHandler {
         next = max(1, Int((interval - idle + 999_999) / 1_000_000))
       } else if self.outOffset == self.out.count, let stream = self.execution.stream {
         self.appendStreamContent(heartbeat.bytes, chunked: stream.chunked)
-        self.updateExecution { $0.streamWroteAt = now }
+        self.execution.streamWroteAt = now
         self.flush()
       }
-      if case .executing = self.state, self.execution.stream != nil {
+      if self.machine.isExecuting, self.execution.stream != nil {
         self.scheduleHeartbeat(heartbeat, afterMilliseconds: next)
       }
     }
-    updateExecution { $0.timer = timer }
+    execution.timer = timer
   }
 
   /// Pumps the stream again at `deadline` (monotonic ns, rounded up to the loop timers' millisecond), the
@@ -754,7 +678,7 @@ final class Connection: EventHandler {
     let milliseconds = Int(min((deadline - now + 999_999) / 1_000_000, 86_400_000))
     e.streamTimerDeadline = deadline
     e.streamTimer = loop.schedule(afterMilliseconds: milliseconds) { [weak self] in
-      guard let self, case .executing = self.state else { return }
+      guard let self, self.machine.isExecuting else { return }
       self.execution.streamTimer = nil
       self.pumpStream()
     }
@@ -776,7 +700,7 @@ final class Connection: EventHandler {
   /// when the socket is full (the writable event resumes it through ``flush()``). A source that finished
   /// lets the plan go on; one that failed closes the connection.
   fileprivate func pumpStream() {
-    guard !pumping, case .executing = state, let stream = execution.stream else { return }
+    guard !pumping, machine.isExecuting, let stream = execution.stream else { return }
     let e = execution
     pumping = true
     var ended: ContentEnd?
@@ -799,75 +723,69 @@ final class Connection: EventHandler {
     }
     pumping = false
     guard let ended, !isClosed else {
-      if !isClosed, let deadline = stream.source.nextTakeDeadline { scheduleStreamTake(at: deadline) }
+      if !isClosed, let deadline = stream.source.nextTakeDeadline {
+        scheduleStreamTake(at: deadline)
+      }
       return
     }
     if let timer = e.streamTimer { loop.cancel(timer) }
-    updateExecution {
-      $0.stream = nil
-      $0.streamTimer = nil
-    }
-    switch ended {
-    case .finished:
-      flush()
-      if !isClosed { runSteps() }
-    case .failed:
-      flush()
-      finishPlan(served: false)
-      beginClosing(requestFullyRead: e.requestFullyRead)
-    }
+    e.stream = nil
+    e.streamTimer = nil
+    var failed = false
+    if case .failed = ended { failed = true }
+    // A finished source lets the plan go on; a failed one completes it unserved and closes.
+    let action = machine.streamEnded(failed: failed)
+    flush()
+    if !isClosed || failed { perform(action) }
   }
 
   /// Loop thread: the deferred step's plan is ready; its steps run in place of the deferred one.
   fileprivate func resumeDeferred(with plan: ResponsePlan) {
-    guard case .executing = state, execution.waitingForWork else { return plan.abandon() }
-    updateExecution { e in
-      e.waitingForWork = false
-      e.steps = plan.steps + e.steps[e.stepIndex...]
-      e.stepIndex = 0
-      e.keepAlive = e.keepAlive && plan.keepAlive
-      if let next = plan.onComplete {
-        let first = e.onComplete
-        e.onComplete = { served in
-          first?(served)
-          next(served)
-        }
+    guard machine.isAwaitingWork else { return plan.abandon() }
+    let e = execution
+    e.steps = plan.steps + e.steps[machine.stepIndex...]
+    _ = machine.awaitedPlanArrived(stepCount: e.steps.count, planKeepAlive: plan.keepAlive)
+    if let next = plan.onComplete {
+      let first = e.onComplete
+      e.onComplete = { served in
+        first?(served)
+        next(served)
       }
     }
     runSteps()
   }
 
-  /// Reports the plan in execution as served or not (once), and drops its steps.
+  /// Reports the plan in execution as served or not (once: its callback is taken; nil once no plan is in
+  /// execution), and drops its steps.
   private func finishPlan(served: Bool) {
-    var done: (@Sendable (Bool) -> Void)?
-    updateExecution { e in
-      done = e.onComplete
-      e.onComplete = nil
-      e.steps = []
-      e.stepIndex = 0
-    }
+    let e = execution
+    let done = e.onComplete
+    e.onComplete = nil
+    e.steps = []
     done?(served)
   }
 
-  private func writeHead(_ authored: HTTPResponseHead, contentLength: Int, _ e: Execution) {
+  private func writeHead(_ authored: HTTPResponseHead, contentLength: Int) {
     ResponseHeadWriter.write(
-      authored, contentLength: contentLength, dateLine: loop.httpDateLine(), server: owner.serverLine,
-      connection: connectionLine(e), into: &out)
+      authored, contentLength: contentLength, dateLine: loop.httpDateLine(),
+      server: owner.serverLine,
+      connection: connectionLine(), into: &out)
   }
 
   /// A streamed response's head: `Content-Length` when known, else chunked or no framing at all.
-  private func writeStreamHead(
-    _ authored: HTTPResponseHead, contentLength: Int?, chunked: Bool, _ e: Execution
-  ) {
+  private func writeStreamHead(_ authored: HTTPResponseHead, contentLength: Int?, chunked: Bool) {
     ResponseHeadWriter.write(
       authored, contentLength: contentLength, chunked: chunked, dateLine: loop.httpDateLine(),
-      server: owner.serverLine, connection: connectionLine(e), into: &out)
+      server: owner.serverLine, connection: connectionLine(), into: &out)
   }
 
-  /// The `Connection` line this response needs: close, HTTP/1.0 keep-alive, or none.
-  private func connectionLine(_ e: Execution) -> [UInt8] {
-    !e.keepAlive
-      ? ResponseHeadWriter.connectionClose : (e.http10 ? ResponseHeadWriter.connectionKeepAlive : [])
+  /// The `Connection` line the machine decided for this response: close, HTTP/1.0 keep-alive, or none.
+  private func connectionLine() -> [UInt8] {
+    switch machine.connectionField {
+    case .none: []
+    case .keepAlive: ResponseHeadWriter.connectionKeepAlive
+    case .close: ResponseHeadWriter.connectionClose
+    }
   }
 
   // MARK: Writing
@@ -931,17 +849,15 @@ final class Connection: EventHandler {
     outOffset = 0
     writeStalledSince = nil
     if wantsWritable { updateInterest() }
-    switch state {
-    case .draining(let d) where d.flushing:
-      drain(requestFullyRead: d.requestFullyRead)
-    case .executing where execution.stream != nil:
+    switch machine.outputDrained(inputIdle: parser.isIdle) {
+    case .pumpStream:
       pumpStream()
-    case .reading:
+    case .processInput:
       processInput()
       resumeReadingIfRoom()
       applyBackPressure()
-    default:
-      break
+    case let closing:
+      performClosing(closing)
     }
   }
 
@@ -949,53 +865,54 @@ final class Connection: EventHandler {
     guard !isClosed else { return }
     let writable = forceWritable || outOffset < out.count
     wantsWritable = writable
-    loop.setInterest(fd: fd, readable: readable && !peerClosed, writable: writable)
+    loop.setInterest(fd: fd, readable: machine.wantsInput, writable: writable)
   }
 
-  /// Flushes, then shuts the write side and drains input until the peer closes (lingering close), so the
-  /// client reads the whole response instead of a reset caused by unread request bytes.
-  private func beginClosing(requestFullyRead: Bool) {
-    if outOffset < out.count {
-      state = .draining(Draining(requestFullyRead: requestFullyRead, flushing: true))
-    } else {
-      drain(requestFullyRead: requestFullyRead)
-    }
+  /// The response that closes the connection is complete: flush, then close or linger, as the machine
+  /// decides.
+  private func beginClosing() {
+    performClosing(
+      machine.beginClosing(outputPending: outOffset < out.count, inputIdle: parser.isIdle))
   }
 
-  private func drain(requestFullyRead: Bool) {
-    // Lingering only protects a response from a reset caused by request bytes the server never read. When
-    // the request was read whole and nothing else is buffered, close at once (a FIN, as nginx does).
-    if peerClosed || (requestFullyRead && parser.isIdle) {
-      close(served: true)
-      return
+  /// Performs the machine's decision on closing: keep flushing (the writable event goes on), close, or
+  /// a lingering close — the write side shut down and input drained until the peer closes or the time
+  /// is up, so the client reads the whole response instead of a reset caused by unread request bytes.
+  private func performClosing(_ action: ConnectionStateMachine.Action) {
+    switch action {
+    case .close(let served):
+      close(served: served)
+    case .lingeringClose(let milliseconds):
+      stream.shutdownWrite()
+      lingerTimer = loop.schedule(afterMilliseconds: milliseconds) { [weak self] in
+        guard let self else { return }
+        self.perform(self.machine.timerFired(.lingeringClose))
+      }
+      updateInterest()
+    default:
+      break
     }
-    stream.shutdownWrite()
-    readable = true
-    let timer = loop.schedule(afterMilliseconds: 2000) { [weak self] in
-      self?.close(served: true)
-    }
-    state = .draining(Draining(requestFullyRead: requestFullyRead, flushing: false, timer: timer))
-    updateInterest()
   }
 
   /// Closes the connection now (with a TCP reset when `reset`), completing any plan in flight as not
   /// served.
   func close(served: Bool, reset: Bool = false) {
-    switch state {
-    case .closed: return
-    case .executing:
+    guard !isClosed else { return }
+    if machine.isExecuting {
       let e = execution
       if let timer = e.timer { loop.cancel(timer) }
       if let timer = e.streamTimer { loop.cancel(timer) }
       e.stream?.source.cancel()
-    case .draining(let d): if let timer = d.timer { loop.cancel(timer) }
-    case .reading: break
+    }
+    if let timer = lingerTimer {
+      loop.cancel(timer)
+      lingerTimer = nil
     }
     finishPlan(served: false)
     releaseCountedContent()
     reading.body = []
     upgraded = nil
-    state = .closed
+    machine.closed()
     loop.deregister(fd: fd, closing: true)
     stream.close(reset: reset, inputDrained: inputDrainedThisEvent)
     owner.connectionClosed(self)
@@ -1007,48 +924,39 @@ final class Connection: EventHandler {
   /// the idle timeout closes the connection in any phase (a client that never reads held its response's
   /// memory for good). `now` in monotonic ns.
   func checkTimeouts(now: UInt64, idleNanos: UInt64, headNanos: UInt64) {
-    if let stalled = writeStalledSince, outOffset < out.count, now > stalled, now - stalled > idleNanos {
-      close(served: false)
-      return
-    }
-    guard case .reading = state, out.isEmpty else { return }
-    let r = reading
-    if stream.isHandshaking {
-      // A TLS handshake is a request head not yet received: same limit, counted from accept.
-      if now - acceptedAt > headNanos { close(served: false) }
-      return
-    }
-    if let started = r.headStartedAt, parser.isReadingHead, !parser.isIdle, now - started > headNanos {
-      timeOutRequest()
-    } else if parser.isIdle, now - lastActivity > idleNanos {
-      close(served: false)
-    } else if !parser.isIdle, !parser.isReadingHead, now - lastActivity > idleNanos {
-      timeOutRequest()
-    }
+    let action = machine.timeoutsChecked(
+      ConnectionStateMachine.TimeoutCheck(
+        now: now, idleNanos: idleNanos, headNanos: headNanos, lastActivity: lastActivity,
+        acceptedAt: acceptedAt, writeStalledSince: writeStalledSince,
+        outputPending: outOffset < out.count,
+        handshaking: stream.isHandshaking, inputIdle: parser.isIdle,
+        readingHead: parser.isReadingHead))
+    perform(action)
   }
 
   private func timeOutRequest() {
     let plan = ResponsePlan.json(
-      status: .requestTimeout, #"{"error":"request not received in time","status":408}"#, keepAlive: false)
-    start(plan, for: currentHead ?? HTTPRequestHead(method: .get, target: "/"), forceClose: true)
+      status: .requestTimeout, #"{"error":"request not received in time","status":408}"#,
+      keepAlive: false)
+    start(plan, method: currentHead?.method ?? .get, forceClose: true)
   }
 
   /// Graceful shutdown: close at once when idle; otherwise the response in flight finishes first and the
   /// connection then closes (its keep-alive is withdrawn).
   func shutdownGracefully() {
-    switch state {
-    case .draining: close(served: false)
-    case .reading where isIdle: close(served: false)
-    case .executing where upgraded != nil:
-      // A WebSocket says goodbye (close 1001) and ends; the connection closes once that is flushed.
-      upgraded?.serverStopping()
-      pumpStream()
-    // An event stream never ends by itself.
-    case .executing where execution.stream?.untilClose == true: close(served: true)
-    case .executing:
-      updateExecution { $0.keepAlive = false }
-      execution.stream?.source.serverStopping()
-    default: break
+    switch machine.serverStopping(idle: parser.isIdle && out.isEmpty) {
+    case .close(let served):
+      close(served: served)
+    case .stopStream:
+      if let upgraded {
+        // A WebSocket says goodbye (close 1001) and ends; the connection closes once that is flushed.
+        upgraded.serverStopping()
+        pumpStream()
+      } else {
+        execution.stream?.source.serverStopping()
+      }
+    default:
+      break
     }
   }
 }
