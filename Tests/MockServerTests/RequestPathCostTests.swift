@@ -14,7 +14,7 @@ import Testing
 /// when read.
 @Suite("Request path: gathered content, peer text, journal ids")
 struct RequestPathCostTests {
-  /// A body above ``Connection/gatheredContentBytes``: 2,000,000 bytes, more than a loopback socket takes
+  /// A body above ``OutputBuffer/gatheredContentBytes``: 2,000,000 bytes, more than a loopback socket takes
   /// at once, so the gathering write is partial and the rest goes through the output buffer.
   static let largeBody = String(repeating: "0123456789abcdef", count: 125_000)
 

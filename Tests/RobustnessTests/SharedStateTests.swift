@@ -393,6 +393,59 @@ struct SharedStateTests {
     return (try? JSONValue.parse(content(answer)))?.objectValue?["count"]?.numberValue?.intValue
   }
 
+  /// The shared count is never passed off as exact when the stream lost entries: with a journal of 10
+  /// entries, the stream is trimmed (about 10 kept), and a count then says `"exact": false` with how many
+  /// were lost, as the local journal does once it evicted entries; a clear makes counts exact again.
+  @Test(
+    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  func aCountOverATrimmedStreamSaysItIsNotExact() throws {
+    #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
+    let redis = try RedisServer()
+    let fixtures = try TemporaryFixtures([("file.json", stubJSON("/file", body: "file"))])
+    defer {
+      redis.stop()
+      fixtures.remove()
+    }
+    let replicas = try (0..<2).map { _ in
+      try MockServerProcess.launch(
+        arguments: [
+          "--fixtures", fixtures.fixtures, "--no-watch", "--quiet", "--state-store", redis.url,
+          "--journal-size", "10",
+        ])
+    }
+    defer { for r in replicas { _ = r.stop() } }
+    let (a, b) = (replicas[0].port, replicas[1].port)
+    func countAnswer(_ port: Int) -> JSONObject? {
+      guard
+        let answer = try? Self.call(
+          port, "POST", "/__admin/requests/count", #"{"method":"GET","url":"/file"}"#),
+        status(answer) == 200
+      else { return nil }
+      return (try? JSONValue.parse(Self.content(answer)))?.objectValue
+    }
+    // Within the cap: exact.
+    for _ in 0..<5 { #expect(Self.serves(a, "/file", "file")) }
+    #expect(eventually { countAnswer(b)?["count"]?.numberValue?.intValue == 5 })
+    #expect(countAnswer(b)?["exact"] == nil)
+    // 400 more through A: the stream keeps about 10 (Redis trims whole nodes of 100), the rest is lost.
+    for _ in 0..<400 { #expect(Self.serves(a, "/file", "file")) }
+    var last: JSONObject?
+    #expect(
+      eventually {
+        last = countAnswer(b)
+        guard let last, let count = last["count"]?.numberValue?.intValue,
+          let lost = last["evicted"]?.numberValue?.intValue
+        else { return false }
+        return last["exact"] == .bool(false) && count + lost == 405
+      }, "\(String(describing: last))")
+    // A clear: counts are exact again.
+    let cleared = try Self.call(b, "DELETE", "/__admin/requests")
+    #expect(status(cleared) == 200, "\(cleared)")
+    #expect(Self.serves(a, "/file", "file"))
+    #expect(eventually { countAnswer(b)?["count"]?.numberValue?.intValue == 1 })
+    #expect(countAnswer(b)?["exact"] == nil)
+  }
+
   @Test(
     .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
   func theJournalIsSharedAnyReplicaCountsForAllAndAKilledReplicaLosesNoEntry() throws {

@@ -27,7 +27,7 @@ extension AdminAPI {
       return AdminAPI.sharedStateUnavailable(error, changed: false)
     }
     let everyReplica = journal(of: view, nearMisses: rest == ["unmatched", "near-misses"])
-    let plan = requests(call, rest, in: everyReplica)
+    let plan = requests(call, rest, in: everyReplica, lost: view.lost)
     guard call.method == "DELETE" || (call.method == "POST" && rest.first?.hasPrefix("remove") == true) else {
       return plan
     }
@@ -74,8 +74,11 @@ extension AdminAPI {
     }
   }
 
-  /// `/__admin/requests…` answered from `journal`.
-  private func requests(_ call: Call, _ rest: [String], in journal: RequestJournal) -> ResponsePlan {
+  /// `/__admin/requests…` answered from `journal`; `lost` entries (the shared stream's, trimmed or
+  /// dropped) make a count inexact as evicted ones do.
+  private func requests(_ call: Call, _ rest: [String], in journal: RequestJournal, lost: Int = 0)
+    -> ResponsePlan
+  {
     switch (call.method, rest.count, rest.first ?? "") {
     case ("GET", 0, _): return listRequests(call, in: journal)
     case ("DELETE", 0, _), ("POST", 1, "reset"):
@@ -87,9 +90,9 @@ extension AdminAPI {
       case .success(let pattern):
         let result = journal.count(matching: pattern)
         var pairs: [(String, JSONValue)] = [("count", .number(JSONNumber(result.count)))]
-        if !result.exact {
+        if !result.exact || lost > 0 {
           pairs.append(("exact", .bool(false)))
-          pairs.append(("evicted", .number(JSONNumber(journal.evictedCount))))
+          pairs.append(("evicted", .number(JSONNumber(journal.evictedCount + lost))))
         }
         return AdminAPI.json(.object(JSONObject(pairs: pairs)))
       }

@@ -94,8 +94,8 @@ final class Connection: EventHandler {
   private let execution = Execution()
   @exclusivity(unchecked) private var parser: HTTPParser
   // Socket-level state, meaningful in every phase.
-  @exclusivity(unchecked) private var out: [UInt8] = []
-  @exclusivity(unchecked) private var outOffset = 0
+  /// What waits to be written, and since when the peer took nothing (``OutputBuffer``).
+  @exclusivity(unchecked) private var output = OutputBuffer()
   @exclusivity(unchecked) private var wantsWritable = false
   /// The last read wanted the socket writable (a TLS handshake flight did not fit): retry it on EPOLLOUT.
   @exclusivity(unchecked) private var readWantsWritable = false
@@ -105,9 +105,6 @@ final class Connection: EventHandler {
   @exclusivity(unchecked) private var inputDrainedThisEvent = false
   @exclusivity(unchecked) private var requestCount = 0
   @exclusivity(unchecked) private(set) var lastActivity: UInt64
-  /// Since when output has been waiting without a byte accepted by the peer (monotonic ns), or nil when
-  /// nothing waits or the last write made progress. A write stalled for the idle timeout closes.
-  @exclusivity(unchecked) private var writeStalledSince: UInt64?
   /// Most unsent output, or unparsed input, before the connection stops reading: back-pressure between
   /// pipelined requests, so a client that sends without reading cannot make the server buffer without
   /// bound.
@@ -144,7 +141,7 @@ final class Connection: EventHandler {
   }
 
   var fd: Int32 { stream.fd }
-  var isIdle: Bool { machine.isBetweenRequests && parser.isIdle && out.isEmpty }
+  var isIdle: Bool { machine.isBetweenRequests && parser.isIdle && output.isEmpty }
   private var isClosed: Bool { machine.isClosed }
   private var isReading: Bool { machine.isReading }
 
@@ -217,7 +214,7 @@ final class Connection: EventHandler {
   private func applyBackPressure() {
     guard !machine.readingPaused else { return }
     if machine.applyBackPressure(
-      bufferedInput: parser.bufferedByteCount, unsentOutput: out.count - outOffset)
+      bufferedInput: parser.bufferedByteCount, unsentOutput: output.pendingCount)
       == .stopReading
     {
       updateInterest()
@@ -228,7 +225,7 @@ final class Connection: EventHandler {
   private func resumeReadingIfRoom() {
     guard machine.readingPaused else { return }
     if machine.resumeReadingIfRoom(
-      bufferedInput: parser.bufferedByteCount, unsentOutput: out.count - outOffset)
+      bufferedInput: parser.bufferedByteCount, unsentOutput: output.pendingCount)
       == .resumeReading
     {
       updateInterest()
@@ -253,7 +250,7 @@ final class Connection: EventHandler {
     processing = true
     defer { processing = false }
     var answered = 0
-    while isReading, out.count - outOffset < (256 << 10) {
+    while isReading, output.pendingCount < (256 << 10) {
       if answered == Connection.requestsPerTurn {
         // Fairness: one client pipelining as fast as it reads held the loop for its whole buffered input
         // (up to 1 MiB, 30,000 requests) while other clients waited seconds; the rest is answered on
@@ -275,7 +272,7 @@ final class Connection: EventHandler {
         // Empty lines before a request-line do not start the head timeout; after a half-close with no
         // complete request left, the answers given are flushed, then the connection closes.
         let closing = machine.inputExhausted(
-          inputIdle: parser.isIdle, outputPending: outOffset < out.count)
+          inputIdle: parser.isIdle, outputPending: output.hasPending)
         if case .none = closing { return }
         performClosing(closing)
         return
@@ -374,7 +371,7 @@ final class Connection: EventHandler {
         return true
       }
       if machine.contentWanted(inputBuffered: parser.bufferedByteCount != 0) == .sendContinue {
-        out.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
+        output.bytes.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
         flush()
       }
       return false
@@ -435,12 +432,12 @@ final class Connection: EventHandler {
   private func writePrepared(_ prepared: PreparedResponse, _ e: Execution) {
     // Sized once for the whole answer (on a new connection the output grew, reallocating, as the head, the
     // connection's fields and the content were appended: about 800 instructions per connection).
-    let needed = out.count &+ prepared.byteCount &+ Connection.connectionFieldsBytes
-    if out.capacity < needed { out.reserveCapacity(needed) }
-    prepared.writeFramedHead(into: &out)
+    let needed = output.bytes.count &+ prepared.byteCount &+ Connection.connectionFieldsBytes
+    if output.bytes.capacity < needed { output.bytes.reserveCapacity(needed) }
+    prepared.writeFramedHead(into: &output.bytes)
     ResponseHeadWriter.writeConnectionFields(
       hasDate: prepared.hasDate, hasServer: prepared.hasServer, dateLine: loop.httpDateLine(),
-      server: owner.serverLine, connection: connectionLine(), into: &out)
+      server: owner.serverLine, connection: connectionLine(), into: &output.bytes)
     if HTTPSerializer.sendsContent(status: prepared.status, requestMethod: e.requestMethod) {
       writeContent(prepared.body)
     } else {
@@ -481,7 +478,7 @@ final class Connection: EventHandler {
         writeHead(responseHead, contentLength: contentLength)
         flush()
       case .raw(let bytes):
-        out.append(contentsOf: bytes)
+        output.bytes.append(contentsOf: bytes)
         flush()
       case .pause(let ms):
         machine.stepWaits(for: .pause)
@@ -537,7 +534,7 @@ final class Connection: EventHandler {
       reading.body = []
       // Bytes of a pipelined head that arrived during the plan count towards the head timeout from now.
       if !parser.isIdle { machine.headBytesArrived(at: SocketOps.monotonicNanos()) }
-      if out.isEmpty { processInput() }
+      if output.isEmpty { processInput() }
       resumeReadingIfRoom()
       applyBackPressure()
     case .beginClosing:
@@ -623,7 +620,7 @@ final class Connection: EventHandler {
     ResponseHeadWriter.write(
       head, contentLength: nil, chunked: false, dateLine: loop.httpDateLine(),
       server: owner.serverLine,
-      connection: Connection.connectionUpgrade, into: &out)
+      connection: Connection.connectionUpgrade, into: &output.bytes)
     perform(action)
     let leftover = parser.takeUnparsedBytes()
     upgraded = session
@@ -652,8 +649,8 @@ final class Connection: EventHandler {
       if idle < interval {
         // Content went out meanwhile: the idle time counts from it.
         next = max(1, Int((interval - idle + 999_999) / 1_000_000))
-      } else if self.outOffset == self.out.count, let stream = self.execution.stream {
-        self.appendStreamContent(heartbeat.bytes, chunked: stream.chunked)
+      } else if !self.output.hasPending, let stream = self.execution.stream {
+        self.output.append(heartbeat.bytes, chunked: stream.chunked)
         self.execution.streamWroteAt = now
         self.flush()
       }
@@ -684,18 +681,6 @@ final class Connection: EventHandler {
     }
   }
 
-  /// Appends a stream's content to the output: one chunk (RFC 9112 §7.1) when `chunked`, else as it is.
-  private func appendStreamContent(_ bytes: [UInt8], chunked: Bool) {
-    if chunked {
-      out.append(contentsOf: String(bytes.count, radix: 16).utf8)
-      out.append(contentsOf: [13, 10])
-      out.append(contentsOf: bytes)
-      out.append(contentsOf: [13, 10])
-    } else {
-      out.append(contentsOf: bytes)
-    }
-  }
-
   /// Loop thread: moves produced content into the output while it is under the source's bound; stops
   /// when the socket is full (the writable event resumes it through ``flush()``). A source that finished
   /// lets the plan go on; one that failed closes the connection.
@@ -705,21 +690,21 @@ final class Connection: EventHandler {
     pumping = true
     var ended: ContentEnd?
     pump: while !isClosed {
-      let room = stream.source.outputBound - (out.count - outOffset)
+      let room = stream.source.outputBound - (output.pendingCount)
       guard room > 0 else { break pump }
       let (bytes, end) = stream.source.take(maxBytes: room)
       if !bytes.isEmpty {
         e.streamWroteAt = SocketOps.monotonicNanos()
-        appendStreamContent(bytes, chunked: stream.chunked)
+        output.append(bytes, chunked: stream.chunked)
       }
       if let end {
-        if case .finished = end, stream.chunked { out.append(contentsOf: HTTPSerializer.lastChunk) }
+        if case .finished = end, stream.chunked { output.bytes.append(contentsOf: HTTPSerializer.lastChunk) }
         ended = end
         break pump
       }
       if bytes.isEmpty { break pump }
       flush()
-      if outOffset < out.count { break pump }
+      if output.hasPending { break pump }
     }
     pumping = false
     guard let ended, !isClosed else {
@@ -769,14 +754,14 @@ final class Connection: EventHandler {
     ResponseHeadWriter.write(
       authored, contentLength: contentLength, dateLine: loop.httpDateLine(),
       server: owner.serverLine,
-      connection: connectionLine(), into: &out)
+      connection: connectionLine(), into: &output.bytes)
   }
 
   /// A streamed response's head: `Content-Length` when known, else chunked or no framing at all.
   private func writeStreamHead(_ authored: HTTPResponseHead, contentLength: Int?, chunked: Bool) {
     ResponseHeadWriter.write(
       authored, contentLength: contentLength, chunked: chunked, dateLine: loop.httpDateLine(),
-      server: owner.serverLine, connection: connectionLine(), into: &out)
+      server: owner.serverLine, connection: connectionLine(), into: &output.bytes)
   }
 
   /// The `Connection` line the machine decided for this response: close, HTTP/1.0 keep-alive, or none.
@@ -790,64 +775,28 @@ final class Connection: EventHandler {
 
   // MARK: Writing
 
-  /// Content from this size on is written beside the output with one gathering `sendmsg` instead of
-  /// being copied behind it. Measured on loopback (docs/performance.md): below about 32 KiB the gather
-  /// costs the kernel more than the copy costs user space; at 64 KiB it saves 2 µs of copying per write.
-  static let gatheredContentBytes = 32 << 10
-
-  /// Writes `content` after the output (a head already in it), then flushes: large content is sent with
-  /// the head in one gathering write, and only what the socket did not take is copied into the output.
+  /// Writes `content` after the output (a head already in it), then goes on as ``flush()`` does.
   private func writeContent(_ content: [UInt8]) {
-    guard content.count >= Connection.gatheredContentBytes else {
-      out.append(contentsOf: content)
-      flush()
-      return
-    }
-    let pending = out.count - outOffset
-    let result = out.withUnsafeBytes { buffer in
-      content.withUnsafeBytes { body in
-        stream.write(UnsafeRawBufferPointer(rebasing: buffer[outOffset...]), body)
-      }
-    }
-    guard case .bytes(let n) = result else {
-      // No gathering write, or it failed or would block: the plain path meets the same condition.
-      out.append(contentsOf: content)
-      flush()
-      return
-    }
-    if n > 0 { writeStalledSince = nil }
-    if n >= pending {
-      out.removeAll(keepingCapacity: true)
-      outOffset = 0
-      out.append(contentsOf: content[(n - pending)...])
-    } else {
-      outOffset += n
-      out.append(contentsOf: content)
-    }
-    flush()
+    outputWritten(output.write(content, to: stream, now: SocketOps.monotonicNanos))
   }
 
   private func flush() {
-    while outOffset < out.count {
-      let result = out.withUnsafeBytes { buffer in
-        stream.write(UnsafeRawBufferPointer(rebasing: buffer[outOffset...]))
-      }
-      switch result {
-      case .bytes(let n):
-        outOffset += n
-        if n > 0 { writeStalledSince = nil }
-      case .wouldBlock:
-        if writeStalledSince == nil { writeStalledSince = SocketOps.monotonicNanos() }
-        updateInterest(forceWritable: true)
-        return
-      case .eof, .failed:
-        close(served: false)
-        return
-      }
+    outputWritten(output.flush(to: stream, now: SocketOps.monotonicNanos))
+  }
+
+  /// Goes on after a write: waits for the socket to be writable, closes after a failure, or, drained,
+  /// does what the machine says comes next.
+  private func outputWritten(_ outcome: OutputBuffer.FlushOutcome) {
+    switch outcome {
+    case .wouldBlock:
+      updateInterest(forceWritable: true)
+      return
+    case .failed:
+      close(served: false)
+      return
+    case .drained:
+      break
     }
-    if out.capacity > (1 << 20) { out = [] } else { out.removeAll(keepingCapacity: true) }
-    outOffset = 0
-    writeStalledSince = nil
     if wantsWritable { updateInterest() }
     switch machine.outputDrained(inputIdle: parser.isIdle) {
     case .pumpStream:
@@ -863,7 +812,7 @@ final class Connection: EventHandler {
 
   private func updateInterest(forceWritable: Bool = false) {
     guard !isClosed else { return }
-    let writable = forceWritable || outOffset < out.count
+    let writable = forceWritable || output.hasPending
     wantsWritable = writable
     loop.setInterest(fd: fd, readable: machine.wantsInput, writable: writable)
   }
@@ -872,7 +821,7 @@ final class Connection: EventHandler {
   /// decides.
   private func beginClosing() {
     performClosing(
-      machine.beginClosing(outputPending: outOffset < out.count, inputIdle: parser.isIdle))
+      machine.beginClosing(outputPending: output.hasPending, inputIdle: parser.isIdle))
   }
 
   /// Performs the machine's decision on closing: keep flushing (the writable event goes on), close, or
@@ -927,8 +876,8 @@ final class Connection: EventHandler {
     let action = machine.timeoutsChecked(
       ConnectionStateMachine.TimeoutCheck(
         now: now, idleNanos: idleNanos, headNanos: headNanos, lastActivity: lastActivity,
-        acceptedAt: acceptedAt, writeStalledSince: writeStalledSince,
-        outputPending: outOffset < out.count,
+        acceptedAt: acceptedAt, writeStalledSince: output.stalledSince,
+        outputPending: output.hasPending,
         handshaking: stream.isHandshaking, inputIdle: parser.isIdle,
         readingHead: parser.isReadingHead))
     perform(action)
@@ -944,7 +893,7 @@ final class Connection: EventHandler {
   /// Graceful shutdown: close at once when idle; otherwise the response in flight finishes first and the
   /// connection then closes (its keep-alive is withdrawn).
   func shutdownGracefully() {
-    switch machine.serverStopping(idle: parser.isIdle && out.isEmpty) {
+    switch machine.serverStopping(idle: parser.isIdle && output.isEmpty) {
     case .close(let served):
       close(served: served)
     case .stopStream:

@@ -9,20 +9,29 @@ import Synchronization
 /// journal queries of any replica answer for all.
 ///
 /// Off the serving path: serving only queues the entry (``append(_:)``, one lock); a writer thread
-/// encodes the queued entries and sends them in one round trip (one `XADD … MAXLEN ~ capacity` per entry,
-/// pipelined) at least every second and whenever ``batchEntries`` are queued. A query first sends what is
+/// encodes the queued entries and sends them in one round trip (one script running `XADD … MAXLEN ~
+/// capacity` per entry) at least every second and whenever ``batchEntries`` are queued. A query first sends what is
 /// queued (``flush()``), so that a count made right after traffic includes this replica's own requests;
 /// other replicas' entries are there once their writer sent them (within a second). Entries that could
 /// not be sent stay queued (at most `capacity`, the oldest dropped first) and are sent again: an entry
 /// sent twice (its reply lost) is read once, as reads drop repeated entry ids.
 ///
-/// Keys (with the prefix): `P:journal`, a stream whose entries have one field, `e`, the entry's JSON.
+/// What the stream no longer holds is counted, so that a count is never passed off as exact when it is
+/// not: entries trimmed by the cap and entries a replica's queue dropped add to `P:journal:lost` (in the
+/// script that sends a batch), and a count answered from the stream says `"exact": false` with that number
+/// while it is not zero (as the local journal says so once it evicted entries). Clearing the journal
+/// clears it.
+///
+/// Keys (with the prefix): `P:journal`, a stream whose entries have one field, `e`, the entry's JSON;
+/// `P:journal:lost`, the number of entries lost to the cap or to a full queue since the last clear.
 package final class SharedJournal: Sendable {
   /// The entries queued for the store, and how many were dropped (queue over capacity).
   private struct Queue {
     var entries: [JournalEntry] = []
     var bytes = 0
     var dropped = 0
+    /// Dropped entries not yet added to the store's lost count.
+    var droppedUnreported = 0
 
     /// Drops the oldest entries beyond `capacity` entries or `maxBytes` bytes (the journal's bounds).
     mutating func bound(capacity: Int, maxBytes: Int) {
@@ -36,6 +45,7 @@ package final class SharedJournal: Sendable {
       entries.removeFirst(over)
       bytes -= freed
       dropped += over
+      droppedUnreported += over
     }
   }
 
@@ -45,10 +55,14 @@ package final class SharedJournal: Sendable {
     package var entries: [JournalEntry]
     /// The stream id of each entry, by entry id (to remove entries from the stream).
     package var streamIDs: [String: String]
+    /// Entries the stream no longer holds since the last clear (trimmed by the cap, or dropped by a
+    /// replica's full queue): counts over ``entries`` are exact only while this is 0.
+    package var lost = 0
   }
 
   private let connection: RedisConnection
   private let key: String
+  private let lostKey: String
   /// The stream's bound (the journal's configured capacity, 1...).
   package let capacity: Int
   /// The queue's bound in bytes (the journal's).
@@ -76,6 +90,7 @@ package final class SharedJournal: Sendable {
     self.capacity = min(max(capacity, 1), 10_000_000)
     self.maxBytes = max(0, maxBytes)
     key = keyPrefix + ":journal"
+    lostKey = keyPrefix + ":journal:lost"
   }
 
   /// Queues a completed entry for the store (the serving thread: one lock, no I/O).
@@ -113,24 +128,27 @@ package final class SharedJournal: Sendable {
   /// - Throws: ``RedisFailure`` when the store did not take them (they stay queued).
   package func flush() throws(RedisFailure) {
     let outcome: Result<Void, RedisFailure> = sending.withLock { _ in
-      let batch = queue.withLock { q in
-        defer { q.entries = [] }
+      let (batch, dropped) = queue.withLock { q in
+        defer {
+          q.entries = []
+          q.droppedUnreported = 0
+        }
         q.bytes = 0
-        return q.entries
+        return (q.entries, q.droppedUnreported)
       }
-      guard !batch.isEmpty else { return .success(()) }
-      let bound = String(capacity)
-      let commands = batch.map { entry in
-        ["XADD", key, "MAXLEN", "~", bound, "*", "e", SharedJournal.encode(entry).serialized()]
-      }
+      guard !batch.isEmpty || dropped > 0 else { return .success(()) }
+      var arguments = ["EVAL", Self.appendScript, "2", key, lostKey, String(capacity), String(dropped)]
+      arguments.reserveCapacity(arguments.count + batch.count)
+      for entry in batch { arguments.append(SharedJournal.encode(entry).serialized()) }
       do throws(RedisFailure) {
-        _ = try connection.pipeline(commands)
+        _ = try connection.command(arguments)
         return .success(())
       } catch {
         // Back in front of what was queued meanwhile, within the bound.
         queue.withLock { q in
           q.entries.insert(contentsOf: batch, at: 0)
           q.bytes += batch.reduce(0) { $0 + $1.approximateBytes }
+          q.droppedUnreported += dropped
           q.bound(capacity: capacity, maxBytes: maxBytes)
         }
         return .failure(error)
@@ -144,9 +162,12 @@ package final class SharedJournal: Sendable {
   ///   replica's entries alone.
   package func read() throws(RedisFailure) -> View {
     try flush()
-    let reply = try connection.command(["XRANGE", key, "-", "+"])
-    guard let items = reply.array else { throw .reply("unexpected XRANGE reply \(reply)") }
+    let replies = try connection.pipeline([["XRANGE", key, "-", "+"], ["GET", lostKey]])
+    guard replies.count == 2, let items = replies[0].array else {
+      throw .reply("unexpected XRANGE reply \(replies)")
+    }
     var view = View(entries: [], streamIDs: [:])
+    view.lost = replies[1].text.flatMap { Int($0) } ?? 0
     view.entries.reserveCapacity(items.count)
     for item in items {
       // [stream id, [field, value, …]]
@@ -182,7 +203,7 @@ package final class SharedJournal: Sendable {
         q.bytes = 0
       }
       do throws(RedisFailure) {
-        _ = try connection.command(["DEL", key])
+        _ = try connection.command(["DEL", key, lostKey])
         return .success(())
       } catch {
         return .failure(error)
@@ -190,6 +211,18 @@ package final class SharedJournal: Sendable {
     }
     try outcome.get()
   }
+
+  /// KEYS: stream, lost count. ARGV: the cap, entries a queue dropped, then each entry's JSON. Appends
+  /// them (trimming to about the cap) and adds what the stream lost (trimmed or dropped) to the count.
+  static let appendScript = """
+    local before = redis.call('XLEN', KEYS[1])
+    for i = 3, #ARGV do
+      redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'e', ARGV[i])
+    end
+    local lost = before + (#ARGV - 2) - redis.call('XLEN', KEYS[1]) + tonumber(ARGV[2])
+    if lost > 0 then redis.call('INCRBY', KEYS[2], lost) end
+    return lost
+    """
 
   /// An entry as the stream holds it: compact JSON with the request's parts (content in base64).
   static func encode(_ entry: JournalEntry) -> JSONValue {
