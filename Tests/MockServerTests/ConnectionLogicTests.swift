@@ -10,8 +10,14 @@ final class MemoryByteStream: ByteStream {
   private var input: [[UInt8]] = []
   private var inputEnded = false
   var written: [UInt8] = []
-  /// Bytes accepted per write before answering would-block; nil: everything.
+  /// Bytes accepted, over all writes, before answering would-block; nil: everything.
   var writeAllowance: Int?
+  /// Writes `first` and `second` with one call, as a plain socket does (`sendmsg`); off: as TLS (nil).
+  var gathers = false
+  /// Gathering writes made.
+  private(set) var gatheredWrites = 0
+  /// Every write fails (a reset peer).
+  var fails = false
   private(set) var shutDown = false
   private(set) var closed = false
   private(set) var resetOnClose = false
@@ -32,7 +38,18 @@ final class MemoryByteStream: ByteStream {
     return .bytes(n)
   }
 
+  func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> IOResult? {
+    guard gathers else { return nil }
+    gatheredWrites += 1
+    if fails { return .failed(IOError("sendmsg", errno: 104)) }
+    let head = write(first)
+    guard case .bytes(let n) = head else { return head }
+    guard n == first.count, case .bytes(let m) = write(second) else { return n > 0 ? .bytes(n) : head }
+    return .bytes(n + m)
+  }
+
   func write(_ bytes: UnsafeRawBufferPointer) -> IOResult {
+    if fails { return .failed(IOError("send", errno: 104)) }
     if let allowance = writeAllowance {
       guard allowance > 0 else { return .wouldBlock(wantsWrite: true) }
       let n = min(allowance, bytes.count)

@@ -2,50 +2,10 @@ import Testing
 
 @testable import MockServer
 
-/// ``OutputBuffer`` without a socket: a stream that takes a set number of bytes per write (then would
+/// ``OutputBuffer`` without a socket: a ``MemoryByteStream`` that takes a set number of bytes (then would
 /// block), and a clock the test sets, show what the connection's output does with a slow peer, a stall,
 /// a gathering write and a failure.
 @Suite struct OutputBufferTests {
-  /// A peer that takes at most `budget` bytes in all (nil: everything), then would block; or fails.
-  final class ScriptedStream: ByteStream {
-    var budget: Int?
-    var gathers: Bool
-    var fails = false
-    private(set) var received: [UInt8] = []
-    private(set) var gatheredWrites = 0
-
-    init(budget: Int? = nil, gathers: Bool = false) {
-      self.budget = budget
-      self.gathers = gathers
-    }
-
-    var fd: Int32 { -1 }
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> IOResult { .wouldBlock(wantsWrite: false) }
-    func write(_ bytes: UnsafeRawBufferPointer) -> IOResult { take([bytes]) }
-    func write(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> IOResult? {
-      guard gathers else { return nil }
-      gatheredWrites += 1
-      return take([first, second])
-    }
-    var hasBufferedInput: Bool { false }
-    func shutdownWrite() {}
-    var peerDescription: String? { nil }
-    func close(reset: Bool, inputDrained: Bool) {}
-
-    private func take(_ parts: [UnsafeRawBufferPointer]) -> IOResult {
-      if fails { return .failed(IOError("send", errno: 104)) }
-      var taken = 0
-      for part in parts {
-        let n = min(part.count, budget.map { $0 - taken } ?? part.count)
-        received.append(contentsOf: part[0..<n])
-        taken += n
-        if n < part.count { break }
-      }
-      if let b = budget { budget = b - taken }
-      return taken == 0 ? .wouldBlock(wantsWrite: true) : .bytes(taken)
-    }
-  }
-
   /// A clock the test moves.
   final class Clock {
     var now: UInt64 = 1_000
@@ -58,18 +18,19 @@ import Testing
 
   @Test func aPeerThatTakesEverythingDrainsTheBufferAtOnce() {
     var output = OutputBuffer()
-    let peer = ScriptedStream()
+    let peer = MemoryByteStream()
     let clock = Clock()
     output.append(Array("HTTP/1.1 200 OK\r\n\r\n".utf8))
     #expect(output.write(Array("hello".utf8), to: peer, now: clock.read) == .drained)
-    #expect(String(decoding: peer.received, as: UTF8.self) == "HTTP/1.1 200 OK\r\n\r\nhello")
+    #expect(String(decoding: peer.written, as: UTF8.self) == "HTTP/1.1 200 OK\r\n\r\nhello")
     #expect(output.isEmpty && !output.hasPending && output.stalledSince == nil)
     #expect(clock.reads == 0, "the clock is read only when a stall starts")
   }
 
   @Test func aSlowPeerLeavesTheRestQueuedAndTheStallStartsOnce() {
     var output = OutputBuffer()
-    let peer = ScriptedStream(budget: 3)
+    let peer = MemoryByteStream()
+    peer.writeAllowance = 3
     let clock = Clock()
     output.append(Array("abcdefgh".utf8))
     #expect(output.flush(to: peer, now: clock.read) == .wouldBlock)
@@ -79,12 +40,12 @@ import Testing
     #expect(output.flush(to: peer, now: clock.read) == .wouldBlock)
     #expect(output.stalledSince == 1_000)
     // The peer takes two bytes: progress ends the stall, and the next block starts a new one.
-    peer.budget = 2
+    peer.writeAllowance = 2
     #expect(output.flush(to: peer, now: clock.read) == .wouldBlock)
     #expect(output.pendingCount == 3 && output.stalledSince == 9_000)
-    peer.budget = nil
+    peer.writeAllowance = nil
     #expect(output.flush(to: peer, now: clock.read) == .drained)
-    #expect(String(decoding: peer.received, as: UTF8.self) == "abcdefgh")
+    #expect(String(decoding: peer.written, as: UTF8.self) == "abcdefgh")
     #expect(output.stalledSince == nil && output.isEmpty)
   }
 
@@ -92,29 +53,31 @@ import Testing
     var output = OutputBuffer()
     let head = Array("HTTP/1.1 200 OK\r\nContent-Length: 40000\r\n\r\n".utf8)
     let content = (0..<40_000).map { UInt8(truncatingIfNeeded: $0) }
-    let peer = ScriptedStream(budget: head.count + 10_000, gathers: true)
+    let peer = MemoryByteStream()
+    peer.writeAllowance = head.count + 10_000
+    peer.gathers = true
     output.append(head)
     #expect(output.write(content, to: peer, now: { 7 }) == .wouldBlock)
     #expect(peer.gatheredWrites == 1)
     #expect(output.pendingCount == 30_000, "only the part the peer did not take waits")
     #expect(output.bytes.count == 30_000, "the head and the taken content were not copied")
-    peer.budget = nil
+    peer.writeAllowance = nil
     #expect(output.flush(to: peer, now: { 7 }) == .drained)
-    #expect(peer.received == head + content)
+    #expect(peer.written == head + content)
   }
 
   @Test func largeContentOnAStreamThatCannotGatherIsCopiedThenWritten() {
     var output = OutputBuffer()
     let content = [UInt8](repeating: 65, count: OutputBuffer.gatheredContentBytes)
-    let peer = ScriptedStream(gathers: false)
+    let peer = MemoryByteStream()
     output.append([1, 2])
     #expect(output.write(content, to: peer, now: { 0 }) == .drained)
-    #expect(peer.received == [1, 2] + content)
+    #expect(peer.written == [1, 2] + content)
   }
 
   @Test func aFailedWriteIsAFailure() {
     var output = OutputBuffer()
-    let peer = ScriptedStream()
+    let peer = MemoryByteStream()
     peer.fails = true
     output.append([1])
     #expect(output.flush(to: peer, now: { 0 }) == .failed)
@@ -122,7 +85,7 @@ import Testing
 
   @Test func aDrainedBufferGivesBackMemoryBeyondOneMiB() {
     var output = OutputBuffer()
-    let peer = ScriptedStream()
+    let peer = MemoryByteStream()
     output.append([UInt8](repeating: 0, count: OutputBuffer.keptCapacityBytes + 1))
     #expect(output.flush(to: peer, now: { 0 }) == .drained)
     #expect(output.bytes.capacity == 0)
