@@ -208,28 +208,11 @@ struct AdminAPI: Sendable {
     errors(status, [(title, detail, pointer)])
   }
 
-  /// Several errors at once.
+  /// Several errors at once (``ResponsePlan/errors(_:_:code:)``).
   static func errors(
     _ status: HTTPStatus, _ list: [(title: String, detail: String, pointer: String?)], code: Int? = nil
-  )
-    -> ResponsePlan
-  {
-    json(
-      .object(
-        JSONObject(pairs: [
-          (
-            "errors",
-            .array(
-              list.map { e in
-                var pairs: [(String, JSONValue)] = [("code", .number(JSONNumber(code ?? status.code)))]
-                if let p = e.pointer {
-                  pairs.append(("source", .object(JSONObject(pairs: [("pointer", .string(p))]))))
-                }
-                pairs += [("title", .string(e.title)), ("detail", .string(e.detail))]
-                return .object(JSONObject(pairs: pairs))
-              })
-          )
-        ])), status: status)
+  ) -> ResponsePlan {
+    ResponsePlan.errors(status, list, code: code)
   }
 
   /// 400 for fixture problems in admin input: detail `JSON path: expected …, found …`.

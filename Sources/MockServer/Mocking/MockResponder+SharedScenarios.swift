@@ -1,6 +1,5 @@
 import HTTPCore
 import Mappings
-import MockJSON
 
 /// Serving with scenario states and response-sequence positions in the shared state store
 /// (`--state-store`, issue 47; docs/scaling.md).
@@ -128,13 +127,6 @@ extension MockResponder {
   {
     record(request, context: context, stubID: nil, status: 503, served: true)
     log(request, status: 503, label: nil)
-    // The admin API's error shape (WireMock's): {"errors":[{"code","title","detail"}]}.
-    let error = JSONValue.object(
-      JSONObject(pairs: [
-        ("code", .number(JSONNumber(503))), ("title", .string("Shared state unavailable")),
-        ("detail", .string(problem)),
-      ]))
-    let body = JSONValue.object(JSONObject(pairs: [("errors", .array([error]))]))
-    return .json(status: HTTPStatus(code: 503), body.serialized())
+    return .errors(HTTPStatus(code: 503), [("Shared state unavailable", problem, nil)])
   }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import HTTPCore
 import Mappings
+import MockJSON
 
 /// What the connection does to answer one request: a sequence of steps, so that normal responses, delays,
 /// slow drip and network faults are all executed by the same machinery, in order, per request.
@@ -95,6 +96,25 @@ public struct ResponsePlan: Sendable {
     respond(
       status: status, headers: ["Content-Type": "application/json"], body: Array(json.utf8),
       keepAlive: keepAlive)
+  }
+
+  /// WireMock's error shape, `{"errors":[{"code","source":{"pointer"},"title","detail"}]}` (the pointer only
+  /// where given; `code` defaults to the status): the admin API's errors, and the mock's own 503 when the
+  /// shared state store cannot answer.
+  package static func errors(
+    _ status: HTTPStatus, _ list: [(title: String, detail: String, pointer: String?)], code: Int? = nil
+  ) -> ResponsePlan {
+    let errors = list.map { e -> JSONValue in
+      var pairs: [(String, JSONValue)] = [("code", .number(JSONNumber(code ?? status.code)))]
+      if let p = e.pointer {
+        pairs.append(("source", .object(JSONObject(pairs: [("pointer", .string(p))]))))
+      }
+      pairs += [("title", .string(e.title)), ("detail", .string(e.detail))]
+      return .object(JSONObject(pairs: pairs))
+    }
+    return respond(
+      status: status, headers: ["Content-Type": "application/json"],
+      body: JSONValue.object(JSONObject(pairs: [("errors", .array(errors))])).serializedBytes(pretty: true))
   }
 }
 

@@ -95,10 +95,14 @@ public final class MockService: HTTPResponder, Sendable {
         logger.line(
           "mockserver: runtime stubs and settings not loaded from the shared state store yet: \(error)")
       }
-      shared.startListening {
+      shared.startListening { message in
+        // A message says what changed; after a (re)subscription (nil) both are read again.
+        let settingsChanged = message == SharedSettings.changeMessage
         do {
-          try store.refreshFromSharedStore()
-          try sharedSettings.refresh { settings.apply(json: $0, log: shared.logLine) }
+          if !settingsChanged { try store.refreshFromSharedStore() }
+          if message == nil || settingsChanged {
+            try sharedSettings.refresh { settings.apply(json: $0, log: shared.logLine) }
+          }
           return true
         } catch {
           return false

@@ -157,9 +157,11 @@ package final class SharedRuntimeStubs: Sendable {
   /// True when the store answers `PING` now.
   package var isReachable: Bool { connection.isReachable }
 
-  /// Starts the subscriber thread (once): on every message, and after every (re)subscription, it calls
-  /// `refresh`; a refresh that fails ends the subscription, which is made again after the back-off.
-  package func startListening(_ refresh: @escaping @Sendable () -> Bool) {
+  /// Starts the subscriber thread (once): it calls `refresh` with each message (a generation for a change
+  /// of the stubs, ``SharedSettings/changeMessage`` for one of the settings) and with nil after every
+  /// (re)subscription (refresh everything: messages may have been missed); a refresh that fails ends the
+  /// subscription, which is made again after the back-off.
+  package func startListening(_ refresh: @escaping @Sendable (_ message: String?) -> Bool) {
     let first = listening.withLock { started in
       defer { started = true }
       return !started
@@ -175,13 +177,13 @@ package final class SharedRuntimeStubs: Sendable {
           onSubscribed: {
             // The command connection may still be in its back-off from the outage: a few tries.
             for _ in 0..<5 {
-              if refresh() { return true }
+              if refresh(nil) { return true }
               let wait = max(connection.retryDelayNanoseconds, 50_000_000)
               usleep(UInt32(min(wait, 5_000_000_000) / 1000))
             }
             return false
           },
-          onMessage: { _ in refresh() })
+          onMessage: { refresh($0) })
         let wait = max(listener.retryDelayNanoseconds, 50_000_000)
         usleep(UInt32(min(wait, 5_000_000_000) / 1000))
       }

@@ -14,13 +14,16 @@ package struct SharedSettings: Sendable {
 
   package init(_ shared: SharedRuntimeStubs) { self.shared = shared }
 
+  /// What a change of the settings publishes on the channel (a change of the stubs publishes a number).
+  package static let changeMessage = "settings"
+
   /// Writes `settings` (the settings object) and publishes the change, then hands what the store holds
   /// to `apply`.
   /// - Throws: ``RedisFailure`` when the store cannot take it: nothing changed, here or there.
   package func write(_ settings: JSONValue, then apply: (JSONValue) -> Void) throws(RedisFailure) {
     try shared.serialized { _ throws(RedisFailure) in
       _ = try shared.connection.command([
-        "EVAL", Self.writeScript, "1", key, settings.serialized(), shared.channel,
+        "EVAL", Self.writeScript, "1", key, settings.serialized(), shared.channel, Self.changeMessage,
       ])
       try read(then: apply)
     }
@@ -42,10 +45,10 @@ package struct SharedSettings: Sendable {
     apply(json)
   }
 
-  /// KEYS: settings. ARGV: the settings JSON, the channel. Sets and publishes.
+  /// KEYS: settings. ARGV: the settings JSON, the channel, the message. Sets and publishes.
   static let writeScript = """
     redis.call('SET', KEYS[1], ARGV[1])
-    redis.call('PUBLISH', ARGV[2], 'settings')
+    redis.call('PUBLISH', ARGV[2], ARGV[3])
     return 1
     """
 }
