@@ -247,6 +247,7 @@ package final class SharedJournal: Sendable {
     add("duration", entry.durationMilliseconds.flatMap { JSONNumber(text: String($0)) }.map { .number($0) })
     add("addedDelay", entry.addedDelayMilliseconds.map { .number(JSONNumber($0)) })
     add("proxyBaseURL", entry.proxyBaseURL.map { .string($0) })
+    add("session", entry.session.map { .string($0) })
     add("truncatedSize", entry.truncatedBody.map { .number(JSONNumber($0.size)) })
     add("truncatedSHA256", entry.truncatedBody.map { .string($0.sha256) })
     if !entry.webhooks.isEmpty { pairs.append(("webhooks", .array(entry.webhooks.map { .string($0) }))) }
@@ -290,6 +291,7 @@ package final class SharedJournal: Sendable {
       durationMilliseconds: o["duration"]?.numberValue?.doubleValue)
     entry.addedDelayMilliseconds = o["addedDelay"]?.numberValue?.intValue
     entry.proxyBaseURL = o["proxyBaseURL"]?.stringValue
+    entry.session = o["session"]?.stringValue
     if let size = o["truncatedSize"]?.numberValue?.intValue, let sha = o["truncatedSHA256"]?.stringValue {
       entry.truncatedBody = (size, sha)
     }
