@@ -74,6 +74,10 @@ extension AdminAPI {
     let gone = Set(entries.map(\.id)).subtracting(scoped.snapshot().map(\.id))
     if let sharedJournal {
       do {
+        // A clear also drops what other replicas send later of requests received before it.
+        if call.method == "DELETE" && rest.isEmpty || rest == ["reset"] {
+          try sharedJournal.markCleared(session: id)
+        }
         try sharedJournal.remove(streamIDs: gone.compactMap { streamIDs[$0] })
       } catch {
         return AdminAPI.sharedStateUnavailable(error)

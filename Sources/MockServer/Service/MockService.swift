@@ -88,7 +88,7 @@ public final class MockService: HTTPResponder, Sendable {
       settings: settings, createdAt: SocketOps.monotonicNanos(),
       shutdownHandler: { shutdown.handler }, dashboard: dashboard, forwarder: responder.forwarder,
       stateStore: stateStore, webSockets: webSockets, sharedJournal: sharedJournal, sessions: sessions)
-    startSweepingSessions()
+    startSweepingSessions(sharedJournal: sharedJournal)
     if let shared {
       // The store's runtime stubs before serving, then every change published after the subscription.
       let store = store
@@ -218,7 +218,7 @@ public final class MockService: HTTPResponder, Sendable {
   /// Starts the thread that ends idle sessions (every quarter of `--session-idle-seconds`, at most every
   /// 30 s): their stubs, scenario states and journal entries go. With a shared store a session ends once
   /// it is idle on every replica: the store's script ends it once and tells every replica.
-  private func startSweepingSessions() {
+  private func startSweepingSessions(sharedJournal: SharedJournal?) {
     let sessions = sessions
     let journal = journal
     let logger = logger
@@ -237,6 +237,13 @@ public final class MockService: HTTPResponder, Sendable {
           try shared.touch(active, atMilliseconds: now)
           for id in try shared.idle(before: now - idleMilliseconds)
           where try shared.end(id, idleBefore: now - idleMilliseconds) {
+            // The replica that ended it removes its entries from the shared journal.
+            if let sharedJournal {
+              let view = try sharedJournal.read()
+              try sharedJournal.remove(
+                streamIDs: view.entries.filter { $0.session == id }.compactMap { view.streamIDs[$0.id] })
+              try sharedJournal.forgetCleared(session: id)
+            }
             logger.line(
               "mockserver: session \(id) ended: idle for \(idleMilliseconds / 1000) s on every replica")
           }
