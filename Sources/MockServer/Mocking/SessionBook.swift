@@ -114,7 +114,7 @@ package final class SessionBook: Sendable {
   ///   `A-Z a-z 0-9 - . _ ~`, or a prefix and a header that name different sessions.
   package func identify(_ head: inout HTTPRequestHead) throws(Refusal) -> String? {
     var fromPath: String?
-    if head.target.utf8.starts(with: SessionBook.pathPrefix.utf8) {
+    if SessionBook.hasPathPrefix(head.target) {
       let rest = head.target.utf8.dropFirst(SessionBook.pathPrefix.utf8.count)
       let end =
         rest.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") }) ?? rest.endIndex
@@ -133,6 +133,15 @@ package final class SessionBook: Sendable {
       )
     }
     return id
+  }
+
+  /// True when `target` starts with ``pathPrefix`` (`/__session/`).
+  static func hasPathPrefix(_ target: String) -> Bool {
+    let prefix: StaticString = "/__session/"
+    return target.utf8.withContiguousStorageIfAvailable { b in
+      b.count >= prefix.utf8CodeUnitCount
+        && memcmp(b.baseAddress!, prefix.utf8Start, prefix.utf8CodeUnitCount) == 0
+    } ?? target.utf8.starts(with: pathPrefix.utf8)
   }
 
   /// Throws unless `id` is 1 to ``maximumIDBytes`` bytes of `A-Z a-z 0-9 - . _ ~` (RFC 3986's

@@ -155,7 +155,7 @@ public final class MockService: HTTPResponder, Sendable {
     let underscored = head.target.utf8.withContiguousStorageIfAvailable { b in
       b.count > 3 && b[1] == UInt8(ascii: "_") && b[2] == UInt8(ascii: "_")
     }
-    if underscored != false, head.target.utf8.starts(with: SessionBook.pathPrefix.utf8) { return true }
+    if underscored != false, SessionBook.hasPathPrefix(head.target) { return true }
     return head.headers.contains(sessions.headerName)
   }
 
