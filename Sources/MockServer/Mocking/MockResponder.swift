@@ -325,7 +325,9 @@ public final class MockResponder: Sendable {
     _ stub: StubMapping, index: Int, table: StubTable, request: HTTPRequest, context: RequestContext,
     pathParameters matchedParameters: [String: String] = [:], sharedServeIndex: Int? = nil
   ) -> ResponsePlan {
-    let stored = store.prepared(stubIndex: index, table: table)
+    // The cache of the table the stub is in: the server's, or (a session's own stub) the session's.
+    let stored =
+      store.prepared(stubIndex: index, table: table) ?? sessionStore?.prepared(stubIndex: index, table: table)
     // A plain stub's answer is the plan stored with its prepared response, unless this request or the
     // settings ask for more: compression, CORS headers, a global delay.
     if let stored, let plan = stored.plainPlan,
@@ -434,12 +436,13 @@ public final class MockResponder: Sendable {
           !templated && definition.fixedDelayMilliseconds == nil && definition.delayDistribution == nil
           && stub.newScenarioState == nil && Webhook.list(of: stub).isEmpty
           && stub.extensions.stateListeners.isEmpty
-        store.storePrepared(
-          StubStore.PreparedStub(
-            response: made,
-            plainPlan: plain ? ResponsePlan(steps: [.prepared(made)], keepAlive: !made.closes) : nil,
-            ignoresAcceptEncoding: definition.compression == .never),
-          stubIndex: index, table: table)
+        let preparedStub = StubStore.PreparedStub(
+          response: made,
+          plainPlan: plain ? ResponsePlan(steps: [.prepared(made)], keepAlive: !made.closes) : nil,
+          ignoresAcceptEncoding: definition.compression == .never)
+        // Kept by the store whose table it is (the other drops it).
+        store.storePrepared(preparedStub, stubIndex: index, table: table)
+        sessionStore?.storePrepared(preparedStub, stubIndex: index, table: table)
       }
     }
     let globalDistribution = settings.delayDistribution
