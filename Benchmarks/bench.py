@@ -412,9 +412,11 @@ def run_client(cmd, server, sample_rss=False, client_cpus=CLIENT_CPU):
 
 
 def wrk(server, connections, duration, path=BENCH_PATH, sample_rss=False, script=None, https=False, threads=1,
-        client_cpus=CLIENT_CPU):
+        client_cpus=CLIENT_CPU, headers=()):
     url = f"https://{HOST}:{server.https_port}{path}" if https else f"http://{HOST}:{server.port}{path}"
     extra = ["-s", script] if script else []
+    for header in headers:
+        extra += ["-H", header]
     out, cpu, client_cpu, wall, max_rss = run_client(
         ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--latency"] + extra + [url], server,
         sample_rss, client_cpus)
@@ -814,6 +816,46 @@ def proxy_rows(runs):
         ("  proxy server CPU µs/req", summary([x["cpu_us_per_req"] for x in runs["proxied"]]), "µs"),
         ("  proxied p99", summary([x["p99_ms"] for x in runs["proxied"]]), "ms"),
     ], ratio(median_of(proxied), median_of(direct)), sum(x["non2xx"] for g in runs.values() for x in g)
+
+
+SESSION_HEADER = "X-Mock-Session: bench"
+SESSION_STUB = json.dumps({"request": {"method": "GET", "url": "/bench-session"},
+                           "response": {"status": 200, "body": "s"}})
+
+
+def measure_sessions(binary, tmp):
+    """req/s and server CPU of a plain stub without a session, the same (server's) stub asked in a session
+    (`X-Mock-Session`), and a session's own stub (issue 47; docs/scaling.md#sessions), one server,
+    alternated round by round."""
+    root = make_single_stub_fixtures(os.path.join(tmp, "fixtures-sessions"))
+    server = Ours("ours-sessions", binary, root, os.path.join(tmp, "ours-sessions")).start()
+    post_json(server.port, "/__session/bench/__admin/mappings", SESSION_STUB)
+    cases = {"none": (BENCH_PATH, ()), "server-stub": (BENCH_PATH, (SESSION_HEADER,)),
+             "own-stub": ("/bench-session", (SESSION_HEADER,))}
+    for path, headers in cases.values():
+        if http_get_status(server.port, path, headers=dict(h.split(": ", 1) for h in headers)) != 200:
+            die(f"the sessions server does not answer GET {path} {headers} with 200")
+        wrk(server, 32, 1, path=path, headers=headers)
+    runs = {name: [] for name in cases}
+    for _ in range(ROUNDS):
+        for name, (path, headers) in cases.items():
+            runs[name].append(wrk(server, 32, DURATION, path=path, headers=headers))
+    server.stop()
+    return runs
+
+
+def sessions_rows(runs):
+    """The session rows: (label, summary, unit), in a session / without, non-2xx count."""
+    none = summary([x["rps"] for x in runs["none"]])
+    server_stub = summary([x["rps"] for x in runs["server-stub"]])
+    return [
+        ("req/s, plain stub, no session (c32)", none, "req/s"),
+        ("  server CPU µs/req", summary([x["cpu_us_per_req"] for x in runs["none"]]), "µs"),
+        ("req/s, the same stub in a session", server_stub, "req/s"),
+        ("  server CPU µs/req", summary([x["cpu_us_per_req"] for x in runs["server-stub"]]), "µs"),
+        ("req/s, a session's own stub", summary([x["rps"] for x in runs["own-stub"]]), "req/s"),
+        ("  server CPU µs/req", summary([x["cpu_us_per_req"] for x in runs["own-stub"]]), "µs"),
+    ], ratio(median_of(server_stub), median_of(none)), sum(x["non2xx"] for g in runs.values() for x in g)
 
 
 def measure_templating(binary, tmp):
@@ -1452,6 +1494,8 @@ def main():
         "sse": (measure_sse, sse_rows, "open streams / one client", 42),
         # x-websocket echo round trips (one client, 32) and RSS per open WebSocket
         "websocket": (measure_websocket, websocket_rows, f"{WS_CLIENTS} clients / one client", 42),
+        # a plain stub without a session, in one, and a session's own stub
+        "sessions": (measure_sessions, sessions_rows, "in a session / without", 40),
     }
     if os.environ.get("BENCH_ONLY") in single_sets:
         measure, rows_of, ratio_name, width = single_sets[os.environ["BENCH_ONLY"]]

@@ -6,7 +6,7 @@ A stripped copy of the server runs under `valgrind --tool=callgrind`, answers 5 
 before it stops. The figure is that dump's instruction total divided by COUNT. Counts do not move with the
 machine's load, so two builds can be compared on a busy machine.
 
-  python3 Benchmarks/callgrind.py BINARY [--count 2000] [--rows keepalive,keepalive-log,connection,template,proxy,websocket,keepalive-store]
+  python3 Benchmarks/callgrind.py BINARY [--count 2000] [--rows keepalive,keepalive-log,connection,template,proxy,websocket,keepalive-store,keepalive-session]
 
 Rows:
   keepalive      keep-alive literal hit (`GET /friends`, one connection), --quiet
@@ -19,6 +19,8 @@ Rows:
                  --quiet; not in the default rows
   keepalive-store  keepalive on a server started with --state-store over a local redis-server (issue 47:
                  serving a plain stub must not touch the store); not in the default rows
+  keepalive-session  keepalive to the same stub with `X-Mock-Session: bench` (a server's stub asked in a
+                 session, docs/scaling.md#sessions), --quiet; not in the default rows
 Prints one line per row: `row instructions-per-request` (per round trip for websocket). Needs valgrind (Debian's `valgrind`).
 """
 
@@ -185,6 +187,8 @@ def main():
         cases = {
             "keepalive-store": (["--quiet", "--state-store", store_url or ""], plain, keepalive_requests),
             "keepalive": (["--quiet"], plain, keepalive_requests),
+            "keepalive-session": (["--quiet"], b"GET /friends HTTP/1.1\r\nHost: localhost\r\nX-Mock-Session: bench\r\n\r\n",
+                                  keepalive_requests),
             "keepalive-log": ([], plain, keepalive_requests),
             "connection": (["--quiet"], b"GET /friends HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
                            connection_requests),

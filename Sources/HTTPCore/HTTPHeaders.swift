@@ -444,3 +444,13 @@ extension StringProtocol {
     return String(decoding: bytes[start..<end], as: UTF8.self)
   }
 }
+
+extension String {
+  /// The string without leading and trailing spaces and horizontal tabs (OWS, RFC 9110 §5.6.3): itself,
+  /// not a copy, when it has none (most values: the parser drops OWS from received fields).
+  public func trimmingOWS() -> String {
+    guard let first = utf8.first, let last = utf8.last else { return self }
+    if first != 0x20 && first != 0x09 && last != 0x20 && last != 0x09 { return self }
+    return self[...].trimmingOWS()
+  }
+}

@@ -89,6 +89,10 @@ public struct CommandLineOptions: Sendable, Equatable {
   public var adminToken: String?
   /// `--state-store redis://[user:password@]host:port[/db]`: the shared state store (docs/scaling.md).
   package var stateStore: RedisEndpoint?
+  /// `--session-header NAME`: the header naming a request's session (default `X-Mock-Session`).
+  public var sessionHeader = SessionBook.defaultHeaderName
+  /// `--session-idle-seconds N`: a session ends N s after its last request or admin call.
+  public var sessionIdleSeconds = SessionBook.defaultIdleSeconds
   /// `--admin-host ADDR`: accept admin requests from this address too (default loopback only).
   public var adminHost: String?
   /// `--admin-allow-origin ORIGIN` (repeatable): web origins allowed to drive the admin API.
@@ -296,6 +300,15 @@ public struct CommandLineOptions: Sendable, Equatable {
         } catch {
           throw UsageError(description: "--state-store: \(error)")
         }
+      case "--session-header":
+        let header = try value(name)
+        guard StubParser.isToken(header) else {
+          throw UsageError(
+            description: "--session-header expects a header field name (RFC 9110 token), got '\(header)'")
+        }
+        options.sessionHeader = header
+      case "--session-idle-seconds":
+        options.sessionIdleSeconds = try integer(name, 1...SessionBook.maximumIdleSeconds)
       case "--admin-host": options.adminHost = try value(name)
       case "--admin-allow-origin": options.adminAllowedOrigins.append(try value(name))
       case "--no-watch": options.watch = false
@@ -455,6 +468,10 @@ public struct CommandLineOptions: Sendable, Equatable {
       --state-store redis://[user:password@]host:port[/db]
                                share runtime stubs with the other replicas through this Redis (or
                                Valkey) server; /__admin/health answers 503 while it is down (docs/scaling.md)
+      --session-header NAME    the request header naming a request's session (default X-Mock-Session;
+                               a /__session/{id}/ path prefix names one too; docs/scaling.md#sessions)
+      --session-idle-seconds N a session's stubs, scenario states and requests are removed N s after
+                               its last request, 1 to 315360000 (default 3600)
       --threads N              event-loop threads (default 1)
       --event-loop epoll|poll  readiness mechanism of the event loops: epoll (Linux, the default) or
                                poll(2) with a pipe (what systems without epoll use); poll also watches

@@ -150,6 +150,8 @@ public enum MockServerMain {
     serviceConfiguration.adminEnabled = options.adminEnabled
     serviceConfiguration.adminToken = options.adminToken
     serviceConfiguration.stateStore = options.stateStore
+    serviceConfiguration.sessionHeader = options.sessionHeader
+    serviceConfiguration.sessionIdleSeconds = options.sessionIdleSeconds
     serviceConfiguration.adminAllowsRemote =
       options.adminHost.map { !["127.0.0.1", "::1", "localhost"].contains($0) } ?? false
     serviceConfiguration.adminAllowedHosts = options.adminHost.map { [$0] } ?? []

@@ -53,6 +53,12 @@ import Testing
       ("GET", "/__admin/mappings/s1", nil), ("GET", "/__admin/mappings/nope", nil),
       ("PUT", "/__admin/mappings/s1", stub), ("PUT", "/__admin/mappings/nope", stub),
       ("GET", "/x", nil), ("GET", "/unmatched", nil),
+      // In a session (docs/scaling.md#sessions): its own stubs and requests; whole-server routes refused.
+      ("POST", "/__session/t1/__admin/mappings", stub), ("GET", "/__session/t1/x", nil),
+      ("GET", "/__session/t1/__admin/mappings", nil), ("GET", "/__session/t1/__admin/requests", nil),
+      ("POST", "/__session/t1/__admin/requests/count", pattern),
+      ("GET", "/__session/t1/__admin/scenarios", nil),
+      ("POST", "/__session/t1/__admin/recordings/start", "{}"), ("POST", "/__session/t1/__admin/reset", nil),
       ("POST", "/__admin/mappings/find-by-metadata", metadata),
       ("GET", "/__admin/mappings/unmatched", nil),
       ("GET", "/__admin/requests", nil), ("GET", "/__admin/requests?matchingStub=s1", nil),

@@ -15,7 +15,7 @@ extension AdminAPI {
       "info": {
         "title": "MockServer admin API",
         "version": "1",
-        "description": "WireMock-compatible admin API of mockserver (docs/admin-api.md)."
+        "description": "WireMock-compatible admin API of mockserver (docs/admin-api.md). Every route may be scoped to a session with the X-Mock-Session header (--session-header) or the /__session/{id}/ path prefix; routes that act on the whole server then answer 400 (docs/scaling.md#sessions)."
       },
       "paths": {
         "/__admin/mappings": {
@@ -2520,7 +2520,8 @@ extension AdminAPI {
               "request": {"$ref": "#/components/schemas/LoggedRequest"},
               "stubMapping": {"type": "object"},
               "responseDefinition": {"type": "object"},
-              "wasMatched": {"type": "boolean"}
+              "wasMatched": {"type": "boolean"},
+              "session": {"type": "string", "description": "The session the request named, if any"}
             }
           },
           "Requests": {

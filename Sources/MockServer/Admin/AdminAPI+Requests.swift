@@ -10,6 +10,7 @@ extension AdminAPI {
   /// removes from the stream too, and while the store cannot answer the answer is 503, never this
   /// replica's entries alone.
   func requests(_ call: Call, _ rest: [String]) -> ResponsePlan {
+    if let session { return sessionRequests(call, rest, session: session.id) }
     guard let sharedJournal else { return requests(call, rest, in: journal) }
     if (call.method == "DELETE" && rest.isEmpty) || (call.method == "POST" && rest == ["reset"]) {
       do {
@@ -26,11 +27,9 @@ extension AdminAPI {
     } catch {
       return AdminAPI.sharedStateUnavailable(error, changed: false)
     }
-    let everyReplica = journal(of: view, nearMisses: rest == ["unmatched", "near-misses"])
+    let everyReplica = journal(of: view.entries, nearMisses: rest == ["unmatched", "near-misses"])
     let plan = requests(call, rest, in: everyReplica, lost: view.lost)
-    guard call.method == "DELETE" || (call.method == "POST" && rest.first?.hasPrefix("remove") == true) else {
-      return plan
-    }
+    guard AdminAPI.isRemoval(call, rest) else { return plan }
     // A removal: what left the view leaves the stream, and this replica's journal.
     let kept = Set(everyReplica.snapshot().map(\.id))
     let gone = view.streamIDs.filter { !kept.contains($0.key) }
@@ -44,15 +43,59 @@ extension AdminAPI {
     return plan
   }
 
-  /// A journal holding `view`'s entries (every replica's), for the queries to run on as on this
+  /// True for the calls that remove entries (`DELETE`, `reset`, `remove…`).
+  static func isRemoval(_ call: Call, _ rest: [String]) -> Bool {
+    call.method == "DELETE"
+      || (call.method == "POST" && (rest == ["reset"] || rest.first?.hasPrefix("remove") == true))
+  }
+
+  /// `/__admin/requests…` in a session: the queries see the session's entries only (every replica's with
+  /// a shared store), a count is exact only while no entry was evicted or lost, and a removal removes
+  /// only the session's entries (a clear or reset, all of them).
+  func sessionRequests(_ call: Call, _ rest: [String], session id: String) -> ResponsePlan {
+    let entries: [JournalEntry]
+    var lost = 0
+    var streamIDs: [String: String] = [:]
+    if let sharedJournal {
+      do {
+        let view = try sharedJournal.read()
+        entries = view.entries.filter { $0.session == id }
+        (lost, streamIDs) = (view.lost, view.streamIDs)
+      } catch {
+        return AdminAPI.sharedStateUnavailable(error, changed: false)
+      }
+    } else {
+      entries = journal.snapshot().filter { $0.session == id }
+      lost = journal.evictedCount
+    }
+    let scoped = journal(of: entries, nearMisses: rest == ["unmatched", "near-misses"])
+    let plan = requests(call, rest, in: scoped, lost: lost)
+    guard AdminAPI.isRemoval(call, rest) else { return plan }
+    let gone = Set(entries.map(\.id)).subtracting(scoped.snapshot().map(\.id))
+    if let sharedJournal {
+      do {
+        // A clear also drops what other replicas send later of requests received before it.
+        if call.method == "DELETE" && rest.isEmpty || rest == ["reset"] {
+          try sharedJournal.markCleared(session: id)
+        }
+        try sharedJournal.remove(streamIDs: gone.compactMap { streamIDs[$0] })
+      } catch {
+        return AdminAPI.sharedStateUnavailable(error)
+      }
+    }
+    _ = journal.removeAll { gone.contains($0.id) }
+    return plan
+  }
+
+  /// A journal holding `entries` (every replica's, or a session's), for the queries to run on as on this
   /// replica's own; with `nearMisses`, unmatched entries get their near misses against this replica's
   /// stubs (the stream does not carry them).
-  func journal(of view: SharedJournal.View, nearMisses: Bool) -> RequestJournal {
+  func journal(of entries: [JournalEntry], nearMisses: Bool) -> RequestJournal {
     let everyReplica = RequestJournal(
-      capacity: max(view.entries.count, 1), maxBytes: Int.max / 2, maxBodyBytesPerEntry: Int.max / 2)
-    let table = store.table
+      capacity: max(entries.count, 1), maxBytes: Int.max / 2, maxBodyBytesPerEntry: Int.max / 2)
+    let table = (serverStore ?? store).table
     let scenarios = scenarioBook.states
-    for var entry in view.entries {
+    for var entry in entries {
       if nearMisses, entry.stubID == nil, let request = try? RequestView(entry.request) {
         entry.nearMisses =
           table.nearMisses(request, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted }, limit: 3)
@@ -66,9 +109,13 @@ extension AdminAPI {
   /// Every retained entry the journal queries see: every replica's with a shared state store (or the
   /// 503 to send while it cannot answer), else this replica's.
   func queriedEntries() -> Result<[JournalEntry], AdminFailure> {
-    guard let sharedJournal else { return .success(journal.snapshot()) }
+    let id = session?.id
+    guard let sharedJournal else {
+      return .success(id == nil ? journal.snapshot() : journal.snapshot().filter { $0.session == id })
+    }
     do {
-      return .success(try sharedJournal.read().entries)
+      let entries = try sharedJournal.read().entries
+      return .success(id == nil ? entries : entries.filter { $0.session == id })
     } catch {
       return .failure(AdminFailure(AdminAPI.sharedStateUnavailable(error, changed: false)))
     }
@@ -141,7 +188,7 @@ extension AdminAPI {
   /// or a recording session, or `{"id"}` for a stub that is gone.
   func stubLookup() -> (String?) -> JSONValue? {
     var byID: [String: StubMapping] = [:]
-    for stub in store.stubs { byID[stub.id] = stub }
+    for stub in visibleStubs { byID[stub.id] = stub }
     let catchAll = forwarder?.catchAllStubs
     return { id in
       guard let id else { return nil }
@@ -284,7 +331,7 @@ extension AdminAPI {
       let request = HTTPRequest(
         head: HTTPRequestHead(method: HTTPMethod(rawValue: method), target: url, headers: headers), body: body
       )
-      let (table, scenarios) = (store.table, scenarioBook.states)
+      let (table, scenarios) = ((serverStore ?? store).table, scenarioBook.states)
       guard var view = try? RequestView(request) else {
         return AdminAPI.error(
           .badRequest, title: "Invalid request",

@@ -13,7 +13,7 @@ extension AdminAPI {
       } catch {
         return AdminAPI.sharedStateUnavailable(error, changed: false)
       }
-      let list: [JSONValue] = scenarioBook.scenarios(of: store.stubs, states: current).map { s in
+      let list: [JSONValue] = scenarioBook.scenarios(of: visibleStubs, states: current).map { s in
         .object(
           JSONObject(pairs: [
             ("id", .string(s.name)), ("name", .string(s.name)), ("state", .string(s.state)),
@@ -52,7 +52,7 @@ extension AdminAPI {
       newState = s
     }
     guard
-      let scenario = scenarioBook.scenarios(of: store.stubs, states: [:]).first(where: { $0.name == name })
+      let scenario = scenarioBook.scenarios(of: visibleStubs, states: [:]).first(where: { $0.name == name })
     else {
       return AdminAPI.error(
         .notFound, title: "Scenario not found", detail: "no stub names scenario \(JSONValue.quoted(name))")

@@ -129,12 +129,33 @@ extension AdminAPI {
     do {
       try scenarioBook.resetEverywhere()
       try sharedJournal?.clear()
+      // Every session ends: its stubs and states go (here, in the store and on every replica).
+      if let shared = sessions?.shared {
+        for id in try shared.all() { _ = try shared.end(id, idleBefore: nil) }
+      }
     } catch {
       return AdminAPI.sharedStateUnavailable(error, changed: false)
     }
+    _ = sessions?.forgetAll()
     webSockets?.journal.clear()
     journal.clear()
     return AdminAPI.empty
+  }
+
+  /// `POST /__admin/reset` in a session: removes the session's stubs, puts its scenarios back to
+  /// `Started` and its sequences to their first response, and removes its journal entries; the server's
+  /// stubs and other sessions are untouched.
+  func resetSession(_ call: Call) -> ResponsePlan {
+    do {
+      try store.change { $0.removeAll() }
+      try scenarioBook.resetEverywhere()
+    } catch {
+      return AdminAPI.sharedStateUnavailable(error)
+    }
+    var clear = call
+    clear.method = "DELETE"
+    clear.segments = ["requests"]
+    return requests(clear, [])
   }
 
   /// `GET /__admin/health`. With a shared state store (`--state-store`) it asks the store (`PING`, off

@@ -8,9 +8,11 @@ import MockJSON
 /// I/O (only reset-to-files and save touch the disk). Malformed input gets 400 with WireMock's error shape
 /// `{"errors":[{"title","detail","source":{"pointer"}}]}` and changes nothing.
 struct AdminAPI: Sendable {
-  let configuration: MockServiceConfiguration
-  let store: StubStore
-  let scenarioBook: ScenarioBook
+  var configuration: MockServiceConfiguration
+  /// The stubs the calls change: the server's, or in a session (``session``) the session's own.
+  var store: StubStore
+  /// The scenario states: the server's, or the session's.
+  var scenarioBook: ScenarioBook
   let journal: RequestJournal
   let logger: RequestLogger
   let settings: MockSettings
@@ -30,6 +32,13 @@ struct AdminAPI: Sendable {
   /// Every replica's journal in the shared state store (`--state-store`): the journal queries answer
   /// from it; nil without the store.
   var sharedJournal: SharedJournal? = nil
+  /// The sessions (docs/scaling.md#sessions), or nil.
+  var sessions: SessionBook? = nil
+  /// The session a call is scoped to (its `X-Mock-Session` or `/__session/{id}/` prefix), or nil: set on
+  /// the copy that answers it, whose ``store`` and ``scenarioBook`` are then the session's.
+  var session: SessionBook.Session? = nil
+  /// With a ``session``: the server's stubs (those without a session), seen by the session below its own.
+  var serverStore: StubStore? = nil
 
   /// One decoded admin request: method, path segments after `/__admin`, query parameters, body.
   struct Call {
@@ -158,7 +167,46 @@ struct AdminAPI: Sendable {
     return route(call)
   }
 
+  /// This API scoped to `session`: its stubs and scenario states, its journal entries; nothing written to
+  /// the fixtures folder.
+  func scoped(to session: SessionBook.Session) -> AdminAPI {
+    var api = self
+    api.serverStore = store
+    api.store = session.store
+    api.scenarioBook = session.scenarioBook
+    api.configuration.fixturesDirectory = nil
+    api.session = session
+    return api
+  }
+
+  /// The stubs calls see: the server's, and in a session the server's below the session's own.
+  var visibleStubs: [StubMapping] { (serverStore?.stubs ?? []) + store.stubs }
+
+  /// The routes a call in a session may take: the session's stubs, scenarios, journal and reset, and
+  /// the reads that describe the server. The others act on the whole server and are refused in a
+  /// session (``sessionRefusal(_:)``).
+  static func servesInSession(_ call: Call) -> Bool {
+    let s = call.segments
+    switch (call.method, s.first ?? "") {
+    case (_, "mappings"): return s.count < 2 || s[1] != "save"
+    case (_, "requests"), ("POST", "near-misses"), (_, "scenarios"), ("POST", "reset"): return true
+    case ("GET", "health"), ("GET", "version"), ("GET", "openapi.json"), ("GET", "docs"), ("GET", "settings"):
+      return true
+    default: return false
+    }
+  }
+
+  /// The 400 of a call that acts on the whole server, sent in a session.
+  func sessionRefusal(_ call: Call) -> ResponsePlan {
+    AdminAPI.error(
+      .badRequest, title: "Not available in a session",
+      detail:
+        "\(call.method) \(call.request.head.rawPath) acts on the whole server, not on session \(session?.id ?? ""): send it without the \(sessions?.headerName ?? SessionBook.defaultHeaderName) header and the /__session/{id}/ prefix"
+    )
+  }
+
   func route(_ call: Call) -> ResponsePlan {
+    if session != nil, !AdminAPI.servesInSession(call) { return sessionRefusal(call) }
     let s = call.segments
     switch (call.method, s.first ?? "") {
     case (_, "mappings"): return mappings(call, Array(s.dropFirst()))
@@ -169,7 +217,7 @@ struct AdminAPI: Sendable {
     case ("GET", "openapi.json") where s.count == 1, ("GET", "docs") where s.count == 1:
       return AdminAPI.openAPIDocument()
     case (_, "settings") where s.count == 1: return settings(call)
-    case ("POST", "reset") where s.count == 1: return resetAll()
+    case ("POST", "reset") where s.count == 1: return session == nil ? resetAll() : resetSession(call)
     case ("GET", "health") where s.count == 1: return health()
     case ("GET", "version") where s.count == 1: return version()
     case ("POST", "shutdown") where s.count == 1: return shutdown()

@@ -71,7 +71,8 @@ extension JournalEntry {
 
   /// The entry as a WireMock serve event:
   /// `{"id","request":{…},"responseDefinition":{"status"},"response":{"status"},"wasMatched",
-  ///   "stubMapping"?,"timing":{"totalTime"}}` plus our `fault`, `served` and `nearMisses` (unmatched).
+  ///   "stubMapping"?,"timing":{"totalTime"}}` plus our `fault`, `served`, `session` and `nearMisses`
+  ///   (unmatched).
   /// - Parameter stub: the JSON of the matched stub (nil when none matched; `{"id"}` when it is gone).
   public func json(stub: JSONValue?) -> JSONValue {
     var pairs: [(String, JSONValue)] = [("id", .string(id)), ("request", requestJSON)]
@@ -93,6 +94,7 @@ extension JournalEntry {
     }
     if let fault { pairs.append(("fault", .string(fault))) }
     if let served { pairs.append(("served", .bool(served))) }
+    if let session { pairs.append(("session", .string(session))) }
     if !webhooks.isEmpty { pairs.append(("webhooks", .array(webhooks.map { .string($0) }))) }
     if !stateProblems.isEmpty {
       pairs.append(("stateListenerProblems", .array(stateProblems.map { .string($0) })))

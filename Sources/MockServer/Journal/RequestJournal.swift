@@ -35,6 +35,8 @@ public struct JournalEntry: Sendable {
     var stateProblems: [String] = []
     /// The upstream the request was proxied to (a proxy stub, `--proxy-all`, a recording session).
     var proxyBaseURL: String? = nil
+    /// The session the request belonged to (docs/scaling.md#sessions), or nil.
+    var session: String? = nil
   }
 
   /// Copy-on-write: copies of the value share one box (one retain instead of one per field), and the first
@@ -148,6 +150,11 @@ public struct JournalEntry: Sendable {
   public internal(set) var proxyBaseURL: String? {
     get { fields.proxyBaseURL }
     set { fields.proxyBaseURL = newValue }
+  }
+  /// The session the request belonged to (`X-Mock-Session` or a `/__session/{id}/` prefix), or nil.
+  public internal(set) var session: String? {
+    get { fields.session }
+    set { fields.session = newValue }
   }
   /// Position in the journal's history (1 for the first request ever recorded); set by ``RequestJournal``.
   public internal(set) var sequence: UInt64 {

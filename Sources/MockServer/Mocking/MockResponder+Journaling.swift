@@ -35,6 +35,7 @@ extension MockResponder {
       addedDelayMilliseconds: addedDelayMilliseconds)
     if !stateProblems.isEmpty { entry.stateProblems = stateProblems }
     if let proxyBaseURL { entry.proxyBaseURL = proxyBaseURL }
+    if let session = context.session { entry.session = session }
     return journal.record(consume entry)
   }
 

@@ -43,11 +43,10 @@ extension MockResponder {
   func respondSharingScenarios(
     to request: HTTPRequest, context: RequestContext, shared: SharedScenarioStates
   ) -> ResponsePlan {
-    let table = store.table
     let snapshot = shared.latest
     var readState = false
-    let (outcome, index) = match(
-      request, table: table,
+    let (table, outcome, index) = matchScoped(
+      request,
       scenarioState: { name in
         readState = true
         return snapshot.state(of: name)
@@ -71,11 +70,10 @@ extension MockResponder {
     var (table, snapshot, outcome, index, readState) = first
     for attempt in 0..<MockResponder.sharedCommitAttempts {
       if attempt > 0 {
-        table = store.table
         readState = false
         let states = snapshot
-        (outcome, index) = match(
-          request, table: table,
+        (table, outcome, index) = matchScoped(
+          request,
           scenarioState: { name in
             readState = true
             return states.state(of: name)

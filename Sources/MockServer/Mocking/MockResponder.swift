@@ -39,6 +39,9 @@ public final class MockResponder: Sendable {
   let random: Mutex<SplitMix64>
   /// Ids of the stubs whose unknown helpers were logged (once per stub; global templating).
   private let unknownHelpersLogged = Mutex<Set<String>>([])
+  /// For a session's responder (``responder(for:)``): the session's own stubs, matched before `store`'s;
+  /// nil for the responder of requests without a session.
+  let sessionStore: StubStore?
 
   init(
     configuration: MockServiceConfiguration, store: StubStore, scenarioBook: ScenarioBook,
@@ -67,6 +70,63 @@ public final class MockResponder: Sendable {
     filesRoot = configuration.fixturesDirectory.map { FileTree.standardized($0) + "/__files" }
     webhooks = WebhookDispatcher(logger: logger, templating: templating)
     random = Mutex(SplitMix64(seed: configuration.seed ?? UInt64.random(in: .min ... .max)))
+    sessionStore = nil
+  }
+
+  /// The responder of `session`'s requests: `parent`'s parts, with the session's scenario states and
+  /// its own stubs matched first; its draws seeded from `parent`'s.
+  private init(scopedFrom parent: MockResponder, session: SessionBook.Session) {
+    store = parent.store
+    scenarioBook = session.scenarioBook
+    sessionStore = session.store
+    journal = parent.journal
+    logger = parent.logger
+    settings = parent.settings
+    builder = parent.builder
+    sandboxesDocuments = parent.sandboxesDocuments
+    requestCheck = parent.requestCheck
+    unmatchedAnswer = parent.unmatchedAnswer
+    templating = parent.templating
+    forwarder = parent.forwarder
+    stubCORS = parent.stubCORS
+    gzipDisabled = parent.gzipDisabled
+    filesRoot = parent.filesRoot
+    webhooks = parent.webhooks
+    stateStore = parent.stateStore
+    stateListeners = parent.stateListeners
+    webSockets = parent.webSockets
+    random = Mutex(SplitMix64(seed: parent.random.withLock { $0.next() }))
+  }
+
+  /// The responder of `session`'s requests (made once per session and kept with it).
+  package func responder(for session: SessionBook.Session) -> MockResponder {
+    session.responder.withLock { kept in
+      if let kept { return kept }
+      let made = MockResponder(scopedFrom: self, session: session)
+      kept = made
+      return made
+    }
+  }
+
+  /// The winner for `request` and the table it is in: with a session, the session's own stubs first,
+  /// then `store`'s (the near misses of an unmatched request are the nearest of both).
+  func matchScoped(
+    _ request: HTTPRequest, scenarioState: (String) -> String, connection: RequestView.Connection?
+  ) -> (StubTable, StubMatch, Int?) {
+    let table = store.table
+    guard let own = sessionStore?.table, !own.stubs.isEmpty else {
+      let (outcome, index) = match(
+        request, table: table, scenarioState: scenarioState, connection: connection)
+      return (table, outcome, index)
+    }
+    let (first, firstIndex) = match(request, table: own, scenarioState: scenarioState, connection: connection)
+    guard case .unmatched(let ownReport) = first else { return (own, first, firstIndex) }
+    let (outcome, index) = match(request, table: table, scenarioState: scenarioState, connection: connection)
+    guard case .unmatched(var report) = outcome else { return (table, outcome, index) }
+    let limit = max(report.nearMisses.count, ownReport.nearMisses.count)
+    report.nearMisses = Array(
+      (ownReport.nearMisses + report.nearMisses).sorted { $0.distance < $1.distance }.prefix(limit))
+    return (table, .unmatched(report), index)
   }
 
   /// The answer of a stub that opts in with `x-respondBeforeBody`, before the request's content is read.
@@ -156,13 +216,18 @@ public final class MockResponder: Sendable {
       )
     } else if let shared = scenarioBook.shared {
       return respondSharingScenarios(to: request, context: context, shared: shared)
-    } else {
+    } else if sessionStore == nil {
       table = store.table
       scenarios = scenarioBook.states
       // Closures written at each call, not kept in a local: a closure value held in a `let` had its
       // context allocated on the heap for every request.
       (outcome, stubIndex) = match(
         request, table: table, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted },
+        connection: context.connection)
+    } else {
+      scenarios = scenarioBook.states
+      (table, outcome, stubIndex) = matchScoped(
+        request, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted },
         connection: context.connection)
     }
     // WireMock 4's HTTP-triggered message stub mappings (one atomic load when there are none).
@@ -260,7 +325,9 @@ public final class MockResponder: Sendable {
     _ stub: StubMapping, index: Int, table: StubTable, request: HTTPRequest, context: RequestContext,
     pathParameters matchedParameters: [String: String] = [:], sharedServeIndex: Int? = nil
   ) -> ResponsePlan {
-    let stored = store.prepared(stubIndex: index, table: table)
+    // The cache of the table the stub is in: the server's, or (a session's own stub) the session's.
+    let stored =
+      store.prepared(stubIndex: index, table: table) ?? sessionStore?.prepared(stubIndex: index, table: table)
     // A plain stub's answer is the plan stored with its prepared response, unless this request or the
     // settings ask for more: compression, CORS headers, a global delay.
     if let stored, let plan = stored.plainPlan,
@@ -369,12 +436,13 @@ public final class MockResponder: Sendable {
           !templated && definition.fixedDelayMilliseconds == nil && definition.delayDistribution == nil
           && stub.newScenarioState == nil && Webhook.list(of: stub).isEmpty
           && stub.extensions.stateListeners.isEmpty
-        store.storePrepared(
-          StubStore.PreparedStub(
-            response: made,
-            plainPlan: plain ? ResponsePlan(steps: [.prepared(made)], keepAlive: !made.closes) : nil,
-            ignoresAcceptEncoding: definition.compression == .never),
-          stubIndex: index, table: table)
+        let preparedStub = StubStore.PreparedStub(
+          response: made,
+          plainPlan: plain ? ResponsePlan(steps: [.prepared(made)], keepAlive: !made.closes) : nil,
+          ignoresAcceptEncoding: definition.compression == .never)
+        // Kept by the store whose table it is (the other drops it).
+        store.storePrepared(preparedStub, stubIndex: index, table: table)
+        sessionStore?.storePrepared(preparedStub, stubIndex: index, table: table)
       }
     }
     let globalDistribution = settings.delayDistribution

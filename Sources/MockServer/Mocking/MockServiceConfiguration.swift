@@ -74,6 +74,13 @@ public struct MockServiceConfiguration: Sendable {
   /// Accept a WebSocket upgrade to any path no stub answers, as WireMock 4 does (`--websocket-any-path`;
   /// default false: only paths an `x-websocket` stub or a message stub mapping names).
   public var webSocketAnyPath = false
+  /// The request header that names a request's session (`--session-header`, default `X-Mock-Session`;
+  /// docs/scaling.md#sessions). A request may also name it with the path prefix `/__session/{id}/`.
+  public var sessionHeader = SessionBook.defaultHeaderName
+  /// How long a session lives after its last request or admin call, in seconds
+  /// (`--session-idle-seconds`, default 3600; 1 ... ``SessionBook/maximumIdleSeconds``): then its stubs,
+  /// scenario states and journal entries are removed.
+  public var sessionIdleSeconds = SessionBook.defaultIdleSeconds
   /// Creates the defaults.
   public init() {}
 }

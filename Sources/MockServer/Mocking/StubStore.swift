@@ -68,6 +68,9 @@ public final class StubStore: Sendable {
   public let fixturesDirectory: String?
   /// The shared store's runtime stubs (`--state-store`), or nil: then every change is local only.
   let shared: SharedRuntimeStubs?
+  /// The folder whose `__files/` the body files of stubs parsed here come from: the fixtures folder (a
+  /// session's store has none of its own and reads its server's).
+  private let bodyFilesDirectory: String?
 
   /// Creates a store serving `fixtures` (already loaded and validated by the caller).
   public convenience init(fixtures: FixtureSet, fixturesDirectory: String?) {
@@ -78,8 +81,18 @@ public final class StubStore: Sendable {
   package init(fixtures: FixtureSet, fixturesDirectory: String?, shared: SharedRuntimeStubs?) {
     self.fixturesDirectory = fixturesDirectory
     self.shared = shared
+    bodyFilesDirectory = fixturesDirectory
     state = Mutex(
       State(fileStubs: fixtures.stubs, envelopes: fixtures.envelopes, table: StubTable(fixtures.stubs)))
+  }
+
+  /// The store of one session's runtime stubs (docs/scaling.md#sessions): no file stubs and no fixtures
+  /// folder of its own; `parent`'s envelopes and body files; its runtime stubs in `shared` when given.
+  package init(sessionOf parent: StubStore, shared: SharedRuntimeStubs?) {
+    fixturesDirectory = nil
+    self.shared = shared
+    bodyFilesDirectory = parent.bodyFilesDirectory
+    state = Mutex(State(fileStubs: [], envelopes: parent.envelopes, table: StubTable([])))
   }
 
   /// The current table (an immutable snapshot).
@@ -338,7 +351,7 @@ public final class StubStore: Sendable {
   /// Context for stubs read from the admin API or the shared store: the current envelopes, body files
   /// from the fixtures folder's `__files/`, random UUIDs.
   func parsingContext() -> StubParsingContext {
-    let filesRoot = fixturesDirectory.map { FileTree.standardized($0) + "/__files" }
+    let filesRoot = bodyFilesDirectory.map { FileTree.standardized($0) + "/__files" }
     return StubParsingContext(
       envelopes: envelopes,
       readBodyFile: { path in

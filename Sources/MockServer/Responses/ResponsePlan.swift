@@ -139,6 +139,9 @@ public struct RequestContext: Sendable {
   public var requestNumber: Int
   /// Wall-clock time the request head completed, seconds since 1970.
   public var receivedAt: Double
+  /// The session the request belongs to (`X-Mock-Session` or a `/__session/{id}/` prefix;
+  /// docs/scaling.md#sessions), or nil: its stubs, scenario states and journal entries are the session's.
+  package var session: String?
 
   /// A context for a request from `client` on `localPort` (1...65535).
   package init(

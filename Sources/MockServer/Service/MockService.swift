@@ -30,6 +30,8 @@ public final class MockService: HTTPResponder, Sendable {
   public let webSockets: WebSocketHub
   /// Decodes, matches, plans and journals stub requests.
   public let responder: MockResponder
+  /// The sessions: each one's own stubs and scenario states (docs/scaling.md#sessions).
+  package let sessions: SessionBook
   let admin: AdminAPI
   /// The dashboard's live feed and last reload result.
   let dashboard: DashboardState
@@ -47,6 +49,9 @@ public final class MockService: HTTPResponder, Sendable {
     store = StubStore(fixtures: fixtures, fixturesDirectory: configuration.fixturesDirectory, shared: shared)
     scenarioBook = ScenarioBook(
       shared: shared.map { SharedScenarioStates(connection: $0.makeConnection(), keyPrefix: $0.keyPrefix) })
+    sessions = SessionBook(
+      headerName: configuration.sessionHeader, idleSeconds: configuration.sessionIdleSeconds, parent: store,
+      sharedStates: scenarioBook.shared)
     let dashboard = DashboardState(
       store: store, initialLoad: configuration.fixturesDirectory == nil ? nil : fixtures,
       fixturesDirectory: configuration.fixturesDirectory)
@@ -82,7 +87,8 @@ public final class MockService: HTTPResponder, Sendable {
       logger: logger,
       settings: settings, createdAt: SocketOps.monotonicNanos(),
       shutdownHandler: { shutdown.handler }, dashboard: dashboard, forwarder: responder.forwarder,
-      stateStore: stateStore, webSockets: webSockets, sharedJournal: sharedJournal)
+      stateStore: stateStore, webSockets: webSockets, sharedJournal: sharedJournal, sessions: sessions)
+    startSweepingSessions(sharedJournal: sharedJournal)
     if let shared {
       // The store's runtime stubs before serving, then every change published after the subscription.
       let store = store
@@ -95,10 +101,28 @@ public final class MockService: HTTPResponder, Sendable {
         logger.line(
           "mockserver: runtime stubs and settings not loaded from the shared state store yet: \(error)")
       }
+      let sessions = sessions
+      let journal = journal
       shared.startListening { message in
         // A message says what changed; after a (re)subscription (nil) both are read again.
+        if let message, message.hasPrefix(SharedRuntimeStubs.sessionChangePrefix) {
+          // `session:<id>:<generation>`: that session's stubs, when this replica serves it.
+          let id = message.dropFirst(SharedRuntimeStubs.sessionChangePrefix.count).prefix { $0 != ":" }
+          guard let session = sessions.existing(String(id)), session.isLoaded else { return true }
+          return (try? session.store.refreshFromSharedStore()) != nil
+        }
+        if let message, message.hasPrefix(SharedRuntimeStubs.sessionEndedPrefix) {
+          let id = String(message.dropFirst(SharedRuntimeStubs.sessionEndedPrefix.count))
+          sessions.forget(id)
+          _ = journal.removeAll { $0.session == id }
+          return true
+        }
         let settingsChanged = message == SharedSettings.changeMessage
         do {
+          if message == nil {
+            // Messages may have been missed: the sessions this replica serves are read again when used.
+            _ = sessions.forgetAll()
+          }
           if !settingsChanged { try store.refreshFromSharedStore() }
           if message == nil || settingsChanged {
             try sharedSettings.refresh { settings.apply(json: $0, log: shared.logLine) }
@@ -120,13 +144,121 @@ public final class MockService: HTTPResponder, Sendable {
 
   // MARK: HTTPResponder
 
-  /// Answers before the content when the matching stub opts in with `x-respondBeforeBody`.
+  /// Answers before the content when the matching stub opts in with `x-respondBeforeBody` (a request in a
+  /// session is answered once its content is read).
   public func respondBeforeContent(to head: HTTPRequestHead, context: RequestContext) -> ResponsePlan? {
-    isAdmin(head) ? nil : responder.respondBeforeContent(to: head, context: context)
+    isAdmin(head) || namesSession(head) ? nil : responder.respondBeforeContent(to: head, context: context)
   }
 
-  /// Answers one request: the admin API, `OPTIONS *`, or a stub.
+  /// True when `head` may name a session: a `/__session/` prefix or the session header.
+  private func namesSession(_ head: HTTPRequestHead) -> Bool {
+    let underscored = head.target.utf8.withContiguousStorageIfAvailable { b in
+      b.count > 3 && b[1] == UInt8(ascii: "_") && b[2] == UInt8(ascii: "_")
+    }
+    if underscored != false, SessionBook.hasPathPrefix(head.target) { return true }
+    return head.headers.contains(sessions.headerName)
+  }
+
+  /// Answers a request that names a session: the prefix is stripped, the session made or found (read
+  /// from the shared store first when this replica has not served it yet, off the event loop), and the
+  /// request answered by the admin API or the session's responder.
+  private func respondInSession(_ request: HTTPRequest, context: RequestContext) -> ResponsePlan {
+    var request = request
+    var context = context
+    let session: SessionBook.Session
+    do {
+      guard let id = try sessions.identify(&request.head) else {
+        return respond(to: request, context: context)
+      }
+      context.session = id
+      session = try sessions.session(id)
+    } catch {
+      let status: HTTPStatus
+      let title: String
+      let detail: String
+      switch error {
+      case .invalid(let reason): (status, title, detail) = (.badRequest, "Invalid session", reason)
+      case .tooMany:
+        (status, title, detail) = (
+          HTTPStatus(code: 503), "Too many sessions",
+          "\(SessionBook.maximumSessions) sessions are live; a session ends \(configuration.sessionIdleSeconds) s after its last request"
+        )
+      }
+      logger.rejected(client: context.clientAddress, status: status.code, reason: detail)
+      return .errors(status, [(title, detail, nil)])
+    }
+    guard session.isLoaded else {
+      return ResponsePlan(steps: [
+        .deferred { [self, request, context] in
+          do throws(RedisFailure) {
+            try session.load()
+          } catch {
+            if isAdmin(request.head) { return AdminAPI.sharedStateUnavailable(error, changed: false) }
+            return responder.responder(for: session).sharedStateUnavailable(
+              request, context: context, problem: error.description)
+          }
+          return respondLoaded(request, context: context, session: session)
+        }
+      ])
+    }
+    return respondLoaded(request, context: context, session: session)
+  }
+
+  /// ``respondInSession(_:context:)`` once the session's stubs are known here.
+  private func respondLoaded(_ request: HTTPRequest, context: RequestContext, session: SessionBook.Session)
+    -> ResponsePlan
+  {
+    if isAdmin(request.head) { return admin.scoped(to: session).handle(request, context: context) }
+    if request.head.target.utf8.count == 1, request.head.target == "*" {
+      return .respond(status: .ok, headers: ["Allow": "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"])
+    }
+    return responder.responder(for: session).respond(to: request, context: context)
+  }
+
+  /// Starts the thread that ends idle sessions (every quarter of `--session-idle-seconds`, at most every
+  /// 30 s): their stubs, scenario states and journal entries go. With a shared store a session ends once
+  /// it is idle on every replica: the store's script ends it once and tells every replica.
+  private func startSweepingSessions(sharedJournal: SharedJournal?) {
+    let sessions = sessions
+    let journal = journal
+    let logger = logger
+    let interval = sessions.sweepIntervalNanoseconds
+    let idleMilliseconds = Int64(sessions.idleNanoseconds / 1_000_000)
+    let thread = Thread {
+      while true {
+        usleep(UInt32(interval / 1000))
+        let (idle, active) = sessions.sweep()
+        guard let shared = sessions.shared else {
+          for id in idle { _ = journal.removeAll { $0.session == id } }
+          continue
+        }
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        do {
+          try shared.touch(active, atMilliseconds: now)
+          for id in try shared.idle(before: now - idleMilliseconds)
+          where try shared.end(id, idleBefore: now - idleMilliseconds) {
+            // The replica that ended it removes its entries from the shared journal.
+            if let sharedJournal {
+              let view = try sharedJournal.read()
+              try sharedJournal.remove(
+                streamIDs: view.entries.filter { $0.session == id }.compactMap { view.streamIDs[$0.id] })
+              try sharedJournal.forgetCleared(session: id)
+            }
+            logger.line(
+              "mockserver: session \(id) ended: idle for \(idleMilliseconds / 1000) s on every replica")
+          }
+        } catch {
+          // The store is down: idle sessions end at a sweep once it is back.
+        }
+      }
+    }
+    thread.name = "mockserver-session-sweeper"
+    thread.start()
+  }
+
+  /// Answers one request: the admin API, `OPTIONS *`, or a stub; in its session when it names one.
   public func respond(to request: HTTPRequest, context: RequestContext) -> ResponsePlan {
+    if namesSession(request.head) { return respondInSession(request, context: context) }
     if isAdmin(request.head) { return admin.handle(request, context: context) }
     if request.head.target.utf8.count == 1, request.head.target == "*" {
       // OPTIONS * asks about the server itself (RFC 9110 §9.3.7): no stub can be addressed by it.

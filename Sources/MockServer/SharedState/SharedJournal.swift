@@ -63,6 +63,10 @@ package final class SharedJournal: Sendable {
   private let connection: RedisConnection
   private let key: String
   private let lostKey: String
+  /// When the journal was last cleared (ms since 1970), and when each session's entries were: an entry
+  /// of a request received before is not read, though its replica sent it after the clear.
+  private let clearedKey: String
+  private let sessionsClearedKey: String
   /// The stream's bound (the journal's configured capacity, 1...).
   package let capacity: Int
   /// The queue's bound in bytes (the journal's).
@@ -91,6 +95,8 @@ package final class SharedJournal: Sendable {
     self.maxBytes = max(0, maxBytes)
     key = keyPrefix + ":journal"
     lostKey = keyPrefix + ":journal:lost"
+    clearedKey = keyPrefix + ":journal:cleared"
+    sessionsClearedKey = keyPrefix + ":journal:sessions-cleared"
   }
 
   /// Queues a completed entry for the store (the serving thread: one lock, no I/O).
@@ -162,19 +168,30 @@ package final class SharedJournal: Sendable {
   ///   replica's entries alone.
   package func read() throws(RedisFailure) -> View {
     try flush()
-    let replies = try connection.pipeline([["XRANGE", key, "-", "+"], ["GET", lostKey]])
-    guard replies.count == 2, let items = replies[0].array else {
+    let replies = try connection.pipeline([
+      ["XRANGE", key, "-", "+"], ["GET", lostKey], ["GET", clearedKey], ["HGETALL", sessionsClearedKey],
+    ])
+    guard replies.count == 4, let items = replies[0].array else {
       throw .reply("unexpected XRANGE reply \(replies)")
     }
     var view = View(entries: [], streamIDs: [:])
     view.lost = replies[1].text.flatMap { Int($0) } ?? 0
+    let cleared = replies[2].text.flatMap { Double($0) }.map { $0 / 1000 } ?? 0
+    var sessionsCleared: [String: Double] = [:]
+    let pairs = replies[3].array ?? []
+    for i in stride(from: 0, to: pairs.count - 1, by: 2) {
+      if let id = pairs[i].text, let ms = pairs[i + 1].text.flatMap({ Double($0) }) {
+        sessionsCleared[id] = ms / 1000
+      }
+    }
     view.entries.reserveCapacity(items.count)
     for item in items {
       // [stream id, [field, value, …]]
       guard let pair = item.array, pair.count == 2, let streamID = pair[0].text,
         let fields = pair[1].array, fields.count >= 2, let text = fields[1].text,
         let json = try? JSONValue.parse(text), let entry = SharedJournal.decode(json),
-        view.streamIDs[entry.id] == nil
+        view.streamIDs[entry.id] == nil, entry.loggedAt >= cleared,
+        entry.session.flatMap({ sessionsCleared[$0] }).map({ entry.loggedAt >= $0 }) ?? true
       else { continue }
       view.streamIDs[entry.id] = streamID
       view.entries.append(entry)
@@ -203,7 +220,9 @@ package final class SharedJournal: Sendable {
         q.bytes = 0
       }
       do throws(RedisFailure) {
-        _ = try connection.command(["DEL", key, lostKey])
+        _ = try connection.pipeline([
+          ["DEL", key, lostKey, sessionsClearedKey], ["SET", clearedKey, SharedJournal.nowMilliseconds()],
+        ])
         return .success(())
       } catch {
         return .failure(error)
@@ -211,6 +230,22 @@ package final class SharedJournal: Sendable {
     }
     try outcome.get()
   }
+
+  /// Marks session `id`'s entries as cleared now: those of requests received before are not read, though
+  /// a replica sends them later (``clear()`` does so for every entry). Its removal from the stream is the
+  /// caller's (``remove(streamIDs:)``).
+  package func markCleared(session id: String) throws(RedisFailure) {
+    _ = try connection.command(["HSET", sessionsClearedKey, id, SharedJournal.nowMilliseconds()])
+  }
+
+  /// Forgets session `id`'s clear mark (the session ended).
+  package func forgetCleared(session id: String) throws(RedisFailure) {
+    _ = try connection.command(["HDEL", sessionsClearedKey, id])
+  }
+
+  /// Now, in ms since 1970, as text (the entries' `loggedAt` is this replica's wall clock too: replicas'
+  /// clocks are taken to agree, as NTP keeps them).
+  static func nowMilliseconds() -> String { String(Int64(Date().timeIntervalSince1970 * 1000)) }
 
   /// KEYS: stream, lost count. ARGV: the cap, entries a queue dropped, then each entry's JSON. Appends
   /// them (trimming to about the cap) and adds what the stream lost (trimmed or dropped) to the count.
@@ -247,6 +282,7 @@ package final class SharedJournal: Sendable {
     add("duration", entry.durationMilliseconds.flatMap { JSONNumber(text: String($0)) }.map { .number($0) })
     add("addedDelay", entry.addedDelayMilliseconds.map { .number(JSONNumber($0)) })
     add("proxyBaseURL", entry.proxyBaseURL.map { .string($0) })
+    add("session", entry.session.map { .string($0) })
     add("truncatedSize", entry.truncatedBody.map { .number(JSONNumber($0.size)) })
     add("truncatedSHA256", entry.truncatedBody.map { .string($0.sha256) })
     if !entry.webhooks.isEmpty { pairs.append(("webhooks", .array(entry.webhooks.map { .string($0) }))) }
@@ -290,6 +326,7 @@ package final class SharedJournal: Sendable {
       durationMilliseconds: o["duration"]?.numberValue?.doubleValue)
     entry.addedDelayMilliseconds = o["addedDelay"]?.numberValue?.intValue
     entry.proxyBaseURL = o["proxyBaseURL"]?.stringValue
+    entry.session = o["session"]?.stringValue
     if let size = o["truncatedSize"]?.numberValue?.intValue, let sha = o["truncatedSHA256"]?.stringValue {
       entry.truncatedBody = (size, sha)
     }

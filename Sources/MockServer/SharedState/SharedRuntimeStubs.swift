@@ -55,6 +55,9 @@ package final class SharedRuntimeStubs: Sendable {
   private let timeoutMilliseconds: Int
   /// The key prefix (a session's or a deployment's namespace).
   package let keyPrefix: String
+  /// What a published change says before its generation: empty for the runtime stubs of every
+  /// session, `session:<id>:` for one session's (``session(_:)``).
+  private let messageTag: String
 
   /// - Parameters:
   ///   - keyPrefix: prepended to every key and to the channel.
@@ -88,8 +91,38 @@ package final class SharedRuntimeStubs: Sendable {
     orderKey = keyPrefix + ":stubs:order"
     generationKey = keyPrefix + ":stubs:generation"
     channel = keyPrefix + ":stubs:changed"
+    messageTag = ""
     self.log = log
   }
+
+  /// The runtime stubs of session `id`: keys under ``sessionKeyPrefix(_:_:)``, this instance's
+  /// connections, and changes published on its channel as `session:<id>:<generation>`.
+  private init(sessionOf parent: SharedRuntimeStubs, id: String) {
+    report = parent.report
+    timeoutMilliseconds = parent.timeoutMilliseconds
+    keyPrefix = SharedRuntimeStubs.sessionKeyPrefix(parent.keyPrefix, id)
+    connection = parent.connection
+    listener = parent.listener
+    hashKey = keyPrefix + ":stubs"
+    orderKey = keyPrefix + ":stubs:order"
+    generationKey = keyPrefix + ":stubs:generation"
+    channel = parent.channel
+    messageTag = SharedRuntimeStubs.sessionChangePrefix + id + ":"
+    log = parent.log
+  }
+
+  /// Session `id`'s runtime stubs in the store (docs/scaling.md#sessions). It never listens: this
+  /// instance's subscriber hears its changes.
+  package func session(_ id: String) -> SharedRuntimeStubs { SharedRuntimeStubs(sessionOf: self, id: id) }
+
+  /// The key prefix of session `id`'s keys under `prefix` (its stubs, scenario states and sequence
+  /// positions).
+  package static func sessionKeyPrefix(_ prefix: String, _ id: String) -> String { prefix + ":session:" + id }
+
+  /// A published change of one session's runtime stubs: `session:<id>:<generation>`.
+  package static let sessionChangePrefix = "session:"
+  /// Published when a session ended (expired or reset): `session-ended:<id>`.
+  package static let sessionEndedPrefix = "session-ended:"
 
   package var endpoint: RedisEndpoint { connection.endpoint }
 
@@ -141,7 +174,7 @@ package final class SharedRuntimeStubs: Sendable {
     let changed = entries.filter { had[$0.id] != $0.json }
     var arguments = [
       "EVAL", Self.writeScript, "3", hashKey, orderKey, generationKey, String(base.generation), channel,
-      String(deleted.count),
+      messageTag, String(deleted.count),
     ]
     arguments += deleted
     arguments.append(String(changed.count))
@@ -209,13 +242,14 @@ package final class SharedRuntimeStubs: Sendable {
     return out
     """
 
-  /// KEYS: hash, order, generation. ARGV: expected generation, channel, number of deleted ids, the ids,
+  /// KEYS: hash, order, generation. ARGV: expected generation, channel, the message's tag (what comes
+  /// before the generation), number of deleted ids, the ids,
   /// number of changed stubs, their (id, json) pairs, then every id in order. Returns {1, new
   /// generation} when written (and published), {0, generation} when the store had moved on.
   static let writeScript = """
     local generation = tonumber(redis.call('GET', KEYS[3]) or '0')
     if generation ~= tonumber(ARGV[1]) then return {0, generation} end
-    local i = 3
+    local i = 4
     local deleted = tonumber(ARGV[i])
     i = i + 1
     for _ = 1, deleted do
@@ -235,7 +269,7 @@ package final class SharedRuntimeStubs: Sendable {
       redis.call('RPUSH', KEYS[2], unpack(ids, k, math.min(k + 999, #ids)))
     end
     generation = redis.call('INCR', KEYS[3])
-    redis.call('PUBLISH', ARGV[2], tostring(generation))
+    redis.call('PUBLISH', ARGV[2], ARGV[3] .. tostring(generation))
     return {1, generation}
     """
 }

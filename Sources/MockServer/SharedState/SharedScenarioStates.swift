@@ -44,13 +44,22 @@ package final class SharedScenarioStates: Sendable {
   private let statesKey: String
   private let versionKey: String
   private let sequencesKey: String
+  private let keyPrefix: String
 
   /// - Parameter keyPrefix: prepended to every key (a session's or a deployment's namespace).
   package init(connection: RedisConnection, keyPrefix: String = "mockserver") {
     self.connection = connection
+    self.keyPrefix = keyPrefix
     statesKey = keyPrefix + ":scenarios"
     versionKey = keyPrefix + ":scenarios:version"
     sequencesKey = keyPrefix + ":sequences"
+  }
+
+  /// Session `id`'s scenario states and sequence positions (keys under
+  /// ``SharedRuntimeStubs/sessionKeyPrefix(_:_:)``), on this instance's connection.
+  package func session(_ id: String) -> SharedScenarioStates {
+    SharedScenarioStates(
+      connection: connection, keyPrefix: SharedRuntimeStubs.sessionKeyPrefix(keyPrefix, id))
   }
 
   /// The current states and their version, in one round trip.
