@@ -46,7 +46,12 @@ public final class MockService: HTTPResponder, Sendable {
     }
     store = StubStore(fixtures: fixtures, fixturesDirectory: configuration.fixturesDirectory, shared: shared)
     scenarioBook = ScenarioBook(
-      shared: shared.map { SharedScenarioStates(connection: $0.makeConnection(), keyPrefix: $0.keyPrefix) })
+      shared: shared.map { s in
+        SharedScenarioStates(
+          pool: RedisConnectionPool(
+            (0..<SharedScenarioStates.commitConnections).map { _ in s.makeConnection() }),
+          keyPrefix: s.keyPrefix)
+      })
     let dashboard = DashboardState(
       store: store, initialLoad: configuration.fixturesDirectory == nil ? nil : fixtures,
       fixturesDirectory: configuration.fixturesDirectory)

@@ -341,6 +341,14 @@ package final class RedisConnection: Sendable {
     }
   }
 
+  /// Closes the socket, if open: the next command connects again (at once, unless a back-off runs).
+  package func disconnect() {
+    state.withLock { s in
+      if let context = s.context { redisFree(context) }
+      s.context = nil
+    }
+  }
+
   /// True when the store answers `PING` now.
   package var isReachable: Bool {
     (try? command(["PING"])) == .status("PONG")
