@@ -157,6 +157,21 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     }
   }
 
+  /// `body` applied to the bytes of each field line's name and value, in order, without a `String` per
+  /// field: received fields as received (a value may hold bytes that are not UTF-8, obs-text), authored
+  /// ones as their UTF-8.
+  package func forEachFieldBytes(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
+    switch storage {
+    case .received(let r): r.forEachFieldBytes(body)
+    case .authored(let fields):
+      for field in fields {
+        var name = field.name
+        var value = field.value
+        name.withUTF8 { n in value.withUTF8 { v in body(n, v) } }
+      }
+    }
+  }
+
   /// Sum of the UTF-8 lengths of every name and value (what the `String`s of ``fields`` would hold).
   package var nameAndValueBytes: Int {
     switch storage {
@@ -338,6 +353,19 @@ package final class ReceivedFields: ManagedBuffer<ReceivedFields.Header, UInt8> 
     withBytes { base, table, _ in
       let vs = Self.offset(base, table, i, 2)
       return body(UnsafeBufferPointer(start: base + vs, count: Self.offset(base, table, i, 3) - vs))
+    }
+  }
+
+  /// `body` applied to the name and value bytes of every field, in order.
+  package func forEachFieldBytes(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
+    withBytes { base, table, count in
+      for i in 0..<count {
+        let ns = Self.offset(base, table, i, 0)
+        let vs = Self.offset(base, table, i, 2)
+        body(
+          UnsafeBufferPointer(start: base + ns, count: Self.offset(base, table, i, 1) - ns),
+          UnsafeBufferPointer(start: base + vs, count: Self.offset(base, table, i, 3) - vs))
+      }
     }
   }
 

@@ -17,10 +17,17 @@ package struct SplitMix64: RandomNumberGenerator, Sendable {
 
   /// A version-4 UUID string (lower-case, 36 characters) from two random words.
   package static func uuidString(_ a: UInt64, _ b: UInt64) -> String {
+    withUUIDBytes(a, b) { String(decoding: $0, as: UTF8.self) }
+  }
+
+  /// `body` applied to the 36 ASCII bytes of ``uuidString(_:_:)`` (no `String` made).
+  package static func withUUIDBytes<R>(_ a: UInt64, _ b: UInt64, _ body: (UnsafeBufferPointer<UInt8>) -> R)
+    -> R
+  {
     let a = (a & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000
     let b = (b & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
     var bytes: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)  // 40 bytes of room for 36
-    return withUnsafeMutableBytes(of: &bytes) { raw -> String in
+    return withUnsafeMutableBytes(of: &bytes) { raw -> R in
       var out = 0
       // 16 nibbles of `word`, most significant first; a dash before nibble k when bit k of `dashes` is set.
       func put(_ word: UInt64, dashes: Int) {
@@ -36,7 +43,7 @@ package struct SplitMix64: RandomNumberGenerator, Sendable {
       }
       put(a, dashes: 0x1100)
       put(b, dashes: 0x0011)
-      return String(decoding: UnsafeRawBufferPointer(rebasing: raw[0..<out]), as: UTF8.self)
+      return raw.withMemoryRebound(to: UInt8.self) { body(UnsafeBufferPointer(rebasing: $0[0..<out])) }
     }
   }
 

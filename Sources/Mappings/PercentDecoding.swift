@@ -172,6 +172,12 @@ package enum Base64 {
   /// Encodes bytes as standard padded base64.
   package static func encode(_ bytes: [UInt8]) -> String {
     var out: [UInt8] = []
+    encode(bytes, into: &out)
+    return String(decoding: out, as: UTF8.self)
+  }
+
+  /// Appends the standard padded base64 of `bytes` to `out`.
+  package static func encode(_ bytes: [UInt8], into out: inout [UInt8]) {
     var k = 0
     while k < bytes.count {
       let b0 = bytes[k]
@@ -183,6 +189,5 @@ package enum Base64 {
       out.append(k + 2 < bytes.count ? alphabet[Int(b2 & 0x3F)] : 0x3D)
       k += 3
     }
-    return String(decoding: out, as: UTF8.self)
   }
 }

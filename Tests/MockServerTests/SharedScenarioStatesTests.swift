@@ -102,4 +102,38 @@ struct SharedScenarioStatesTests {
     #expect(result.stale == 199, "every other one is told the new state")
     #expect(try replicas[3].snapshot().state(of: "flow") == "Done")
   }
+  /// One replica's commits over its pool (`RedisConnectionPool`, as `MockService` makes it): 200
+  /// concurrent serves of a sequence stub take the positions 0...199 once each, one of 200 concurrent
+  /// commits to a scenario step moves it, and the replica never holds more than the pool's connections.
+  @Test func commitsOverOneReplicasPoolAreExactlyOnceAndUseAtMostItsConnections() throws {
+    let redis = try RedisServer()
+    defer { redis.stop() }
+    let endpoint = try RedisEndpoint(url: redis.url)
+    let pool = RedisConnectionPool(
+      (0..<SharedScenarioStates.commitConnections).map { _ in RedisConnection(endpoint: endpoint) })
+    let states = SharedScenarioStates(pool: pool)
+    let start = try states.snapshot()
+    let results = Mutex<(positions: [Int], moves: Int, failures: [String])>(([], 0, []))
+    DispatchQueue.concurrentPerform(iterations: 200) { _ in
+      do {
+        let served = try states.commit(basedOn: nil, stubID: "seq", countsServes: true, transition: nil)
+        let step = try states.commit(
+          basedOn: start.version, stubID: "step", countsServes: false,
+          transition: (name: "flow", required: "Started", next: "Done"))
+        results.withLock { r in
+          if case .committed(let position, _) = served { r.positions.append(position) }
+          if case .committed(_, let snapshot) = step, snapshot.version != start.version { r.moves += 1 }
+        }
+      } catch {
+        results.withLock { $0.failures.append("\(error)") }
+      }
+    }
+    let result = results.withLock { $0 }
+    #expect(result.failures.isEmpty, "\(result.failures.prefix(3))")
+    #expect(result.positions.sorted() == Array(0..<200), "each sequence position taken once")
+    #expect(result.moves == 1, "exactly one commit moves the step")
+    let clients = try RedisConnection(endpoint: endpoint).command(["CLIENT", "LIST"]).text ?? ""
+    let count = clients.split(separator: "\n").count - 1  // without this query's own connection
+    #expect((1...SharedScenarioStates.commitConnections).contains(count), "\(count) connections")
+  }
 }

@@ -70,6 +70,12 @@ public struct JournalEntry: Sendable {
     get { fields.request }
     set { fields.request = newValue }
   }
+  /// `body` applied to the UTF-8 bytes of ``id`` (a server-assigned id formatted into a buffer, no
+  /// `String` made).
+  package func withIDBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    if var text = fields.idText { return text.withUTF8(body) }
+    return SplitMix64.withUUIDBytes(fields.idWords.0, fields.idWords.1, body)
+  }
   /// Peer address `ip:port`.
   public var clientAddress: String {
     get { fields.client.text }
@@ -339,11 +345,7 @@ public final class RequestJournal: Sendable {
     }
     let size = entry.approximateBytes
     let maxBytes = self.maxBytes
-    if entry.served != nil {
-      if let onCompleted { onCompleted(entry) }
-      if let onFinal { onFinal(entry) }
-    }
-    return state.withLock { s in
+    let ticket = state.withLock { s in
       s.sequence += 1
       entry.sequence = s.sequence
       s.totalRecorded += 1
@@ -387,6 +389,13 @@ public final class RequestJournal: Sendable {
       }
       return ticket
     }
+    // After the entry got its sequence: a hook that keeps the entry (the shared journal's queue) made
+    // the change of the sequence copy the entry's whole box.
+    if entry.served != nil {
+      if let onCompleted { onCompleted(entry) }
+      if let onFinal { onFinal(entry) }
+    }
+    return ticket
   }
 
   /// Updates the entry recorded with `ticket` in place; no-op if it was evicted or removed.

@@ -48,7 +48,12 @@ public final class MockService: HTTPResponder, Sendable {
     }
     store = StubStore(fixtures: fixtures, fixturesDirectory: configuration.fixturesDirectory, shared: shared)
     scenarioBook = ScenarioBook(
-      shared: shared.map { SharedScenarioStates(connection: $0.makeConnection(), keyPrefix: $0.keyPrefix) })
+      shared: shared.map { s in
+        SharedScenarioStates(
+          pool: RedisConnectionPool(
+            (0..<SharedScenarioStates.commitConnections).map { _ in s.makeConnection() }),
+          keyPrefix: s.keyPrefix)
+      })
     sessions = SessionBook(
       headerName: configuration.sessionHeader, idleSeconds: configuration.sessionIdleSeconds, parent: store,
       sharedStates: scenarioBook.shared)

@@ -127,6 +127,43 @@ package enum RedisReply: Sendable, Equatable {
   }
 }
 
+/// One command's arguments as bytes in one buffer (binary-safe: hiredis is given each length): an
+/// argument can be written in place (a batch of journal entries is one command, its entries written into
+/// the buffer without a `String` or an allocation each), and a buffer kept by its owner is reused with
+/// its capacity.
+package struct RedisArguments: Sendable {
+  /// Every argument's bytes, one after another.
+  package private(set) var bytes: [UInt8] = []
+  /// Where each argument ends in ``bytes``.
+  package private(set) var ends: [Int] = []
+
+  package init() {}
+
+  package init(_ arguments: [String]) {
+    for argument in arguments { append(argument) }
+  }
+
+  /// The number of arguments.
+  package var count: Int { ends.count }
+
+  package mutating func append(_ argument: String) {
+    bytes.append(contentsOf: argument.utf8)
+    ends.append(bytes.count)
+  }
+
+  /// Appends one argument: the bytes `write` appends.
+  package mutating func append(writing write: (inout [UInt8]) -> Void) {
+    write(&bytes)
+    ends.append(bytes.count)
+  }
+
+  /// Removes every argument, keeping the capacity.
+  package mutating func removeAll() {
+    bytes.removeAll(keepingCapacity: true)
+    ends.removeAll(keepingCapacity: true)
+  }
+}
+
 /// One connection to a Redis (or Valkey) server through hiredis, the Redis project's own C client:
 /// blocking commands with a timeout, so it is used off the event loop (a deferred plan's queue, the journal
 /// writer, the change listener's own connection: ``subscribe(_:onSubscribed:onMessage:)``), never on it.
@@ -181,12 +218,22 @@ package final class RedisConnection: Sendable {
   /// - Throws: ``RedisFailure/unavailable(_:)`` without a connection (the command may or may not have
   ///   run when the connection broke during it), ``RedisFailure/reply(_:)`` for an error reply.
   package func command(_ arguments: [String]) throws(RedisFailure) -> RedisReply {
+    try pipeline([RedisArguments(arguments)])[0]
+  }
+
+  /// Runs one command given as bytes (see ``RedisArguments``).
+  package func command(_ arguments: RedisArguments) throws(RedisFailure) -> RedisReply {
     try pipeline([arguments])[0]
   }
 
   /// Runs commands in one round trip (pipelined, RESP2): their replies in order. An error reply of one
   /// command is thrown after every reply is read, so the connection stays in step.
   package func pipeline(_ commands: [[String]]) throws(RedisFailure) -> [RedisReply] {
+    try pipeline(commands.map { RedisArguments($0) })
+  }
+
+  /// Runs commands given as bytes (see ``RedisArguments``) in one round trip, as the other `pipeline`.
+  package func pipeline(_ commands: [RedisArguments]) throws(RedisFailure) -> [RedisReply] {
     guard !commands.isEmpty else { return [] }
     var change: (Bool, String)?
     let result = state.withLock { s -> Result<[RedisReply], RedisFailure> in
@@ -228,7 +275,7 @@ package final class RedisConnection: Sendable {
         return failure
       }
       _ = redisEnableKeepAlive(context)
-      let sent = Self.withArgv(["SUBSCRIBE", channel]) { argc, argv, lengths in
+      let sent = Self.withArgv(RedisArguments(["SUBSCRIBE", channel])) { argc, argv, lengths in
         redisAppendCommandArgv(context, argc, argv, lengths)
       }
       var raw: UnsafeMutableRawPointer?
@@ -294,12 +341,20 @@ package final class RedisConnection: Sendable {
     }
   }
 
+  /// Closes the socket, if open: the next command connects again (at once, unless a back-off runs).
+  package func disconnect() {
+    state.withLock { s in
+      if let context = s.context { redisFree(context) }
+      s.context = nil
+    }
+  }
+
   /// True when the store answers `PING` now.
   package var isReachable: Bool {
     (try? command(["PING"])) == .status("PONG")
   }
 
-  private func run(_ commands: [[String]], _ s: inout State) -> Result<[RedisReply], RedisFailure> {
+  private func run(_ commands: [RedisArguments], _ s: inout State) -> Result<[RedisReply], RedisFailure> {
     let context: UnsafeMutablePointer<redisContext>
     switch connected(&s) {
     case .success(let c): context = c
@@ -352,7 +407,7 @@ package final class RedisConnection: Sendable {
     s.context = context
     for command in setup {
       var raw: UnsafeMutableRawPointer?
-      let sent = Self.withArgv(command) { argc, argv, lengths in
+      let sent = Self.withArgv(RedisArguments(command)) { argc, argv, lengths in
         redisAppendCommandArgv(context, argc, argv, lengths)
       }
       guard sent == REDIS_OK, redisGetReply(context, &raw) == REDIS_OK, let raw else {
@@ -417,30 +472,27 @@ package final class RedisConnection: Sendable {
     }
   }
 
-  /// Calls `body` with C argument vectors for `arguments` (binary-safe: lengths are passed), all in one
-  /// pinned buffer.
+  /// Calls `body` with C argument vectors for `arguments` (binary-safe: lengths are passed), pointing into
+  /// its one buffer (the vectors in temporary storage: no allocation for a command of a few arguments).
   private static func withArgv(
-    _ arguments: [String],
+    _ arguments: RedisArguments,
     _ body: (Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> Int32
   ) -> Int32 {
-    // The bytes copied as they are (a per-byte conversion to CChar cost most of sending a journal entry).
-    var storage: [UInt8] = []
-    storage.reserveCapacity(arguments.reduce(0) { $0 + $1.utf8.count + 1 })
-    var offsets: [Int] = []
-    var lengths: [Int] = []
-    offsets.reserveCapacity(arguments.count)
-    lengths.reserveCapacity(arguments.count)
-    for argument in arguments {
-      offsets.append(storage.count)
-      lengths.append(argument.utf8.count)
-      storage.append(contentsOf: argument.utf8)
-      storage.append(0)
-    }
-    return storage.withUnsafeBufferPointer { bytes in
-      let base = UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self)
-      var argv = offsets.map { Optional(base + $0) }
-      return argv.withUnsafeMutableBufferPointer { vector in
-        lengths.withUnsafeBufferPointer { body(Int32(arguments.count), vector.baseAddress!, $0.baseAddress!) }
+    let count = arguments.count
+    return arguments.bytes.withUnsafeBufferPointer { bytes in
+      // An empty buffer (every argument empty) may have no base address; hiredis reads no byte then.
+      let base = UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!)
+        .assumingMemoryBound(to: CChar.self)
+      return withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: count) { argv in
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { lengths in
+          var start = 0
+          for (i, end) in arguments.ends.enumerated() {
+            argv[i] = base + start
+            lengths[i] = end - start
+            start = end
+          }
+          return body(Int32(count), argv.baseAddress!, UnsafePointer(lengths.baseAddress!))
+        }
       }
     }
   }

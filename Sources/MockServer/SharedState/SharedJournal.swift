@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPCore
+import Mappings
 import MockJSON
 import Synchronization
 
@@ -72,8 +73,14 @@ package final class SharedJournal: Sendable {
   /// The queue's bound in bytes (the journal's).
   private let maxBytes: Int
   private let queue = Mutex(Queue())
+  /// What a send reuses: the command's buffer and the array the queue's entries are swapped into, both
+  /// kept with their capacity, so a batch in the steady state allocates nothing of its own.
+  private struct Sending {
+    var command = RedisArguments()
+    var batch: [JournalEntry] = []
+  }
   /// Sends happen one at a time, in order (the writer's and a query's alike).
-  private let sending = Mutex(())
+  private let sending = Mutex(Sending())
   private let wake = DispatchSemaphore(value: 0)
   private let started = Mutex(false)
 
@@ -130,38 +137,48 @@ package final class SharedJournal: Sendable {
     thread.start()
   }
 
-  /// Sends every queued entry now.
+  /// Sends every queued entry now: one `EVAL` of ``appendScript`` with every entry's JSON as an argument,
+  /// written straight into the command's buffer (``encode(_:into:)``).
   /// - Throws: ``RedisFailure`` when the store did not take them (they stay queued).
   package func flush() throws(RedisFailure) {
-    let outcome: Result<Void, RedisFailure> = sending.withLock { _ in
-      let (batch, dropped) = queue.withLock { q in
-        defer {
-          q.entries = []
-          q.droppedUnreported = 0
-        }
+    let outcome: Result<Void, RedisFailure> = sending.withLock { s in
+      let dropped = queue.withLock { q in
+        defer { q.droppedUnreported = 0 }
         q.bytes = 0
-        return (q.entries, q.droppedUnreported)
+        // The queue goes on in the array the last batch left empty (its capacity kept).
+        swap(&q.entries, &s.batch)
+        return q.droppedUnreported
       }
-      guard !batch.isEmpty || dropped > 0 else { return .success(()) }
-      var arguments = ["EVAL", Self.appendScript, "2", key, lostKey, String(capacity), String(dropped)]
-      arguments.reserveCapacity(arguments.count + batch.count)
-      for entry in batch { arguments.append(SharedJournal.encode(entry).serialized()) }
+      guard !s.batch.isEmpty || dropped > 0 else { return .success(()) }
+      s.command.removeAll()
+      for argument in ["EVAL", Self.appendScript, "2", key, lostKey, String(capacity), String(dropped)] {
+        s.command.append(argument)
+      }
+      for entry in s.batch { s.command.append { SharedJournal.encode(entry, into: &$0) } }
+      let result: Result<Void, RedisFailure>
       do throws(RedisFailure) {
-        _ = try connection.command(arguments)
-        return .success(())
+        _ = try connection.command(s.command)
+        result = .success(())
       } catch {
         // Back in front of what was queued meanwhile, within the bound.
         queue.withLock { q in
-          q.entries.insert(contentsOf: batch, at: 0)
-          q.bytes += batch.reduce(0) { $0 + $1.approximateBytes }
+          q.entries.insert(contentsOf: s.batch, at: 0)
+          q.bytes += s.batch.reduce(0) { $0 + $1.approximateBytes }
           q.droppedUnreported += dropped
           q.bound(capacity: capacity, maxBytes: maxBytes)
         }
-        return .failure(error)
+        result = .failure(error)
       }
+      s.batch.removeAll(keepingCapacity: true)
+      // A batch with a large content must not keep its buffer for good.
+      if s.command.bytes.capacity > Self.retainedCommandBytes { s.command = RedisArguments() }
+      return result
     }
     try outcome.get()
   }
+
+  /// The most bytes of a sent command kept for the next batch (4 MiB).
+  static let retainedCommandBytes = 4 << 20
 
   /// Every replica's entries (this replica's queued ones sent first).
   /// - Throws: ``RedisFailure`` when the store cannot answer: the caller answers 503, never with this
@@ -176,7 +193,7 @@ package final class SharedJournal: Sendable {
     }
     var view = View(entries: [], streamIDs: [:])
     view.lost = replies[1].text.flatMap { Int($0) } ?? 0
-    let cleared = replies[2].text.flatMap { Double($0) }.map { $0 / 1000 } ?? 0
+    let cleared = replies[2].text.flatMap { Double($0) }.map { $0 / 1000 }
     var sessionsCleared: [String: Double] = [:]
     let pairs = replies[3].array ?? []
     for i in stride(from: 0, to: pairs.count - 1, by: 2) {
@@ -188,9 +205,9 @@ package final class SharedJournal: Sendable {
     for item in items {
       // [stream id, [field, value, …]]
       guard let pair = item.array, pair.count == 2, let streamID = pair[0].text,
-        let fields = pair[1].array, fields.count >= 2, let text = fields[1].text,
-        let json = try? JSONValue.parse(text), let entry = SharedJournal.decode(json),
-        view.streamIDs[entry.id] == nil, entry.loggedAt >= cleared,
+        let fields = pair[1].array, fields.count >= 2, case .bulk(let bytes) = fields[1],
+        let json = try? JSONValue.parse(bytes: bytes), let entry = SharedJournal.decode(json),
+        view.streamIDs[entry.id] == nil, cleared.map({ entry.loggedAt >= $0 }) ?? true,
         entry.session.flatMap({ sessionsCleared[$0] }).map({ entry.loggedAt >= $0 }) ?? true
       else { continue }
       view.streamIDs[entry.id] = streamID
@@ -216,7 +233,7 @@ package final class SharedJournal: Sendable {
   package func clear() throws(RedisFailure) {
     let outcome: Result<Void, RedisFailure> = sending.withLock { _ in
       queue.withLock { q in
-        q.entries = []
+        q.entries.removeAll()
         q.bytes = 0
       }
       do throws(RedisFailure) {
@@ -259,40 +276,112 @@ package final class SharedJournal: Sendable {
     return lost
     """
 
-  /// An entry as the stream holds it: compact JSON with the request's parts (content in base64).
-  static func encode(_ entry: JournalEntry) -> JSONValue {
-    let head = entry.request.head
-    var pairs: [(String, JSONValue)] = [
-      ("id", .string(entry.id)), ("method", .string(head.method.rawValue)), ("target", .string(head.target)),
-      ("version", .string("\(head.version.major).\(head.version.minor)")),
-      (
-        "headers",
-        .array(head.headers.fields.map { .array([.string($0.name), .string($0.value)]) })
-      ),
-      ("body", .string(Data(entry.request.body).base64EncodedString())),
-      ("client", .string(entry.clientAddress)), ("tls", .bool(entry.isTLS)),
-      ("loggedAt", .number(JSONNumber(text: String(entry.loggedAt)) ?? JSONNumber(0))),
-    ]
-    func add(_ name: String, _ value: JSONValue?) { if let value { pairs.append((name, value)) } }
-    add("clientCertificateSubject", entry.clientCertificateSubject.map { .string($0) })
-    add("stubID", entry.stubID.map { .string($0) })
-    add("status", entry.responseStatus.map { .number(JSONNumber($0)) })
-    add("fault", entry.fault.map { .string($0) })
-    add("served", entry.served.map { .bool($0) })
-    add("duration", entry.durationMilliseconds.flatMap { JSONNumber(text: String($0)) }.map { .number($0) })
-    add("addedDelay", entry.addedDelayMilliseconds.map { .number(JSONNumber($0)) })
-    add("proxyBaseURL", entry.proxyBaseURL.map { .string($0) })
-    add("session", entry.session.map { .string($0) })
-    add("truncatedSize", entry.truncatedBody.map { .number(JSONNumber($0.size)) })
-    add("truncatedSHA256", entry.truncatedBody.map { .string($0.sha256) })
-    if !entry.webhooks.isEmpty { pairs.append(("webhooks", .array(entry.webhooks.map { .string($0) }))) }
-    if !entry.stateProblems.isEmpty {
-      pairs.append(("stateProblems", .array(entry.stateProblems.map { .string($0) })))
+  /// Appends an entry as the stream holds it to `out`: compact JSON with the request's parts (content in
+  /// base64), written straight as bytes (no JSON value tree, no `String` per field). Members: `id`,
+  /// `method`, `target`, `version` (`"1.1"`), `headers` (`[[name, value], …]`), `body`, `client`, `tls`,
+  /// `loggedAt`, then those of the optional fields that are set (``decode(_:)`` reads what is absent as
+  /// not set); a new optional field is one line here and one in ``decode(_:)``.
+  static func encode(_ entry: JournalEntry, into out: inout [UInt8]) {
+    // Literals through their static bytes and text through its contiguous UTF-8: appending a `String`'s
+    // UTF-8 view went through a generic copy of hundreds of instructions per call.
+    func raw(_ literal: StaticString) { literal.withUTF8Buffer { out.append(contentsOf: $0) } }
+    func text(_ value: String) {
+      var value = value
+      value.withUTF8 { out.append(contentsOf: $0) }
     }
-    return .object(JSONObject(pairs: pairs))
+    func key(_ name: StaticString) {
+      raw(",\"")
+      raw(name)
+      raw("\":")
+    }
+    func string(_ name: StaticString, _ value: String?) {
+      guard let value else { return }
+      key(name)
+      JSONValue.writeString(value, to: &out)
+    }
+    func integer(_ name: StaticString, _ value: Int?) {
+      guard let value else { return }
+      key(name)
+      text(String(value))
+    }
+    func double(_ value: Double) {
+      // JSON has no infinity or NaN: such a value is written as 0.
+      text(value.isFinite ? String(value) : "0")
+    }
+    func bool(_ name: StaticString, _ value: Bool?) {
+      guard let value else { return }
+      key(name)
+      if value { raw("true") } else { raw("false") }
+    }
+    func strings(_ name: StaticString, _ values: [String]) {
+      guard !values.isEmpty else { return }
+      key(name)
+      out.append(UInt8(ascii: "["))
+      for (i, value) in values.enumerated() {
+        if i > 0 { out.append(UInt8(ascii: ",")) }
+        JSONValue.writeString(value, to: &out)
+      }
+      out.append(UInt8(ascii: "]"))
+    }
+
+    let head = entry.request.head
+    raw("{\"id\":")
+    entry.withIDBytes { JSONValue.writeString(utf8: $0, to: &out) }
+    string("method", head.method.rawValue)
+    string("target", head.target)
+    key("version")
+    out.append(UInt8(ascii: "\""))
+    text(String(head.version.major))
+    out.append(UInt8(ascii: "."))
+    text(String(head.version.minor))
+    out.append(UInt8(ascii: "\""))
+    key("headers")
+    out.append(UInt8(ascii: "["))
+    var first = true
+    head.headers.forEachFieldBytes { name, value in
+      if first { raw("[") } else { raw(",[") }
+      first = false
+      JSONValue.writeString(utf8: name, to: &out)
+      out.append(UInt8(ascii: ","))
+      JSONValue.writeString(utf8: value, to: &out)
+      out.append(UInt8(ascii: "]"))
+    }
+    out.append(UInt8(ascii: "]"))
+    key("body")
+    out.append(UInt8(ascii: "\""))
+    Base64.encode(entry.request.body, into: &out)
+    out.append(UInt8(ascii: "\""))
+    string("client", entry.clientAddress)
+    bool("tls", entry.isTLS)
+    key("loggedAt")
+    double(entry.loggedAt)
+    string("clientCertificateSubject", entry.clientCertificateSubject)
+    string("stubID", entry.stubID)
+    integer("status", entry.responseStatus)
+    string("fault", entry.fault)
+    bool("served", entry.served)
+    if let duration = entry.durationMilliseconds, duration.isFinite {
+      key("duration")
+      double(duration)
+    }
+    integer("addedDelay", entry.addedDelayMilliseconds)
+    string("proxyBaseURL", entry.proxyBaseURL)
+    string("session", entry.session)
+    integer("truncatedSize", entry.truncatedBody?.size)
+    string("truncatedSHA256", entry.truncatedBody?.sha256)
+    strings("webhooks", entry.webhooks)
+    strings("stateProblems", entry.stateProblems)
+    out.append(UInt8(ascii: "}"))
   }
 
-  /// ``encode(_:)``'s entry back (nil for what does not have its shape: left out of a read).
+  /// ``encode(_:into:)``'s bytes as text.
+  static func encode(_ entry: JournalEntry) -> String {
+    var out: [UInt8] = []
+    encode(entry, into: &out)
+    return String(decoding: out, as: UTF8.self)
+  }
+
+  /// ``encode(_:into:)``'s entry back (nil for what does not have its shape: left out of a read).
   static func decode(_ json: JSONValue) -> JournalEntry? {
     guard let o = json.objectValue, let id = o["id"]?.stringValue, let method = o["method"]?.stringValue,
       let target = o["target"]?.stringValue, let client = o["client"]?.stringValue,
@@ -312,7 +401,7 @@ package final class SharedJournal: Sendable {
       else { continue }
       headers.add(name: name, value: value)
     }
-    let body = o["body"]?.stringValue.flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) } ?? []
+    let body = o["body"]?.stringValue.flatMap { Base64.decode($0) } ?? []
     var entry = JournalEntry(
       id: id,
       request: HTTPRequest(

@@ -36,7 +36,8 @@ package final class SharedScenarioStates: Sendable {
     case stale(Snapshot)
   }
 
-  private let connection: RedisConnection
+  /// The connections commits go out on, up to ``commitConnections`` at a time.
+  private let pool: RedisConnectionPool
   /// The newest snapshot this replica read (from a snapshot or a commit): what requests are matched
   /// against first, so a request whose states did not move meanwhile costs one round trip (its commit).
   /// Version -1 until the first read, and again after a failure (the store may come back empty).
@@ -46,9 +47,21 @@ package final class SharedScenarioStates: Sendable {
   private let sequencesKey: String
   private let keyPrefix: String
 
+  /// How many connections a replica's commits use at most (4): commits of different requests go out
+  /// concurrently on as many, so that one slow round trip does not hold the others back. Small, as every
+  /// replica holds them open against the one store.
+  package static let commitConnections = 4
+
   /// - Parameter keyPrefix: prepended to every key (a session's or a deployment's namespace).
-  package init(connection: RedisConnection, keyPrefix: String = "mockserver") {
-    self.connection = connection
+  package convenience init(connection: RedisConnection, keyPrefix: String = "mockserver") {
+    self.init(pool: RedisConnectionPool([connection]), keyPrefix: keyPrefix)
+  }
+
+  /// - Parameters:
+  ///   - pool: the connections commands go out on (concurrent commits, one per connection).
+  ///   - keyPrefix: prepended to every key (a session's or a deployment's namespace).
+  package init(pool: RedisConnectionPool, keyPrefix: String = "mockserver") {
+    self.pool = pool
     self.keyPrefix = keyPrefix
     statesKey = keyPrefix + ":scenarios"
     versionKey = keyPrefix + ":scenarios:version"
@@ -56,10 +69,9 @@ package final class SharedScenarioStates: Sendable {
   }
 
   /// Session `id`'s scenario states and sequence positions (keys under
-  /// ``SharedRuntimeStubs/sessionKeyPrefix(_:_:)``), on this instance's connection.
+  /// ``SharedRuntimeStubs/sessionKeyPrefix(_:_:)``), on this instance's pool of connections.
   package func session(_ id: String) -> SharedScenarioStates {
-    SharedScenarioStates(
-      connection: connection, keyPrefix: SharedRuntimeStubs.sessionKeyPrefix(keyPrefix, id))
+    SharedScenarioStates(pool: pool, keyPrefix: SharedRuntimeStubs.sessionKeyPrefix(keyPrefix, id))
   }
 
   /// The current states and their version, in one round trip.
@@ -74,15 +86,27 @@ package final class SharedScenarioStates: Sendable {
   /// The newest snapshot this replica read (no round trip; version -1 when none is known).
   package var latest: Snapshot { newest.withLock { $0 } }
 
-  private func remember(_ snapshot: Snapshot) { newest.withLock { $0 = snapshot } }
+  /// Keeps `snapshot` as the newest unless a newer one is known: replies of concurrent commits arrive
+  /// in any order, and the version only grows while the store keeps its data (a failure forgets the
+  /// newest, ``forget()``; a store emptied without a failure is seen by a stale commit: see ``commit``).
+  private func remember(_ snapshot: Snapshot) {
+    newest.withLock { if snapshot.version >= $0.version { $0 = snapshot } }
+  }
 
-  /// One command; a failure forgets the newest snapshot (the store may come back empty, its version
-  /// counting from 0 again).
+  /// Forgets the newest snapshot (after a failure: the store may come back empty, its version counting
+  /// from 0 again).
+  private func forget() { newest.withLock { $0 = Snapshot(version: -1, states: [:]) } }
+
+  /// One command on a connection of the pool; a failure forgets the newest snapshot.
   private func run(_ arguments: [String]) throws(RedisFailure) -> RedisReply {
+    try pipeline([arguments])[0]
+  }
+
+  private func pipeline(_ commands: [[String]]) throws(RedisFailure) -> [RedisReply] {
     do {
-      return try connection.command(arguments)
+      return try pool.withConnection { connection throws(RedisFailure) in try connection.pipeline(commands) }
     } catch {
-      remember(Snapshot(version: -1, states: [:]))
+      forget()
       throw error
     }
   }
@@ -110,6 +134,10 @@ package final class SharedScenarioStates: Sendable {
       throw .reply("unexpected commit reply \(reply)")
     }
     let snapshot = try Self.snapshot(from: .array(Array(items[1...2])))
+    if let version, snapshot.version < version {
+      // The store went back to an earlier version (emptied without a failure seen here): start over.
+      forget()
+    }
     remember(snapshot)
     if committed == 1 {
       return .committed(serveIndex: items[3].integer ?? 0, snapshot: snapshot)
@@ -119,22 +147,12 @@ package final class SharedScenarioStates: Sendable {
 
   /// Sets scenario `name` to `state` (the admin API's `PUT /__admin/scenarios/{name}/state`).
   package func set(_ name: String, to state: String) throws(RedisFailure) {
-    do {
-      _ = try connection.pipeline([["HSET", statesKey, name, state], ["INCR", versionKey]])
-    } catch {
-      remember(Snapshot(version: -1, states: [:]))
-      throw error
-    }
+    _ = try pipeline([["HSET", statesKey, name, state], ["INCR", versionKey]])
   }
 
   /// Every scenario back to `Started`, every sequence to its first response.
   package func reset() throws(RedisFailure) {
-    do {
-      _ = try connection.pipeline([["DEL", statesKey, sequencesKey], ["INCR", versionKey]])
-    } catch {
-      remember(Snapshot(version: -1, states: [:]))
-      throw error
-    }
+    _ = try pipeline([["DEL", statesKey, sequencesKey], ["INCR", versionKey]])
   }
 
   /// `{version, [name, state, …]}` → a snapshot.
