@@ -2015,6 +2015,7 @@ extension AdminAPI {
                   }
                 }
               },
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "400": {"$ref": "#/components/responses/BadRequest"},
               "401": {"$ref": "#/components/responses/Unauthorized"},
               "403": {"$ref": "#/components/responses/Forbidden"}
@@ -2033,6 +2034,7 @@ extension AdminAPI {
                 "description": "Recording",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
               },
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "409": {
                 "description": "Already recording",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
@@ -2183,7 +2185,7 @@ extension AdminAPI {
       "components": {
         "responses": {
           "SharedStateUnavailable": {
-            "description": "With --state-store: the shared state store cannot be reached. A change (of the stubs, the scenarios or the journal) was refused: nothing changed, here or in the store. A read that answers for every replica (the journal queries, counts, finds, near misses; the scenarios) is refused rather than answered from this replica alone. The error title is Shared state unavailable",
+            "description": "With --state-store: the shared state store cannot be reached. A change (of the stubs, the scenarios, the journal or the recording) was refused: nothing changed, here or in the store. A read that answers for every replica (the journal queries, counts, finds, near misses; the scenarios; the recording's status and snapshot) is refused rather than answered from this replica alone. The error title is Shared state unavailable",
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
           },
           "WriteFailed": {

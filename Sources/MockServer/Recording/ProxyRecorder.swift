@@ -70,6 +70,11 @@ package final class ProxyRecorder: Sendable {
   /// with the status, under it.
   private let isRecording = Atomic(false)
   private let listener = Mutex<(@Sendable (Int, RecordedExchange) -> Void)?>(nil)
+  /// With the shared state store: where every proxied exchange goes instead of this recorder's lists
+  /// (``SharedRecordings/send(_:)``, on the exchange's thread); set once, before serving.
+  private let sink = Mutex<(@Sendable (RecordedExchange) -> Void)?>(nil)
+  /// Whether ``sink`` is set: read on every exchange, so without the lock.
+  private let sinks = Atomic(false)
 
   /// Creates a recorder, recording from the start when `recording` (`--record-mappings`).
   init(recording: Bool) {
@@ -105,8 +110,33 @@ package final class ProxyRecorder: Sendable {
     listener.withLock { $0 = handler }
   }
 
+  /// Sends every proxied exchange to `handler` instead of keeping it here (the shared state store holds
+  /// the recording: ``SharedRecordings``); the status is then what ``mirror(status:spec:)`` sets.
+  package func sendExchanges(to handler: @escaping @Sendable (RecordedExchange) -> Void) {
+    sink.withLock { $0 = handler }
+    sinks.store(true, ordering: .releasing)
+  }
+
+  /// Takes the status (and the spec while recording) the shared state store holds, keeping no exchanges:
+  /// they are in the store.
+  package func mirror(status: Status, spec: RecordingSpec?) {
+    state.withLock { s in
+      s.status = status
+      s.spec = status == .recording ? spec ?? RecordingSpec() : RecordingSpec()
+      s.captured = []
+      s.capturedBytes = 0
+      s.dropped = 0
+      isRecording.store(status == .recording, ordering: .relaxed)
+      hasTarget.store(status == .recording && s.spec.targetBaseURL != nil, ordering: .relaxed)
+    }
+  }
+
   /// Notes one proxied exchange.
   func observe(_ exchange: RecordedExchange) {
+    if sinks.load(ordering: .acquiring), let handler = sink.withLock({ $0 }) {
+      handler(exchange)
+      return
+    }
     let size = exchange.approximateBytes
     // The exchanges pushed out of the recent ring are released after the lock: freeing a request and a
     // response under it held up every other exchange thread (at 32 concurrent exchanges the recorder's

@@ -77,32 +77,48 @@ public final class MockService: HTTPResponder, Sendable {
       logger: logger,
       settings: settings, stateStore: stateStore, webSockets: webSockets)
     let shutdown = shutdownHook
+    let sharedRecordings = shared.map { SharedRecordings($0) }
     admin = AdminAPI(
       configuration: configuration, store: store, scenarioBook: scenarioBook, journal: journal,
       logger: logger,
       settings: settings, createdAt: SocketOps.monotonicNanos(),
       shutdownHandler: { shutdown.handler }, dashboard: dashboard, forwarder: responder.forwarder,
-      stateStore: stateStore, webSockets: webSockets, sharedJournal: sharedJournal)
-    if let shared {
+      stateStore: stateStore, webSockets: webSockets, sharedJournal: sharedJournal,
+      sharedRecordings: sharedRecordings)
+    if let shared, let sharedRecordings {
       // The store's runtime stubs before serving, then every change published after the subscription.
       let store = store
       let sharedSettings = SharedSettings(shared)
       let settings = settings
+      let recorder = responder.forwarder.recorder
+      recorder.sendExchanges { exchange in
+        do throws(RedisFailure) {
+          try sharedRecordings.send(exchange)
+        } catch {
+          logger.line(
+            "mockserver: proxied exchange \(exchange.request.method.rawValue) \(exchange.request.head.target) not recorded: \(error)"
+          )
+        }
+      }
       do {
         try store.refreshFromSharedStore()
         try sharedSettings.refresh { settings.apply(json: $0, log: shared.logLine) }
+        try sharedRecordings.refresh(recorder)
       } catch {
         logger.line(
-          "mockserver: runtime stubs and settings not loaded from the shared state store yet: \(error)")
+          "mockserver: runtime stubs, settings and recording not loaded from the shared state store yet: \(error)"
+        )
       }
       shared.startListening { message in
-        // A message says what changed; after a (re)subscription (nil) both are read again.
+        // A message says what changed; after a (re)subscription (nil) everything is read again.
         let settingsChanged = message == SharedSettings.changeMessage
+        let recordingChanged = message == SharedRecordings.changeMessage
         do {
-          if !settingsChanged { try store.refreshFromSharedStore() }
+          if !settingsChanged && !recordingChanged { try store.refreshFromSharedStore() }
           if message == nil || settingsChanged {
             try sharedSettings.refresh { settings.apply(json: $0, log: shared.logLine) }
           }
+          if message == nil || recordingChanged { try sharedRecordings.refresh(recorder) }
           return true
         } catch {
           return false
