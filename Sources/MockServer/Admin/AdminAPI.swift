@@ -60,11 +60,12 @@ struct AdminAPI: Sendable {
   }
 
   /// True for the requests that talk to the shared state store: changes of the stubs (mappings, reset)
-  /// and of the settings, the health check, the scenarios, the journal and the recording.
+  /// and of the settings, the health check, the scenarios, the journal, the recording and the state
+  /// extension's contexts.
   static func talksToStore(_ request: HTTPRequest) -> Bool {
     let path = request.head.rawPath
     if path.hasPrefix("/__admin/scenarios") || path.hasPrefix("/__admin/requests")
-      || path.hasPrefix("/__admin/recordings")
+      || path.hasPrefix("/__admin/recordings") || path.hasPrefix("/__admin/state-extension")
     {
       return true
     }

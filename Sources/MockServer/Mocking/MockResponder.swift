@@ -175,7 +175,8 @@ public final class MockResponder: Sendable {
     case .matched(let stub, let parameters):
       return serve(
         stub, index: stubIndex ?? -1, table: table, request: request, context: context,
-        pathParameters: parameters, sharedServeIndex: sharedMatch?.serveIndex)
+        pathParameters: parameters, sharedServeIndex: sharedMatch?.serveIndex,
+        stateAccess: sharedMatch?.stateAccess)
     case .unmatched(let report):
       // A stub with CORS on answers its preflights ahead of an OpenAPI document's answer.
       if let preflight = corsPreflight(
@@ -227,9 +228,9 @@ public final class MockResponder: Sendable {
   /// (headers and framing included); the connection sends no content.
   func match(
     _ request: HTTPRequest, table: StubTable, scenarioState: (String) -> String,
-    connection: RequestView.Connection?
+    connection: RequestView.Connection?, stateAccess: StateAccess? = nil
   ) -> (StubMatch, Int?) {
-    let state = stateSource(table)
+    let state = stateSource(table, stateAccess)
     let first = table.matchIndexed(
       request, scenarioState: scenarioState, connection: connection, deferringPathParameters: true,
       state: state)
@@ -246,8 +247,10 @@ public final class MockResponder: Sendable {
   }
 
   /// What `state-matcher`s read, only for a table that has them (the others match as before).
-  private func stateSource(_ table: StubTable) -> StateMatchSource? {
-    table.hasStateMatchers ? StateMatchSource(lookup: stateStore, environment: templating.environment) : nil
+  /// `access` is the request's use of the shared store's contexts (nil: this process's store).
+  private func stateSource(_ table: StubTable, _ access: StateAccess? = nil) -> StateMatchSource? {
+    guard table.hasStateMatchers else { return nil }
+    return StateMatchSource(lookup: access ?? stateStore, environment: templating.environment)
   }
 
   // MARK: Serving a stub
@@ -255,10 +258,12 @@ public final class MockResponder: Sendable {
   /// Answers with `stub`, the one at `index` in `table.stubs` (the key of its prepared response).
   /// `matchedParameters` are the match's path parameters; empty ones (a match that deferred them) are
   /// made from the request's path where a template reads them. `sharedServeIndex` is the response-sequence
-  /// position the shared state store gave this serve (nil: this process's count).
+  /// position the shared state store gave this serve (nil: this process's count); `stateAccess` the
+  /// request's use of the shared store's contexts (off the event loop; nil: this process's store).
   private func serve(
     _ stub: StubMapping, index: Int, table: StubTable, request: HTTPRequest, context: RequestContext,
-    pathParameters matchedParameters: [String: String] = [:], sharedServeIndex: Int? = nil
+    pathParameters matchedParameters: [String: String] = [:], sharedServeIndex: Int? = nil,
+    stateAccess: StateAccess? = nil
   ) -> ResponsePlan {
     let stored = store.prepared(stubIndex: index, table: table)
     // A plain stub's answer is the plan stored with its prepared response, unless this request or the
@@ -388,7 +393,11 @@ public final class MockResponder: Sendable {
       (definition, problems, failed) = ResponseTemplating.render(
         definition, request: request, context: context, pathParameters: pathParameters,
         requestID: { draws.requestID }, seed: draws.templateSeed,
-        configuration: templating, stubLabel: MockResponder.label(stub))
+        configuration: stateAccess.map { access in
+          var reading = templating
+          reading.stateLookup = access
+          return reading
+        } ?? templating, stubLabel: MockResponder.label(stub))
       for p in problems where logger.level != .quiet || failed {
         logger.line("template \(stub.name ?? stub.id): \(p)")
       }
@@ -434,9 +443,13 @@ public final class MockResponder: Sendable {
         listeners, request: request, context: context,
         response: ServedResponse(
           status: status ?? definition.status, headers: definition.headers, body: definition.body),
-        seed: draws.contentSeed)
+        seed: draws.contentSeed, state: stateAccess ?? StateAccess(stateStore))
       for p in problems { logger.line("state of \(MockResponder.label(stub)): \(p)") }
       stateProblems = problems
+    }
+    if let failure = stateAccess?.failure {
+      // A read or write of a context did not reach the shared store: no answer from a state not read.
+      return sharedStateUnavailable(request, context: context, problem: failure.description)
     }
     let fault = definition.fault?.rawValue
     let ticket = record(

@@ -66,7 +66,10 @@ public final class MockService: HTTPResponder, Sendable {
       onFinal: sharedJournal.map { queue -> @Sendable (JournalEntry) -> Void in { queue.append($0) } })
     sharedJournal?.startWriting()
     settings = MockSettings(globalDelayMilliseconds: configuration.globalDelayMilliseconds)
-    stateStore = StateStore(expirationSeconds: configuration.stateExpirationSeconds)
+    // With the store, the state extension's contexts live there (SharedStateContexts).
+    stateStore =
+      shared.map { StateStore(expirationSeconds: configuration.stateExpirationSeconds, sharedIn: $0) }
+      ?? StateStore(expirationSeconds: configuration.stateExpirationSeconds)
     webSockets = WebSocketHub(
       maxMessageBytes: configuration.maxWebSocketMessageBytes, acceptsAnyPath: configuration.webSocketAnyPath,
       journalMaxBytes: configuration.journalMaxBytes,
