@@ -86,10 +86,15 @@ extension MockResponder {
   }
 
   /// True when serving the match's winner reads or writes the state extension's contexts: it has
-  /// `recordState`/`deleteState` listeners, or a response template that may call the `state` helper.
+  /// `recordState`/`deleteState` listeners, or a response (or server-sent event) template that may call
+  /// the `state` helper.
   static func usesStateContexts(_ outcome: StubMatch) -> Bool {
     guard case .matched(let stub, _) = outcome else { return false }
-    return !stub.extensions.stateListeners.isEmpty || stub.response.template?.mayReadState == true
+    if !stub.extensions.stateListeners.isEmpty || stub.response.template?.mayReadState == true { return true }
+    guard let sse = stub.response.serverSentEvents else { return false }
+    return sse.events.contains { e in
+      [e.eventTemplate, e.idTemplate, e.dataTemplate].contains { $0?.source.contains("state") == true }
+    }
   }
 
   /// The commit loop (off the event loop).

@@ -73,6 +73,8 @@ public final class MockResponder: Sendable {
   public func respondBeforeContent(to head: HTTPRequestHead, context: RequestContext) -> ResponsePlan? {
     let request = HTTPRequest(head: head)
     let table = store.table
+    // With the contexts in the shared store, state is read off the event loop: after the content.
+    if stateStore.shared != nil, table.hasStateMatchers { return nil }
     let scenarios = scenarioBook.states
     let (outcome, index) = table.matchIndexed(
       request, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted }, nearMissLimit: 0,
@@ -82,6 +84,7 @@ public final class MockResponder: Sendable {
     }
     // With a shared state store, a scenario or sequence stub is committed there: the usual way.
     if scenarioBook.shared != nil, stub.scenarioName != nil || stub.responseSequence != nil { return nil }
+    if stateStore.shared != nil, MockResponder.usesStateContexts(outcome) { return nil }
     var plan = serve(stub, index: index, table: table, request: request, context: context)
     plan.keepAlive = false
     return plan
@@ -327,9 +330,13 @@ public final class MockResponder: Sendable {
         idWords: draws.idWords)
     }
     if let sse = definition.serverSentEvents {
-      return serveEventStream(
+      let plan = serveEventStream(
         sse, stub: stub, definition: definition, request: request, context: context,
-        pathParameters: { pathParameters })
+        pathParameters: { pathParameters }, stateAccess: stateAccess)
+      if let failure = stateAccess?.failure {
+        return sharedStateUnavailable(request, context: context, problem: failure.description)
+      }
+      return plan
     }
     // WireMock names the stub that answered in every stubbed response (`StubResponseRenderer`). The fields
     // are appended last (a template's header indexes still fall on the stub's own fields) and only where
