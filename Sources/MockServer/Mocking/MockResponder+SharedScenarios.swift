@@ -59,7 +59,9 @@ extension MockResponder {
         }
       ])
     }
-    let access = contexts ? StateAccess(stateStore) : nil
+    // Matching reads contexts only through state matchers (and then this runs off the loop); a plain
+    // request allocates nothing for them.
+    let access = contexts && table.hasStateMatchers ? StateAccess(stateStore) : nil
     let snapshot = shared.latest
     var readState = false
     let (outcome, index) = match(
