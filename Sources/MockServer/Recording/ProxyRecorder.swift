@@ -72,7 +72,7 @@ package final class ProxyRecorder: Sendable {
   private let listener = Mutex<(@Sendable (Int, RecordedExchange) -> Void)?>(nil)
   /// With the shared state store: where every proxied exchange goes instead of this recorder's lists
   /// (``SharedRecordings/send(_:)``, on the exchange's thread); set once, before serving.
-  private let sink = Mutex<(@Sendable (RecordedExchange) -> Void)?>(nil)
+  private let sink = Mutex<(@Sendable (RecordedExchange, _ recording: Bool) -> Void)?>(nil)
   /// Whether ``sink`` is set: read on every exchange, so without the lock.
   private let sinks = Atomic(false)
 
@@ -111,8 +111,9 @@ package final class ProxyRecorder: Sendable {
   }
 
   /// Sends every proxied exchange to `handler` instead of keeping it here (the shared state store holds
-  /// the recording: ``SharedRecordings``); the status is then what ``mirror(status:spec:)`` sets.
-  package func sendExchanges(to handler: @escaping @Sendable (RecordedExchange) -> Void) {
+  /// the recording: ``SharedRecordings``), with whether this recorder's status is `Recording`; the status
+  /// is then what ``mirror(status:spec:)`` sets.
+  package func sendExchanges(to handler: @escaping @Sendable (RecordedExchange, _ recording: Bool) -> Void) {
     sink.withLock { $0 = handler }
     sinks.store(true, ordering: .releasing)
   }
@@ -134,7 +135,7 @@ package final class ProxyRecorder: Sendable {
   /// Notes one proxied exchange.
   func observe(_ exchange: RecordedExchange) {
     if sinks.load(ordering: .acquiring), let handler = sink.withLock({ $0 }) {
-      handler(exchange)
+      handler(exchange, isRecording.load(ordering: .relaxed))
       return
     }
     let size = exchange.approximateBytes

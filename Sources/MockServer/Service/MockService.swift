@@ -94,9 +94,11 @@ public final class MockService: HTTPResponder, Sendable {
       let sharedSettings = SharedSettings(shared)
       let settings = settings
       let recorder = responder.forwarder.recorder
-      recorder.sendExchanges { exchange in
+      recorder.sendExchanges { exchange, recording in
+        // While this replica records, at once (a stop sent after the answer finds it); else batched.
+        guard recording else { return sharedRecordings.enqueue(exchange) }
         do throws(RedisFailure) {
-          try sharedRecordings.send(exchange)
+          try sharedRecordings.send([exchange])
         } catch {
           logger.line(
             "mockserver: proxied exchange \(exchange.request.method.rawValue) \(exchange.request.head.target) not recorded: \(error)"

@@ -1,6 +1,8 @@
+import Dispatch
 import Foundation
 import HTTPCore
 import MockJSON
+import Synchronization
 
 /// The recording in progress kept in the shared store (`--state-store`, issue 47; docs/scaling.md), so
 /// that `POST /__admin/recordings/start` on one replica makes every replica record, and `stop` on any
@@ -15,10 +17,13 @@ import MockJSON
 /// and publishes ``changeMessage`` on the runtime stubs' channel (``SharedRuntimeStubs/channel``); each
 /// replica's subscriber then reads the status and mirrors it in its ``ProxyRecorder``
 /// (``ProxyRecorder/mirror(status:spec:)``), so the proxy path reads only the recorder's atomics, never
-/// the store, to know whether it records. Each proxied exchange is sent to the store by its exchange
-/// thread (one round trip, off the event loop) before the client sees the end of the answer; the script
-/// captures it only while the store's status is `Recording`, so an exchange is never captured by a
-/// replica that has not learnt of a stop yet.
+/// the store, to know whether it records. While this replica knows the recording runs, each proxied
+/// exchange is sent to the store by its exchange thread (``send(_:)``: one round trip, off the event
+/// loop) before the client sees the end of the answer, so a `stop` the client sends after it finds it;
+/// otherwise it is queued (``enqueue(_:)``) and a writer thread sends the queue in batches (one round
+/// trip per batch). The script captures an exchange only while the store's status is `Recording`, so
+/// an exchange is never captured by a replica after a stop it has not heard of yet; a queued one of a
+/// replica that has not heard of a start yet is captured too, when its batch arrives.
 package final class SharedRecordings: Sendable {
   let shared: SharedRuntimeStubs
   /// The connection the exchange threads send on (the admin calls use it too).
@@ -32,6 +37,13 @@ package final class SharedRecordings: Sendable {
 
   /// What a start or stop publishes on the channel.
   package static let changeMessage = "recording"
+
+  /// Exchanges waiting for the writer thread (at most ``ProxyRecorder/maxRecent``: older ones would leave
+  /// the recent list at once; those dropped are logged), and whether the thread runs.
+  private let queue = Mutex<(exchanges: [RecordedExchange], writing: Bool)>(([], false))
+  private let wake = DispatchSemaphore(value: 0)
+  /// Most exchanges in one script call of the writer.
+  static let batchExchanges = 100
 
   package init(_ shared: SharedRuntimeStubs) {
     self.shared = shared
@@ -134,16 +146,61 @@ package final class SharedRecordings: Sendable {
     }
   }
 
-  /// Sends one proxied exchange: kept among the recent ones, and captured when the store's status is
-  /// `Recording` (or counted as dropped over the bounds).
-  /// - Throws: ``RedisFailure`` when the store cannot take it.
-  package func send(_ exchange: RecordedExchange) throws(RedisFailure) {
-    _ = try connection.command([
-      "EVAL", Self.sendScript, "6", statusKey, capturedKey, capturedBytesKey, droppedKey, recentKey,
-      recentBytesKey, Self.encode(exchange).serialized(), String(ProxyRecorder.maxCaptured),
-      String(ProxyRecorder.maxCapturedBytes), String(ProxyRecorder.maxRecent),
-      String(ProxyRecorder.maxRecentBytes),
-    ])
+  /// Sends proxied exchanges now, in one round trip: kept among the recent ones, and captured when the
+  /// store's status is `Recording` (or counted as dropped over the bounds).
+  /// - Throws: ``RedisFailure`` when the store cannot take them.
+  package func send(_ exchanges: [RecordedExchange]) throws(RedisFailure) {
+    guard !exchanges.isEmpty else { return }
+    var commands: [[String]] = []
+    var start = 0
+    while start < exchanges.count {
+      let end = min(start + Self.batchExchanges, exchanges.count)
+      commands.append(
+        [
+          "EVAL", Self.sendScript, "6", statusKey, capturedKey, capturedBytesKey, droppedKey, recentKey,
+          recentBytesKey, String(ProxyRecorder.maxCaptured), String(ProxyRecorder.maxCapturedBytes),
+          String(ProxyRecorder.maxRecent), String(ProxyRecorder.maxRecentBytes),
+        ] + exchanges[start..<end].map { Self.encode($0).serialized() })
+      start = end
+    }
+    _ = try connection.pipeline(commands)
+  }
+
+  /// Queues a proxied exchange for the writer thread (started on the first one), which sends what is
+  /// queued as ``send(_:)`` does, a batch per round trip; a batch the store does not take is logged.
+  package func enqueue(_ exchange: RecordedExchange) {
+    let (first, overflow) = queue.withLock { q -> (Bool, Int) in
+      q.exchanges.append(exchange)
+      let overflow = max(0, q.exchanges.count - ProxyRecorder.maxRecent)
+      if overflow > 0 { q.exchanges.removeFirst(overflow) }
+      defer { q.writing = true }
+      return (!q.writing, overflow)
+    }
+    if overflow > 0 {
+      shared.logLine(
+        "mockserver: \(overflow) proxied exchange(s) not sent to the shared state store: its writer is behind"
+      )
+    }
+    if first {
+      let thread = Thread { [self] in
+        while true {
+          wake.wait()
+          let batch = queue.withLock { q -> [RecordedExchange] in
+            defer { q.exchanges = [] }
+            return q.exchanges
+          }
+          guard !batch.isEmpty else { continue }
+          do throws(RedisFailure) {
+            try send(batch)
+          } catch {
+            shared.logLine("mockserver: \(batch.count) proxied exchange(s) not recorded: \(error)")
+          }
+        }
+      }
+      thread.name = "mockserver-recording-writer"
+      thread.start()
+    }
+    wake.signal()
   }
 
   /// Forgets the recent exchanges (with the journal: a snapshot only sees exchanges still in it).
@@ -174,29 +231,35 @@ package final class SharedRecordings: Sendable {
     return out
     """
 
-  /// KEYS: status, captured, captured bytes, dropped, recent, recent bytes. ARGV: the exchange, most
-  /// captured, most captured bytes, most recent, most recent bytes.
+  /// KEYS: status, captured, captured bytes, dropped, recent, recent bytes. ARGV: most captured, most
+  /// captured bytes, most recent, most recent bytes, then the exchanges. Returns how many were captured.
   static let sendScript = """
-    local exchange = ARGV[1]
-    local size = #exchange
-    if size <= tonumber(ARGV[5]) then
-      redis.call('RPUSH', KEYS[5], exchange)
-      local bytes = redis.call('INCRBY', KEYS[6], size)
-      while redis.call('LLEN', KEYS[5]) > tonumber(ARGV[4]) or bytes > tonumber(ARGV[5]) do
-        local old = redis.call('LPOP', KEYS[5])
-        if not old then break end
-        bytes = redis.call('DECRBY', KEYS[6], #old)
+    local recording = redis.call('HGET', KEYS[1], 'status') == 'Recording'
+    local captured = 0
+    for i = 5, #ARGV do
+      local exchange = ARGV[i]
+      local size = #exchange
+      if size <= tonumber(ARGV[4]) then
+        redis.call('RPUSH', KEYS[5], exchange)
+        local bytes = redis.call('INCRBY', KEYS[6], size)
+        while redis.call('LLEN', KEYS[5]) > tonumber(ARGV[3]) or bytes > tonumber(ARGV[4]) do
+          local old = redis.call('LPOP', KEYS[5])
+          if not old then break end
+          bytes = redis.call('DECRBY', KEYS[6], #old)
+        end
+      end
+      if recording then
+        local held = tonumber(redis.call('GET', KEYS[3]) or '0')
+        if redis.call('LLEN', KEYS[2]) >= tonumber(ARGV[1]) or held + size > tonumber(ARGV[2]) then
+          redis.call('INCR', KEYS[4])
+        else
+          redis.call('RPUSH', KEYS[2], exchange)
+          redis.call('INCRBY', KEYS[3], size)
+          captured = captured + 1
+        end
       end
     end
-    if redis.call('HGET', KEYS[1], 'status') ~= 'Recording' then return 0 end
-    local held = tonumber(redis.call('GET', KEYS[3]) or '0')
-    if redis.call('LLEN', KEYS[2]) >= tonumber(ARGV[2]) or held + size > tonumber(ARGV[3]) then
-      redis.call('INCR', KEYS[4])
-      return 2
-    end
-    redis.call('RPUSH', KEYS[2], exchange)
-    redis.call('INCRBY', KEYS[3], size)
-    return 1
+    return captured
     """
 
   /// An exchange as the store holds it: compact JSON, contents in base64.
