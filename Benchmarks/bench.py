@@ -835,6 +835,9 @@ def store_rows(runs):
          "req/s"),
         ("  store commits (EVAL) per request", summary([x["eval_per_req"] for x in runs["scenario-with"]]),
          "per-req"),
+        ("  store commands per request", summary([x["commands_per_req"] for x in runs["scenario-with"]]),
+         "per-req"),
+        ("  p99", summary([x["p99_ms"] for x in runs["scenario-with"]]), "ms"),
         ("create-then-read cycles/s, no store (c32)", summary([x["rps"] / 2 for x in runs["cycle-without"]]),
          "req/s"),
         ("create-then-read cycles/s, --state-store", summary([x["rps"] / 2 for x in runs["cycle-with"]]),
@@ -845,9 +848,6 @@ def store_rows(runs):
         ("req/s, proxied, --state-store (c32)", summary([x["rps"] for x in runs["proxy-with"]]), "req/s"),
         ("  store EVALs per proxied request", summary([x["eval_per_req"] for x in runs["proxy-with"]]),
          "per-req"),
-        ("  store commands per request", summary([x["commands_per_req"] for x in runs["scenario-with"]]),
-         "per-req"),
-        ("  p99", summary([x["p99_ms"] for x in runs["scenario-with"]]), "ms"),
     ], ratio(median_of(with_store), median_of(without)), sum(x["non2xx"] for g in runs.values() for x in g)
 
 

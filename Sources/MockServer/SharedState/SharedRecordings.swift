@@ -38,8 +38,8 @@ package final class SharedRecordings: Sendable {
   /// What a start or stop publishes on the channel.
   package static let changeMessage = "recording"
 
-  /// Exchanges waiting for the writer thread (at most ``ProxyRecorder/maxRecent``: older ones would leave
-  /// the recent list at once; those dropped are logged), and whether the thread runs.
+  /// Exchanges waiting for the writer thread (the newest ``ProxyRecorder/maxRecent``: older ones would
+  /// leave the store's recent list as these arrive), and whether the thread runs.
   private let queue = Mutex<(exchanges: [RecordedExchange], writing: Bool)>(([], false))
   private let wake = DispatchSemaphore(value: 0)
   /// Most exchanges in one script call of the writer.
@@ -169,17 +169,14 @@ package final class SharedRecordings: Sendable {
   /// Queues a proxied exchange for the writer thread (started on the first one), which sends what is
   /// queued as ``send(_:)`` does, a batch per round trip; a batch the store does not take is logged.
   package func enqueue(_ exchange: RecordedExchange) {
-    let (first, overflow) = queue.withLock { q -> (Bool, Int) in
+    let first = queue.withLock { q -> Bool in
       q.exchanges.append(exchange)
-      let overflow = max(0, q.exchanges.count - ProxyRecorder.maxRecent)
-      if overflow > 0 { q.exchanges.removeFirst(overflow) }
+      // The newest ones: older ones would leave the store's recent list as these arrive.
+      if q.exchanges.count > ProxyRecorder.maxRecent {
+        q.exchanges.removeFirst(q.exchanges.count - ProxyRecorder.maxRecent)
+      }
       defer { q.writing = true }
-      return (!q.writing, overflow)
-    }
-    if overflow > 0 {
-      shared.logLine(
-        "mockserver: \(overflow) proxied exchange(s) not sent to the shared state store: its writer is behind"
-      )
+      return !q.writing
     }
     if first {
       let thread = Thread { [self] in
