@@ -751,6 +751,43 @@ def measure_store(binary, fixtures, tmp):
             runs["scenario-with"].append(run)
         alone.stop()
         shared.stop()
+        store_url = f"redis://127.0.0.1:{redis_port}"
+        # The state extension's contexts in the store: create-then-read cycles (a recordState write, then a
+        # state-matcher and {{state}} read), each request served off the event loop with its round trips.
+        root, script = make_state_fixtures(os.path.join(tmp, "fixtures-state-store"))
+        state_alone = Ours("store-state-without", binary, root, os.path.join(tmp, "store-state-without")).start()
+        state_shared = Ours("store-state-with", binary, root, os.path.join(tmp, "store-state-with"),
+                            extra=["--state-store", store_url]).start()
+        # Proxied exchanges: with the store each is sent to it (the recent exchanges of snapshots).
+        upstream = Ours("store-upstream", binary, fixtures, os.path.join(tmp, "store-upstream")).start()
+        proxy_root = os.path.join(tmp, "fixtures-store-proxy")
+        os.makedirs(os.path.join(proxy_root, "mappings"), exist_ok=True)
+        write_stub(os.path.join(proxy_root, "mappings"), "proxy.json",
+                   {"request": {"urlPattern": ".*"}, "response": {"proxyBaseUrl": f"http://{HOST}:{upstream.port}"}})
+        proxy_alone = Ours("store-proxy-without", binary, proxy_root, os.path.join(tmp, "store-proxy-without")).start()
+        proxy_shared = Ours("store-proxy-with", binary, proxy_root, os.path.join(tmp, "store-proxy-with"),
+                            extra=["--state-store", store_url]).start()
+        for s in (proxy_alone, proxy_shared):
+            if http_get_status(s.port, BENCH_PATH) != 200:
+                die(f"{s.label} does not answer GET {BENCH_PATH} with 200")
+            wrk(s, 32, 1)
+        for key in ("cycle-without", "cycle-with", "proxy-without", "proxy-with"):
+            runs[key] = []
+        for _ in range(ROUNDS):
+            runs["cycle-without"].append(wrk(state_alone, 32, DURATION, path="/bench/records", script=script))
+            before = redis_command_calls(redis_port)
+            run = wrk(state_shared, 32, DURATION, path="/bench/records", script=script)
+            after = redis_command_calls(redis_port)
+            run["commands_per_req"] = (sum(after.values()) - sum(before.values())) / max(run["requests"], 1)
+            runs["cycle-with"].append(run)
+            runs["proxy-without"].append(wrk(proxy_alone, 32, DURATION))
+            before = redis_command_calls(redis_port)
+            run = wrk(proxy_shared, 32, DURATION)
+            after = redis_command_calls(redis_port)
+            run["eval_per_req"] = (after.get("eval", 0) - before.get("eval", 0)) / max(run["requests"], 1)
+            runs["proxy-with"].append(run)
+        for s in (state_alone, state_shared, proxy_alone, proxy_shared, upstream):
+            s.stop()
         return runs
     finally:
         redis.kill()
@@ -803,6 +840,16 @@ def store_rows(runs):
         ("  store commands per request", summary([x["commands_per_req"] for x in runs["scenario-with"]]),
          "per-req"),
         ("  p99", summary([x["p99_ms"] for x in runs["scenario-with"]]), "ms"),
+        ("create-then-read cycles/s, no store (c32)", summary([x["rps"] / 2 for x in runs["cycle-without"]]),
+         "req/s"),
+        ("create-then-read cycles/s, --state-store", summary([x["rps"] / 2 for x in runs["cycle-with"]]),
+         "req/s"),
+        ("  store commands per request, cycle", summary([x["commands_per_req"] for x in runs["cycle-with"]]),
+         "per-req"),
+        ("req/s, proxied, no store (c32)", summary([x["rps"] for x in runs["proxy-without"]]), "req/s"),
+        ("req/s, proxied, --state-store (c32)", summary([x["rps"] for x in runs["proxy-with"]]), "req/s"),
+        ("  store EVALs per proxied request", summary([x["eval_per_req"] for x in runs["proxy-with"]]),
+         "per-req"),
     ], ratio(median_of(with_store), median_of(without)), sum(x["non2xx"] for g in runs.values() for x in g)
 
 

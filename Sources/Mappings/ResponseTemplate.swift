@@ -56,6 +56,14 @@ public struct ResponseTemplate: Sendable, Hashable {
     body != nil && headers.isEmpty && statusMessage == nil && bodyFileName == nil
   }
 
+  /// True when a templated field may call the `state` helper (its text names `state`): serving it may
+  /// read the state extension's contexts.
+  public var mayReadState: Bool {
+    let templates =
+      [body, statusMessage, bodyFileName, proxyBaseUrl].compactMap { $0 } + headers.map(\.template)
+    return templates.contains { $0.source.contains("state") }
+  }
+
   /// True when no field is templated.
   public var isEmpty: Bool {
     body == nil && headers.isEmpty && statusMessage == nil && bodyFileName == nil && proxyBaseUrl == nil

@@ -751,6 +751,7 @@ extension AdminAPI {
                 "description": "Context names, sorted",
                 "content": {"application/json": {"schema": {"type": "array", "items": {"type": "string"}}}}
               },
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "400": {"$ref": "#/components/responses/BadRequest"},
               "401": {"$ref": "#/components/responses/Unauthorized"},
               "403": {"$ref": "#/components/responses/Forbidden"}
@@ -760,6 +761,7 @@ extension AdminAPI {
             "summary": "Delete every context",
             "responses": {
               "204": {"description": "Deleted"},
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "400": {"$ref": "#/components/responses/BadRequest"},
               "401": {"$ref": "#/components/responses/Unauthorized"},
               "403": {"$ref": "#/components/responses/Forbidden"}
@@ -781,6 +783,7 @@ extension AdminAPI {
                 "description": "No such context",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
               },
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "400": {"$ref": "#/components/responses/BadRequest"},
               "401": {"$ref": "#/components/responses/Unauthorized"},
               "403": {"$ref": "#/components/responses/Forbidden"}
@@ -793,6 +796,7 @@ extension AdminAPI {
             ],
             "responses": {
               "204": {"description": "Deleted"},
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "400": {"$ref": "#/components/responses/BadRequest"},
               "401": {"$ref": "#/components/responses/Unauthorized"},
               "403": {"$ref": "#/components/responses/Forbidden"}
@@ -2015,6 +2019,7 @@ extension AdminAPI {
                   }
                 }
               },
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "400": {"$ref": "#/components/responses/BadRequest"},
               "401": {"$ref": "#/components/responses/Unauthorized"},
               "403": {"$ref": "#/components/responses/Forbidden"}
@@ -2033,6 +2038,7 @@ extension AdminAPI {
                 "description": "Recording",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Empty"}}}
               },
+              "503": {"$ref": "#/components/responses/SharedStateUnavailable"},
               "409": {
                 "description": "Already recording",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
@@ -2183,7 +2189,7 @@ extension AdminAPI {
       "components": {
         "responses": {
           "SharedStateUnavailable": {
-            "description": "With --state-store: the shared state store cannot be reached. A change (of the stubs, the scenarios or the journal) was refused: nothing changed, here or in the store. A read that answers for every replica (the journal queries, counts, finds, near misses; the scenarios) is refused rather than answered from this replica alone. The error title is Shared state unavailable",
+            "description": "With --state-store: the shared state store cannot be reached. A change (of the stubs, the scenarios, the journal, the recording or the state extension's contexts) was refused: nothing changed, here or in the store. A read that answers for every replica (the journal queries, counts, finds, near misses; the scenarios; the recording's status and snapshot; the contexts) is refused rather than answered from this replica alone. The error title is Shared state unavailable",
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Errors"}}}
           },
           "WriteFailed": {

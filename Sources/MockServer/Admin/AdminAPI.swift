@@ -39,6 +39,9 @@ struct AdminAPI: Sendable {
   var session: SessionBook.Session? = nil
   /// With a ``session``: the server's stubs (those without a session), seen by the session below its own.
   var serverStore: StubStore? = nil
+  /// The recording in progress in the shared state store (`--state-store`): the recording API answers
+  /// from it; nil without the store.
+  var sharedRecordings: SharedRecordings? = nil
 
   /// One decoded admin request: method, path segments after `/__admin`, query parameters, body.
   struct Call {
@@ -65,14 +68,19 @@ struct AdminAPI: Sendable {
     return ResponsePlan(steps: [.deferred { api.routeAndLog(request, context: context) }])
   }
 
-  /// True for the requests that talk to the shared state store: changes of the stubs (mappings, reset,
-  /// recordings) and of the settings, the health check, the scenarios and the journal.
+  /// True for the requests that talk to the shared state store: changes of the stubs (mappings, reset)
+  /// and of the settings, the health check, the scenarios, the journal, the recording and the state
+  /// extension's contexts.
   static func talksToStore(_ request: HTTPRequest) -> Bool {
     let path = request.head.rawPath
-    if path.hasPrefix("/__admin/scenarios") || path.hasPrefix("/__admin/requests") { return true }
+    if path.hasPrefix("/__admin/scenarios") || path.hasPrefix("/__admin/requests")
+      || path.hasPrefix("/__admin/recordings") || path.hasPrefix("/__admin/state-extension")
+    {
+      return true
+    }
     if request.method.rawValue == "GET" { return path == "/__admin/health" }
     return path.hasPrefix("/__admin/mappings") || path == "/__admin/reset"
-      || path.hasPrefix("/__admin/recordings") || path == "/__admin/settings"
+      || path == "/__admin/settings"
   }
 
   /// True for reads whose cost grows with the journal or the stubs.

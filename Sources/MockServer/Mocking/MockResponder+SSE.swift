@@ -7,10 +7,11 @@ import Templating
 extension MockResponder {
   /// Plans the event stream of `stub` (its response `definition`, whose `x-sse` is `sse`) for `request`.
   /// The request is journaled once, when the plan ends: the stream ended, the client left or the server
-  /// stopped.
+  /// stopped. `stateAccess` is the request's use of the shared store's contexts (nil: this process's).
   func serveEventStream(
     _ sse: ServerSentEventsDefinition, stub: StubMapping, definition: ResponseDefinition,
-    request: HTTPRequest, context: RequestContext, pathParameters: () -> [String: String]
+    request: HTTPRequest, context: RequestContext, pathParameters: () -> [String: String],
+    stateAccess: StateAccess? = nil
   ) -> ResponsePlan {
     var definition = definition
     var named = false
@@ -38,7 +39,12 @@ extension MockResponder {
       if template.parameters == nil { template.parameters = sse.parameters }
       let templateContext = ResponseTemplating.makeContext(
         template, fields: nil, request: request, context: context, pathParameters: pathParameters(),
-        requestID: { draws.requestID }, seed: draws.templateSeed, configuration: templating)
+        requestID: { draws.requestID }, seed: draws.templateSeed,
+        configuration: stateAccess.map { access in
+          var reading = templating
+          reading.stateLookup = access
+          return reading
+        } ?? templating)
       var problems: [String] = []
       var exceeded: String?
       func render(_ t: Template?, _ text: String?) -> String? {

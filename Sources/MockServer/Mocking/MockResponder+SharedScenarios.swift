@@ -23,14 +23,19 @@ extension MockResponder {
     let index: Int?
     /// The response-sequence position the store gave this serve (nil when the winner counts none).
     let serveIndex: Int?
+    /// The request's use of the state extension's contexts in the store (nil without them).
+    let stateAccess: StateAccess?
 
-    init(table: StubTable, states: [String: String], outcome: StubMatch, index: Int?, serveIndex: Int? = nil)
-    {
+    init(
+      table: StubTable, states: [String: String], outcome: StubMatch, index: Int?, serveIndex: Int? = nil,
+      stateAccess: StateAccess? = nil
+    ) {
       self.table = table
       self.states = states
       self.outcome = outcome
       self.index = index
       self.serveIndex = serveIndex
+      self.stateAccess = stateAccess
     }
   }
 
@@ -39,10 +44,25 @@ extension MockResponder {
   static let sharedCommitAttempts = 8
 
   /// Matches `request` against the newest snapshot; answers at once when nothing shared is involved,
-  /// else off the event loop through a commit.
+  /// else off the event loop through a commit. With the state extension's contexts in the store, a table
+  /// with state matchers is matched off the event loop (`offLoop` then says it is), and a winner that
+  /// reads or writes contexts is served there.
   func respondSharingScenarios(
-    to request: HTTPRequest, context: RequestContext, shared: SharedScenarioStates
+    to request: HTTPRequest, context: RequestContext, shared: SharedScenarioStates, offLoop: Bool = false
   ) -> ResponsePlan {
+    let contexts = stateStore.shared != nil
+    // A session's own stubs are matched before the server's: either table may have state matchers.
+    let stateMatchers = store.table.hasStateMatchers || sessionStore?.table.hasStateMatchers == true
+    if contexts, stateMatchers, !offLoop {
+      return ResponsePlan(steps: [
+        .deferred { [self] in
+          respondSharingScenarios(to: request, context: context, shared: shared, offLoop: true)
+        }
+      ])
+    }
+    // Matching reads contexts only through state matchers (and then this runs off the loop); a plain
+    // request allocates nothing for them.
+    let access = contexts && stateMatchers ? StateAccess(stateStore) : nil
     let snapshot = shared.latest
     var readState = false
     let (table, outcome, index) = matchScoped(
@@ -50,16 +70,34 @@ extension MockResponder {
       scenarioState: { name in
         readState = true
         return snapshot.state(of: name)
-      }, connection: context.connection)
-    if !readState, MockResponder.commitStep(outcome) == nil {
+      }, connection: context.connection, stateAccess: access)
+    if let failure = access?.failure {
+      return sharedStateUnavailable(request, context: context, problem: failure.description)
+    }
+    let usesContexts = contexts && MockResponder.usesStateContexts(outcome)
+    if !readState, MockResponder.commitStep(outcome) == nil, offLoop || !usesContexts {
       return respondDecoded(
         to: request, context: context,
-        sharedMatch: SharedMatch(table: table, states: snapshot.states, outcome: outcome, index: index))
+        sharedMatch: SharedMatch(
+          table: table, states: snapshot.states, outcome: outcome, index: index, stateAccess: access))
     }
     let first = (table, snapshot, outcome, index, readState)
+    if offLoop { return respondCommitting(request, context: context, shared: shared, first: first) }
     return ResponsePlan(steps: [
       .deferred { [self] in respondCommitting(request, context: context, shared: shared, first: first) }
     ])
+  }
+
+  /// True when serving the match's winner reads or writes the state extension's contexts: it has
+  /// `recordState`/`deleteState` listeners, or a response (or server-sent event) template that may call
+  /// the `state` helper.
+  static func usesStateContexts(_ outcome: StubMatch) -> Bool {
+    guard case .matched(let stub, _) = outcome else { return false }
+    if !stub.extensions.stateListeners.isEmpty || stub.response.template?.mayReadState == true { return true }
+    guard let sse = stub.response.serverSentEvents else { return false }
+    return sse.events.contains { e in
+      [e.eventTemplate, e.idTemplate, e.dataTemplate].contains { $0?.source.contains("state") == true }
+    }
   }
 
   /// The commit loop (off the event loop).
@@ -68,18 +106,30 @@ extension MockResponder {
     first: (StubTable, SharedScenarioStates.Snapshot, StubMatch, Int?, Bool)
   ) -> ResponsePlan {
     var (table, snapshot, outcome, index, readState) = first
+    var access = stateStore.shared == nil ? nil : StateAccess(stateStore)
     for attempt in 0..<MockResponder.sharedCommitAttempts {
       if attempt > 0 {
         readState = false
         let states = snapshot
+        access = stateStore.shared == nil ? nil : StateAccess(stateStore)
         (table, outcome, index) = matchScoped(
           request,
           scenarioState: { name in
             readState = true
             return states.state(of: name)
-          }, connection: context.connection)
+          }, connection: context.connection, stateAccess: access)
+        if let failure = access?.failure {
+          return sharedStateUnavailable(request, context: context, problem: failure.description)
+        }
       }
       let step = MockResponder.commitStep(outcome)
+      if step == nil, !readState {
+        // Nothing to commit (a stub deferred for the contexts it reads or writes).
+        return respondDecoded(
+          to: request, context: context,
+          sharedMatch: SharedMatch(
+            table: table, states: snapshot.states, outcome: outcome, index: index, stateAccess: access))
+      }
       do {
         let result = try shared.commit(
           basedOn: readState ? snapshot.version : nil, stubID: step?.stubID ?? "",
@@ -90,7 +140,7 @@ extension MockResponder {
             to: request, context: context,
             sharedMatch: SharedMatch(
               table: table, states: snapshot.states, outcome: outcome, index: index,
-              serveIndex: step?.countsServes == true ? serveIndex : nil))
+              serveIndex: step?.countsServes == true ? serveIndex : nil, stateAccess: access))
         case .stale(let fresh):
           snapshot = fresh
         }

@@ -111,17 +111,20 @@ public final class MockResponder: Sendable {
   /// The winner for `request` and the table it is in: with a session, the session's own stubs first,
   /// then `store`'s (the near misses of an unmatched request are the nearest of both).
   func matchScoped(
-    _ request: HTTPRequest, scenarioState: (String) -> String, connection: RequestView.Connection?
+    _ request: HTTPRequest, scenarioState: (String) -> String, connection: RequestView.Connection?,
+    stateAccess: StateAccess? = nil
   ) -> (StubTable, StubMatch, Int?) {
     let table = store.table
     guard let own = sessionStore?.table, !own.stubs.isEmpty else {
       let (outcome, index) = match(
-        request, table: table, scenarioState: scenarioState, connection: connection)
+        request, table: table, scenarioState: scenarioState, connection: connection, stateAccess: stateAccess)
       return (table, outcome, index)
     }
-    let (first, firstIndex) = match(request, table: own, scenarioState: scenarioState, connection: connection)
+    let (first, firstIndex) = match(
+      request, table: own, scenarioState: scenarioState, connection: connection, stateAccess: stateAccess)
     guard case .unmatched(let ownReport) = first else { return (own, first, firstIndex) }
-    let (outcome, index) = match(request, table: table, scenarioState: scenarioState, connection: connection)
+    let (outcome, index) = match(
+      request, table: table, scenarioState: scenarioState, connection: connection, stateAccess: stateAccess)
     guard case .unmatched(var report) = outcome else { return (table, outcome, index) }
     let limit = max(report.nearMisses.count, ownReport.nearMisses.count)
     report.nearMisses = Array(
@@ -133,6 +136,8 @@ public final class MockResponder: Sendable {
   public func respondBeforeContent(to head: HTTPRequestHead, context: RequestContext) -> ResponsePlan? {
     let request = HTTPRequest(head: head)
     let table = store.table
+    // With the contexts in the shared store, state is read off the event loop: after the content.
+    if stateStore.shared != nil, table.hasStateMatchers { return nil }
     let scenarios = scenarioBook.states
     let (outcome, index) = table.matchIndexed(
       request, scenarioState: { scenarios[$0] ?? StubMapping.scenarioStarted }, nearMissLimit: 0,
@@ -142,6 +147,7 @@ public final class MockResponder: Sendable {
     }
     // With a shared state store, a scenario or sequence stub is committed there: the usual way.
     if scenarioBook.shared != nil, stub.scenarioName != nil || stub.responseSequence != nil { return nil }
+    if stateStore.shared != nil, MockResponder.usesStateContexts(outcome) { return nil }
     var plan = serve(stub, index: index, table: table, request: request, context: context)
     plan.keepAlive = false
     return plan
@@ -240,7 +246,8 @@ public final class MockResponder: Sendable {
     case .matched(let stub, let parameters):
       return serve(
         stub, index: stubIndex ?? -1, table: table, request: request, context: context,
-        pathParameters: parameters, sharedServeIndex: sharedMatch?.serveIndex)
+        pathParameters: parameters, sharedServeIndex: sharedMatch?.serveIndex,
+        stateAccess: sharedMatch?.stateAccess)
     case .unmatched(let report):
       // A stub with CORS on answers its preflights ahead of an OpenAPI document's answer.
       if let preflight = corsPreflight(
@@ -292,9 +299,9 @@ public final class MockResponder: Sendable {
   /// (headers and framing included); the connection sends no content.
   func match(
     _ request: HTTPRequest, table: StubTable, scenarioState: (String) -> String,
-    connection: RequestView.Connection?
+    connection: RequestView.Connection?, stateAccess: StateAccess? = nil
   ) -> (StubMatch, Int?) {
-    let state = stateSource(table)
+    let state = stateSource(table, stateAccess)
     let first = table.matchIndexed(
       request, scenarioState: scenarioState, connection: connection, deferringPathParameters: true,
       state: state)
@@ -311,8 +318,10 @@ public final class MockResponder: Sendable {
   }
 
   /// What `state-matcher`s read, only for a table that has them (the others match as before).
-  private func stateSource(_ table: StubTable) -> StateMatchSource? {
-    table.hasStateMatchers ? StateMatchSource(lookup: stateStore, environment: templating.environment) : nil
+  /// `access` is the request's use of the shared store's contexts (nil: this process's store).
+  private func stateSource(_ table: StubTable, _ access: StateAccess? = nil) -> StateMatchSource? {
+    guard table.hasStateMatchers else { return nil }
+    return StateMatchSource(lookup: access ?? stateStore, environment: templating.environment)
   }
 
   // MARK: Serving a stub
@@ -320,10 +329,12 @@ public final class MockResponder: Sendable {
   /// Answers with `stub`, the one at `index` in `table.stubs` (the key of its prepared response).
   /// `matchedParameters` are the match's path parameters; empty ones (a match that deferred them) are
   /// made from the request's path where a template reads them. `sharedServeIndex` is the response-sequence
-  /// position the shared state store gave this serve (nil: this process's count).
+  /// position the shared state store gave this serve (nil: this process's count); `stateAccess` the
+  /// request's use of the shared store's contexts (off the event loop; nil: this process's store).
   private func serve(
     _ stub: StubMapping, index: Int, table: StubTable, request: HTTPRequest, context: RequestContext,
-    pathParameters matchedParameters: [String: String] = [:], sharedServeIndex: Int? = nil
+    pathParameters matchedParameters: [String: String] = [:], sharedServeIndex: Int? = nil,
+    stateAccess: StateAccess? = nil
   ) -> ResponsePlan {
     // The cache of the table the stub is in: the server's, or (a session's own stub) the session's.
     let stored =
@@ -389,9 +400,13 @@ public final class MockResponder: Sendable {
         idWords: draws.idWords)
     }
     if let sse = definition.serverSentEvents {
-      return serveEventStream(
+      let plan = serveEventStream(
         sse, stub: stub, definition: definition, request: request, context: context,
-        pathParameters: { pathParameters })
+        pathParameters: { pathParameters }, stateAccess: stateAccess)
+      if let failure = stateAccess?.failure {
+        return sharedStateUnavailable(request, context: context, problem: failure.description)
+      }
+      return plan
     }
     // WireMock names the stub that answered in every stubbed response (`StubResponseRenderer`). The fields
     // are appended last (a template's header indexes still fall on the stub's own fields) and only where
@@ -456,7 +471,11 @@ public final class MockResponder: Sendable {
       (definition, problems, failed) = ResponseTemplating.render(
         definition, request: request, context: context, pathParameters: pathParameters,
         requestID: { draws.requestID }, seed: draws.templateSeed,
-        configuration: templating, stubLabel: MockResponder.label(stub))
+        configuration: stateAccess.map { access in
+          var reading = templating
+          reading.stateLookup = access
+          return reading
+        } ?? templating, stubLabel: MockResponder.label(stub))
       for p in problems where logger.level != .quiet || failed {
         logger.line("template \(stub.name ?? stub.id): \(p)")
       }
@@ -502,9 +521,13 @@ public final class MockResponder: Sendable {
         listeners, request: request, context: context,
         response: ServedResponse(
           status: status ?? definition.status, headers: definition.headers, body: definition.body),
-        seed: draws.contentSeed)
+        seed: draws.contentSeed, state: stateAccess ?? StateAccess(stateStore))
       for p in problems { logger.line("state of \(MockResponder.label(stub)): \(p)") }
       stateProblems = problems
+    }
+    if let failure = stateAccess?.failure {
+      // A read or write of a context did not reach the shared store: no answer from a state not read.
+      return sharedStateUnavailable(request, context: context, problem: failure.description)
     }
     let fault = definition.fault?.rawValue
     let ticket = record(

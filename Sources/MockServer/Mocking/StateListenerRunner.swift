@@ -14,10 +14,10 @@ struct StateListenerRunner: Sendable {
 
   /// Runs `listeners` for `request`, answered with `response`; returns the problems found at run time (a
   /// context that rendered blank, a refused write, an index that is not a number), for the log and the
-  /// journal.
+  /// journal. `state` is the request's use of the store (a failure of the shared store is kept there).
   func run(
     _ listeners: [StateListener], request: HTTPRequest, context: RequestContext, response: ServedResponse,
-    seed: UInt64
+    seed: UInt64, state: StateAccess
   ) -> [String] {
     let model = TemplateRequest.model(
       request, scheme: context.isTLS ? "https" : "http", port: context.localPort,
@@ -35,7 +35,7 @@ struct StateListenerRunner: Sendable {
       ]))
     let templateContext = TemplateContext(
       request: model, environment: templating.environment, seed: seed,
-      additionalModel: TemplateMap([("response", responseModel)]), state: store)
+      additionalModel: TemplateMap([("response", responseModel)]), state: state)
     var problems: [String] = []
     func render(_ t: Template) -> String {
       guard Template.mayContainTags(t.source) else { return t.source }
@@ -59,7 +59,7 @@ struct StateListenerRunner: Sendable {
         let properties = renderFields(r.properties)
         let first = r.addFirst.map(renderFields)
         let last = r.addLast.map(renderFields)
-        let refusal = store.write(name, token: token) { c in
+        let refusal = state.write(name, token: token) { c in
           let adding = (first == nil ? 0 : 1) + (last == nil ? 0 : 1)
           if adding > 0, c.list.count + adding > StateStore.maximumListEntries {
             return "context \(name): list not extended: it holds \(c.list.count) entries, "
@@ -95,7 +95,7 @@ struct StateListenerRunner: Sendable {
           case .first, .last: break
           }
           var note: String?
-          _ = store.changeExisting(name, token: token) { c in
+          _ = state.changeExisting(name, token: token) { c in
             switch list {
             case .first: if !c.list.isEmpty { c.list.removeFirst() }
             case .last: if !c.list.isEmpty { c.list.removeLast() }
@@ -124,16 +124,16 @@ struct StateListenerRunner: Sendable {
         }
         switch d.target {
         case .context(let t):
-          store.delete(render(t))
+          state.delete([render(t)])
         case .contexts(let ts):
-          for t in ts { store.delete(render(t)) }
+          for t in ts { state.delete([render(t)]) }
         case .matching(let t, let compiled):
           if let compiled {
-            store.delete(matching: compiled)
+            state.delete(matching: compiled)
           } else {
             let pattern = render(t)
             do {
-              store.delete(matching: try CompiledRegex(pattern))
+              state.delete(matching: try CompiledRegex(pattern))
             } catch {
               problems.append(
                 "deleteState \(k): contextsMatching \(JSONValue.quoted(pattern)) is not a valid regular "

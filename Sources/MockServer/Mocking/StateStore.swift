@@ -1,4 +1,5 @@
 import Mappings
+import MockJSON
 import RegularExpressions
 import Synchronization
 import Templating
@@ -45,25 +46,46 @@ public final class StateStore: TemplateStateLookup, Sendable {
   public let expirationNanoseconds: UInt64
   private let clock: @Sendable () -> UInt64
 
+  /// The contexts in the shared state store (`--state-store`), or nil: they live in this process.
+  package let shared: SharedStateContexts?
+
   /// Creates an empty store whose contexts expire `expirationSeconds` after their last write.
   /// - Parameter clock: monotonic nanoseconds (tests may pass their own).
   public init(
     expirationSeconds: Int = StateStore.defaultExpirationSeconds,
     clock: (@Sendable () -> UInt64)? = nil
   ) {
-    let seconds = min(max(expirationSeconds, 1), StateStore.maximumExpirationSeconds)
-    expirationNanoseconds = UInt64(seconds) * 1_000_000_000
+    expirationNanoseconds = UInt64(StateStore.clampedExpiration(expirationSeconds)) * 1_000_000_000
     self.clock = clock ?? { SocketOps.monotonicNanos() }
+    shared = nil
+  }
+
+  /// Creates a store whose contexts live in the shared state store, each expiring (a Redis TTL)
+  /// `expirationSeconds` after its last write.
+  package init(expirationSeconds: Int, sharedIn store: SharedRuntimeStubs) {
+    let seconds = StateStore.clampedExpiration(expirationSeconds)
+    expirationNanoseconds = UInt64(seconds) * 1_000_000_000
+    clock = { SocketOps.monotonicNanos() }
+    shared = SharedStateContexts(store, expirationSeconds: seconds)
+  }
+
+  /// `--state-expiration-seconds` in 1 ... ``maximumExpirationSeconds``.
+  static func clampedExpiration(_ seconds: Int) -> Int {
+    min(max(seconds, 1), StateStore.maximumExpirationSeconds)
   }
 
   /// A new write token: every write of one request to one context made with the same token adds 1 to the
-  /// context's update count once.
-  func newWriteToken() -> UInt64 { writes.add(1, ordering: .relaxed).newValue }
+  /// context's update count once. With the shared store a random one, so that tokens of different
+  /// replicas do not meet.
+  func newWriteToken() -> UInt64 {
+    shared == nil ? writes.add(1, ordering: .relaxed).newValue : UInt64.random(in: 1 ... .max)
+  }
 
   private func live(_ c: Context, now: UInt64) -> Bool { now &- c.written < expirationNanoseconds }
 
   /// The context named `name`, nil when it does not exist or expired.
   public func stateContext(named name: String) -> StateContextSnapshot? {
+    if shared != nil { return try? checkedContext(named: name) }
     let now = clock()
     return contents.withLock { s in
       guard let c = s.contexts[name], live(c, now: now) else { return nil }
@@ -73,12 +95,14 @@ public final class StateStore: TemplateStateLookup, Sendable {
 
   /// The names of the live contexts, sorted.
   public func names() -> [String] {
+    if shared != nil { return (try? checkedNames()) ?? [] }
     let now = clock()
     return contents.withLock { s in s.contexts.filter { live($0.value, now: now) }.map(\.key) }.sorted()
   }
 
   /// Every live context, sorted by name.
   public func snapshots() -> [StateContextSnapshot] {
+    if shared != nil { return (try? checkedSnapshots()) ?? [] }
     let now = clock()
     return contents.withLock { s in
       s.contexts.compactMap { live($0.value, now: now) ? $0.value.snapshot($0.key) : nil }
@@ -92,6 +116,13 @@ public final class StateStore: TemplateStateLookup, Sendable {
   func write(
     _ name: String, token: UInt64, _ change: (inout Context) -> String?
   ) -> String? {
+    if shared != nil {
+      do throws(RedisFailure) {
+        return try checkedChange(name, token: token, creating: true, change).refusal
+      } catch {
+        return "context \(name) not written: \(error)"
+      }
+    }
     let now = clock()
     return contents.withLock { s -> String? in
       sweep(&s, now: now)
@@ -115,6 +146,16 @@ public final class StateStore: TemplateStateLookup, Sendable {
   /// Changes the list of context `name` when it exists (an unknown context is not created), counting the
   /// update once per `token` even when nothing was removed.
   func changeExisting(_ name: String, token: UInt64, _ change: (inout Context) -> Void) -> Bool {
+    if shared != nil {
+      return
+        (try? checkedChange(
+          name, token: token, creating: false,
+          { c in
+            change(&c)
+            return nil
+          }
+        ).done) ?? false
+    }
     let now = clock()
     return contents.withLock { s -> Bool in
       guard let i = s.contexts.index(forKey: name), live(s.contexts.values[i], now: now) else { return false }
@@ -133,13 +174,18 @@ public final class StateStore: TemplateStateLookup, Sendable {
 
   /// Deletes context `name` (an unknown one is no error).
   public func delete(_ name: String) {
+    if let shared {
+      try? shared.delete([name])
+      return
+    }
     _ = contents.withLock { $0.contexts.removeValue(forKey: name) }
   }
 
   /// Deletes every context whose whole name `regex` matches; returns how many.
   @discardableResult
   package func delete(matching regex: CompiledRegex) -> Int {
-    contents.withLock { s -> Int in
+    if shared != nil { return (try? checkedDelete(matching: regex)) ?? 0 }
+    return contents.withLock { s -> Int in
       let names = s.contexts.keys.filter { regex.matches($0) }
       for n in names { s.contexts.removeValue(forKey: n) }
       return names.count
@@ -148,7 +194,144 @@ public final class StateStore: TemplateStateLookup, Sendable {
 
   /// Deletes every context.
   public func deleteAll() {
+    if let shared {
+      try? shared.delete((try? shared.names()) ?? [])
+      return
+    }
     contents.withLock { $0.contexts.removeAll() }
+  }
+
+  // MARK: With the shared state store
+
+  /// Context `name`, nil when it does not exist (or expired).
+  /// - Throws: ``RedisFailure`` when the shared store cannot answer.
+  func checkedContext(named name: String) throws(RedisFailure) -> StateContextSnapshot? {
+    guard let shared else { return stateContext(named: name) }
+    return try shared.value(of: name).flatMap(StateStore.decode)?.snapshot(name)
+  }
+
+  /// The live contexts' names, sorted.
+  /// - Throws: ``RedisFailure`` when the shared store cannot answer.
+  func checkedNames() throws(RedisFailure) -> [String] {
+    guard let shared else { return names() }
+    return try shared.names().sorted()
+  }
+
+  /// Every live context, sorted by name.
+  /// - Throws: ``RedisFailure`` when the shared store cannot answer.
+  func checkedSnapshots() throws(RedisFailure) -> [StateContextSnapshot] {
+    guard let shared else { return snapshots() }
+    let names = try shared.names().sorted()
+    let values = try shared.values(of: names)
+    return zip(names, values).compactMap { name, value in value.flatMap(StateStore.decode)?.snapshot(name) }
+  }
+
+  /// Deletes the contexts named.
+  /// - Throws: ``RedisFailure`` when the shared store cannot answer (nothing deleted).
+  func checkedDelete(_ names: [String]) throws(RedisFailure) {
+    guard let shared else {
+      for name in names { delete(name) }
+      return
+    }
+    try shared.delete(names)
+  }
+
+  /// Deletes every context whose whole name `regex` matches; returns how many.
+  /// - Throws: ``RedisFailure`` when the shared store cannot answer.
+  func checkedDelete(matching regex: CompiledRegex) throws(RedisFailure) -> Int {
+    guard let shared else { return delete(matching: regex) }
+    let names = try shared.names().filter { regex.matches($0) }
+    try shared.delete(names)
+    return names.count
+  }
+
+  /// Deletes every context.
+  /// - Throws: ``RedisFailure`` when the shared store cannot answer.
+  func checkedDeleteAll() throws(RedisFailure) {
+    guard let shared else { return deleteAll() }
+    try shared.delete(try shared.names())
+  }
+
+  /// Most compare-and-set attempts of one write to one context (each failed one means another replica
+  /// wrote the context meanwhile).
+  static let sharedWriteAttempts = 16
+
+  /// Changes context `name` with `change` (creating it when missing and `creating`), counting the update
+  /// once per `token`: ``write(_:token:_:)`` and ``changeExisting(_:token:_:)`` in one.
+  /// - Returns: whether it was written, and why not when `change` refused.
+  /// - Throws: ``RedisFailure`` when the shared store cannot answer (nothing written).
+  func checkedChange(
+    _ name: String, token: UInt64, creating: Bool, _ change: (inout Context) -> String?
+  ) throws(RedisFailure) -> (done: Bool, refusal: String?) {
+    guard let shared else {
+      if creating {
+        let refusal = write(name, token: token, change)
+        return (refusal == nil, refusal)
+      }
+      var refusal: String?
+      let done = changeExisting(name, token: token) { c in refusal = change(&c) }
+      return (done && refusal == nil, refusal)
+    }
+    for _ in 0..<StateStore.sharedWriteAttempts {
+      let stored = try shared.value(of: name)
+      var context: Context
+      if let stored, let existing = StateStore.decode(stored) {
+        context = existing
+        if let refused = change(&context) { return (false, refused) }
+        if context.lastWrite != token { context.updateCount += 1 }
+        context.lastWrite = token
+      } else {
+        guard creating else { return (false, nil) }
+        context = Context(written: 0, lastWrite: token)
+        if let refused = change(&context) { return (false, refused) }
+      }
+      if try shared.set(name, to: StateStore.encode(context), ifStill: stored) { return (true, nil) }
+    }
+    return (
+      false,
+      "context \(name) not written: \(StateStore.sharedWriteAttempts) writes in a row were overtaken by other replicas"
+    )
+  }
+
+  /// A context as the shared store holds it: compact JSON (`p` properties and `l` list entries as
+  /// [key, value] pairs, `n` the update count, `w` the last write's token).
+  static func encode(_ context: Context) -> String {
+    func fields(_ f: [StateField]) -> JSONValue {
+      .array(f.map { .array([.string($0.key), .string($0.value)]) })
+    }
+    return JSONValue.object(
+      JSONObject(pairs: [
+        ("p", fields(context.properties)), ("l", .array(context.list.map(fields))),
+        ("n", .number(JSONNumber(context.updateCount))), ("w", .string(String(context.lastWrite))),
+      ])
+    ).serialized()
+  }
+
+  /// ``encode(_:)``'s context back, nil for what does not have its shape.
+  static func decode(_ text: String) -> Context? {
+    func fields(_ value: JSONValue?) -> [StateField]? {
+      guard let items = value?.arrayValue else { return nil }
+      var out: [StateField] = []
+      out.reserveCapacity(items.count)
+      for item in items {
+        guard let pair = item.arrayValue, pair.count == 2, let key = pair[0].stringValue,
+          let value = pair[1].stringValue
+        else { return nil }
+        out.append(StateField(key, value))
+      }
+      return out
+    }
+    guard let o = (try? JSONValue.parse(text))?.objectValue, let properties = fields(o["p"]),
+      let entries = o["l"]?.arrayValue, let count = o["n"]?.numberValue?.intValue, count >= 1,
+      let token = o["w"]?.stringValue.flatMap({ UInt64($0) })
+    else { return nil }
+    var list: [[StateField]] = []
+    list.reserveCapacity(entries.count)
+    for entry in entries {
+      guard let e = fields(entry) else { return nil }
+      list.append(e)
+    }
+    return Context(properties: properties, list: list, updateCount: count, written: 0, lastWrite: token)
   }
 
   /// Removes expired contexts, at most once a second (under the lock, from a write).
@@ -157,4 +340,65 @@ public final class StateStore: TemplateStateLookup, Sendable {
     s.swept = now
     s.contexts = s.contexts.filter { live($0.value, now: now) }
   }
+}
+
+/// One request's (or admin call's) use of the state extension's contexts: what ``StateStore`` answers,
+/// with the first failure of the shared state store kept, so that the caller answers 503 rather than
+/// from a read that did not happen. Without the shared store it never fails.
+final class StateAccess: TemplateStateLookup, Sendable {
+  let store: StateStore
+  private let failed = Mutex<RedisFailure?>(nil)
+
+  init(_ store: StateStore) { self.store = store }
+
+  /// The first failure of the shared store, or nil.
+  var failure: RedisFailure? { failed.withLock { $0 } }
+
+  private func attempt<T>(_ fallback: T, _ body: () throws(RedisFailure) -> T) -> T {
+    do throws(RedisFailure) {
+      return try body()
+    } catch {
+      failed.withLock { if $0 == nil { $0 = error } }
+      return fallback
+    }
+  }
+
+  func stateContext(named name: String) -> StateContextSnapshot? {
+    attempt(nil) { () throws(RedisFailure) in try store.checkedContext(named: name) }
+  }
+
+  func names() -> [String] { attempt([]) { () throws(RedisFailure) in try store.checkedNames() } }
+
+  func snapshots() -> [StateContextSnapshot] {
+    attempt([]) { () throws(RedisFailure) in try store.checkedSnapshots() }
+  }
+
+  /// ``StateStore/write(_:token:_:)``: nil, or why nothing was written.
+  func write(_ name: String, token: UInt64, _ change: (inout StateStore.Context) -> String?) -> String? {
+    attempt("context \(name) not written: the shared state store is unavailable") { () throws(RedisFailure) in
+      try store.checkedChange(name, token: token, creating: true, change).refusal
+    }
+  }
+
+  /// ``StateStore/changeExisting(_:token:_:)``.
+  func changeExisting(_ name: String, token: UInt64, _ change: (inout StateStore.Context) -> Void) -> Bool {
+    attempt(false) { () throws(RedisFailure) in
+      try store.checkedChange(
+        name, token: token, creating: false,
+        { c in
+          change(&c)
+          return nil
+        }
+      ).done
+    }
+  }
+
+  func delete(_ names: [String]) { attempt(()) { () throws(RedisFailure) in try store.checkedDelete(names) } }
+
+  @discardableResult
+  func delete(matching regex: CompiledRegex) -> Int {
+    attempt(0) { () throws(RedisFailure) in try store.checkedDelete(matching: regex) }
+  }
+
+  func deleteAll() { attempt(()) { () throws(RedisFailure) in try store.checkedDeleteAll() } }
 }

@@ -69,7 +69,27 @@ package final class ProxyRecorder: Sendable {
   /// The status is `Recording`: read on every exchange (the capture limit), so without the lock; written
   /// with the status, under it.
   private let isRecording = Atomic(false)
-  private let listener = Mutex<(@Sendable (Int, RecordedExchange) -> Void)?>(nil)
+  private let listener = Mutex<CaptureProgress?>(nil)
+
+  /// Boxed for the same reason as ``Sink``.
+  private final class CaptureProgress: Sendable {
+    let handler: @Sendable (Int, RecordedExchange) -> Void
+    init(_ handler: @escaping @Sendable (Int, RecordedExchange) -> Void) { self.handler = handler }
+  }
+  /// With the shared state store: where every proxied exchange goes instead of this recorder's lists
+  /// (``SharedRecordings/send(_:)``, on the exchange's thread); set once, before serving.
+  /// In a box: a closure kept directly in the `Mutex` was wrapped in one more pair of reabstraction thunks
+  /// at every `withLock` (its `inout` write-back), so each exchange called through a longer chain.
+  private let sink = Mutex<Sink?>(nil)
+
+  private final class Sink: Sendable {
+    let handler: @Sendable (RecordedExchange, _ recording: Bool) -> Void
+    init(_ handler: @escaping @Sendable (RecordedExchange, _ recording: Bool) -> Void) {
+      self.handler = handler
+    }
+  }
+  /// Whether ``sink`` is set: read on every exchange, so without the lock.
+  private let sinks = Atomic(false)
 
   /// Creates a recorder, recording from the start when `recording` (`--record-mappings`).
   init(recording: Bool) {
@@ -102,11 +122,39 @@ package final class ProxyRecorder: Sendable {
   /// Called (on the exchange's thread) with the count so far and each exchange captured while recording:
   /// the progress line of `mockserver record`.
   package func onCapture(_ handler: (@Sendable (Int, RecordedExchange) -> Void)?) {
-    listener.withLock { $0 = handler }
+    let box = handler.map(CaptureProgress.init)
+    listener.withLock { $0 = box }
+  }
+
+  /// Sends every proxied exchange to `handler` instead of keeping it here (the shared state store holds
+  /// the recording: ``SharedRecordings``), with whether this recorder's status is `Recording`; the status
+  /// is then what ``mirror(status:spec:)`` sets.
+  package func sendExchanges(to handler: @escaping @Sendable (RecordedExchange, _ recording: Bool) -> Void) {
+    let box = Sink(handler)
+    sink.withLock { $0 = box }
+    sinks.store(true, ordering: .releasing)
+  }
+
+  /// Takes the status (and the spec while recording) the shared state store holds, keeping no exchanges:
+  /// they are in the store.
+  package func mirror(status: Status, spec: RecordingSpec?) {
+    state.withLock { s in
+      s.status = status
+      s.spec = status == .recording ? spec ?? RecordingSpec() : RecordingSpec()
+      s.captured = []
+      s.capturedBytes = 0
+      s.dropped = 0
+      isRecording.store(status == .recording, ordering: .relaxed)
+      hasTarget.store(status == .recording && s.spec.targetBaseURL != nil, ordering: .relaxed)
+    }
   }
 
   /// Notes one proxied exchange.
   func observe(_ exchange: RecordedExchange) {
+    if sinks.load(ordering: .acquiring), let box = sink.withLock({ $0 }) {
+      box.handler(exchange, isRecording.load(ordering: .relaxed))
+      return
+    }
     let size = exchange.approximateBytes
     // The exchanges pushed out of the recent ring are released after the lock: freeing a request and a
     // response under it held up every other exchange thread (at 32 concurrent exchanges the recorder's
@@ -133,7 +181,7 @@ package final class ProxyRecorder: Sendable {
       s.capturedBytes += size
       return s.captured.count
     }
-    if let captured, let handler = listener.withLock({ $0 }) { handler(captured, exchange) }
+    if let captured, let box = listener.withLock({ $0 }) { box.handler(captured, exchange) }
   }
 
   /// Starts a session; false when one is already running.

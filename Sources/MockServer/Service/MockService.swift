@@ -76,7 +76,10 @@ public final class MockService: HTTPResponder, Sendable {
       onFinal: sharedJournal.map { queue -> @Sendable (JournalEntry) -> Void in { queue.append($0) } })
     sharedJournal?.startWriting()
     settings = MockSettings(globalDelayMilliseconds: configuration.globalDelayMilliseconds)
-    stateStore = StateStore(expirationSeconds: configuration.stateExpirationSeconds)
+    // With the store, the state extension's contexts live there (SharedStateContexts).
+    stateStore =
+      shared.map { StateStore(expirationSeconds: configuration.stateExpirationSeconds, sharedIn: $0) }
+      ?? StateStore(expirationSeconds: configuration.stateExpirationSeconds)
     webSockets = WebSocketHub(
       maxMessageBytes: configuration.maxWebSocketMessageBytes, acceptsAnyPath: configuration.webSocketAnyPath,
       journalMaxBytes: configuration.journalMaxBytes,
@@ -87,29 +90,45 @@ public final class MockService: HTTPResponder, Sendable {
       logger: logger,
       settings: settings, stateStore: stateStore, webSockets: webSockets)
     let shutdown = shutdownHook
+    let sharedRecordings = shared.map { SharedRecordings($0) }
     admin = AdminAPI(
       configuration: configuration, store: store, scenarioBook: scenarioBook, journal: journal,
       logger: logger,
       settings: settings, createdAt: SocketOps.monotonicNanos(),
       shutdownHandler: { shutdown.handler }, dashboard: dashboard, forwarder: responder.forwarder,
-      stateStore: stateStore, webSockets: webSockets, sharedJournal: sharedJournal, sessions: sessions)
+      stateStore: stateStore, webSockets: webSockets, sharedJournal: sharedJournal,
+      sessions: sessions, sharedRecordings: sharedRecordings)
     startSweepingSessions(sharedJournal: sharedJournal)
-    if let shared {
+    if let shared, let sharedRecordings {
       // The store's runtime stubs before serving, then every change published after the subscription.
       let store = store
       let sharedSettings = SharedSettings(shared)
       let settings = settings
+      let recorder = responder.forwarder.recorder
+      recorder.sendExchanges { exchange, recording in
+        // While this replica records, at once (a stop sent after the answer finds it); else batched.
+        guard recording else { return sharedRecordings.enqueue(exchange) }
+        do throws(RedisFailure) {
+          try sharedRecordings.send([exchange])
+        } catch {
+          logger.line(
+            "mockserver: proxied exchange \(exchange.request.method.rawValue) \(exchange.request.head.target) not recorded: \(error)"
+          )
+        }
+      }
       do {
         try store.refreshFromSharedStore()
         try sharedSettings.refresh { settings.apply(json: $0, log: shared.logLine) }
+        try sharedRecordings.refresh(recorder)
       } catch {
         logger.line(
-          "mockserver: runtime stubs and settings not loaded from the shared state store yet: \(error)")
+          "mockserver: runtime stubs, settings and recording not loaded from the shared state store yet: \(error)"
+        )
       }
       let sessions = sessions
       let journal = journal
       shared.startListening { message in
-        // A message says what changed; after a (re)subscription (nil) both are read again.
+        // A message says what changed; after a (re)subscription (nil) everything is read again.
         if let message, message.hasPrefix(SharedRuntimeStubs.sessionChangePrefix) {
           // `session:<id>:<generation>`: that session's stubs, when this replica serves it.
           let id = message.dropFirst(SharedRuntimeStubs.sessionChangePrefix.count).prefix { $0 != ":" }
@@ -123,15 +142,17 @@ public final class MockService: HTTPResponder, Sendable {
           return true
         }
         let settingsChanged = message == SharedSettings.changeMessage
+        let recordingChanged = message == SharedRecordings.changeMessage
         do {
           if message == nil {
             // Messages may have been missed: the sessions this replica serves are read again when used.
             _ = sessions.forgetAll()
           }
-          if !settingsChanged { try store.refreshFromSharedStore() }
+          if !settingsChanged && !recordingChanged { try store.refreshFromSharedStore() }
           if message == nil || settingsChanged {
             try sharedSettings.refresh { settings.apply(json: $0, log: shared.logLine) }
           }
+          if message == nil || recordingChanged { try sharedRecordings.refresh(recorder) }
           return true
         } catch {
           return false
