@@ -85,6 +85,8 @@ package final class SessionBook: Sendable {
   /// The sessions' activity in the store, or nil without one.
   package let shared: SharedSessions?
   private let clock: @Sendable () -> UInt64
+  /// Run once, when the first session is made (the sweeper's start).
+  private let firstSessionMade = Mutex<(@Sendable () -> Void)?>(nil)
 
   /// - Parameters:
   ///   - parent: the store of the stubs without a session (its envelopes and body files).
@@ -179,7 +181,19 @@ package final class SessionBook: Sendable {
       all[id] = made
       return .success(made)
     }
-    return try result.get()
+    let session = try result.get()
+    if let first = firstSessionMade.withLock({ f in
+      defer { f = nil }
+      return f
+    }) {
+      first()
+    }
+    return session
+  }
+
+  /// Runs `body` once, when the first session is made.
+  package func whenFirstSessionIsMade(_ body: @escaping @Sendable () -> Void) {
+    firstSessionMade.withLock { $0 = body }
   }
 
   /// Session `id` if this process knows it (does not mark it active).

@@ -98,7 +98,17 @@ public final class MockService: HTTPResponder, Sendable {
       shutdownHandler: { shutdown.handler }, dashboard: dashboard, forwarder: responder.forwarder,
       stateStore: stateStore, webSockets: webSockets, sharedJournal: sharedJournal,
       sessions: sessions, sharedRecordings: sharedRecordings)
-    startSweepingSessions(sharedJournal: sharedJournal)
+    if sessions.shared != nil {
+      // A replica sweeps from the start: sessions other replicas served end through it too.
+      MockService.startSweepingSessions(
+        sessions, journal: journal, sharedJournal: sharedJournal, logger: logger)
+    } else {
+      // Without a store, only once a session is made: a server that never sees one runs no sweeper.
+      sessions.whenFirstSessionIsMade { [weak sessions, weak journal, logger] in
+        guard let sessions, let journal else { return }
+        MockService.startSweepingSessions(sessions, journal: journal, sharedJournal: nil, logger: logger)
+      }
+    }
     if let shared, let sharedRecordings {
       // The store's runtime stubs before serving, then every change published after the subscription.
       let store = store
@@ -244,15 +254,17 @@ public final class MockService: HTTPResponder, Sendable {
   /// Starts the thread that ends idle sessions (every quarter of `--session-idle-seconds`, at most every
   /// 30 s): their stubs, scenario states and journal entries go. With a shared store a session ends once
   /// it is idle on every replica: the store's script ends it once and tells every replica.
-  private func startSweepingSessions(sharedJournal: SharedJournal?) {
-    let sessions = sessions
-    let journal = journal
-    let logger = logger
+  /// The thread holds the sessions and the journal weakly: it ends at its next sweep once the service is
+  /// gone (an in-process server of a test suite).
+  private static func startSweepingSessions(
+    _ sessions: SessionBook, journal: RequestJournal, sharedJournal: SharedJournal?, logger: RequestLogger
+  ) {
     let interval = sessions.sweepIntervalNanoseconds
     let idleMilliseconds = Int64(sessions.idleNanoseconds / 1_000_000)
-    let thread = Thread {
+    let thread = Thread { [weak sessions, weak journal] in
       while true {
         usleep(UInt32(interval / 1000))
+        guard let sessions, let journal else { return }
         let (idle, active) = sessions.sweep()
         guard let shared = sessions.shared else {
           for id in idle { _ = journal.removeAll { $0.session == id } }
