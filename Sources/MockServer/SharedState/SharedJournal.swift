@@ -381,26 +381,36 @@ package final class SharedJournal: Sendable {
     return String(decoding: out, as: UTF8.self)
   }
 
+  /// An HTTP version as the stored forms write it (`"1.1"`); HTTP/1.1 when absent or not of that shape.
+  static func version(_ json: JSONValue?) -> HTTPVersion {
+    guard let text = json?.stringValue, let dot = text.firstIndex(of: "."),
+      let major = Int(text[..<dot]), let minor = Int(text[text.index(after: dot)...]),
+      (0...9).contains(major), (0...9).contains(minor)
+    else { return .http1_1 }
+    return HTTPVersion(major: major, minor: minor)
+  }
+
+  /// Header fields as the stored forms write them (`[[name, value], …]`); pairs of another shape are
+  /// left out.
+  static func fields(_ json: JSONValue?) -> HTTPHeaders {
+    var headers = HTTPHeaders()
+    for field in json?.arrayValue ?? [] {
+      guard let pair = field.arrayValue, pair.count == 2, let name = pair[0].stringValue,
+        let value = pair[1].stringValue
+      else { continue }
+      headers.add(name: name, value: value)
+    }
+    return headers
+  }
+
   /// ``encode(_:into:)``'s entry back (nil for what does not have its shape: left out of a read).
   static func decode(_ json: JSONValue) -> JournalEntry? {
     guard let o = json.objectValue, let id = o["id"]?.stringValue, let method = o["method"]?.stringValue,
       let target = o["target"]?.stringValue, let client = o["client"]?.stringValue,
       let loggedAt = o["loggedAt"]?.numberValue?.doubleValue
     else { return nil }
-    var version = HTTPVersion.http1_1
-    if let text = o["version"]?.stringValue, let dot = text.firstIndex(of: "."),
-      let major = Int(text[..<dot]), let minor = Int(text[text.index(after: dot)...]),
-      (0...9).contains(major), (0...9).contains(minor)
-    {
-      version = HTTPVersion(major: major, minor: minor)
-    }
-    var headers = HTTPHeaders()
-    for field in o["headers"]?.arrayValue ?? [] {
-      guard let pair = field.arrayValue, pair.count == 2, let name = pair[0].stringValue,
-        let value = pair[1].stringValue
-      else { continue }
-      headers.add(name: name, value: value)
-    }
+    let version = SharedJournal.version(o["version"])
+    let headers = SharedJournal.fields(o["headers"])
     let body = o["body"]?.stringValue.flatMap { Base64.decode($0) } ?? []
     var entry = JournalEntry(
       id: id,

@@ -284,16 +284,8 @@ package final class SharedRecordings: Sendable {
 
   /// ``encode(_:)``'s exchange back (nil for what does not have its shape).
   static func decode(_ json: JSONValue) -> RecordedExchange? {
-    func fields(_ value: JSONValue?) -> HTTPHeaders {
-      var headers = HTTPHeaders()
-      for field in value?.arrayValue ?? [] {
-        guard let pair = field.arrayValue, pair.count == 2, let name = pair[0].stringValue,
-          let value = pair[1].stringValue
-        else { continue }
-        headers.add(name: name, value: value)
-      }
-      return headers
-    }
+    // The journal's stored form's readers: the same shapes.
+    let fields = SharedJournal.fields
     func bytes(_ value: JSONValue?) -> [UInt8]? {
       value?.stringValue.flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) }
     }
@@ -302,13 +294,7 @@ package final class SharedRecordings: Sendable {
       let target = o["target"]?.stringValue, let code = o["status"]?.numberValue?.intValue,
       (100...999).contains(code), let body = bytes(o["body"]), let responseBody = bytes(o["responseBody"])
     else { return nil }
-    var version = HTTPVersion.http1_1
-    if let text = o["version"]?.stringValue, let dot = text.firstIndex(of: "."),
-      let major = Int(text[..<dot]), let minor = Int(text[text.index(after: dot)...]),
-      (0...9).contains(major), (0...9).contains(minor)
-    {
-      version = HTTPVersion(major: major, minor: minor)
-    }
+    let version = SharedJournal.version(o["version"])
     var truncatedFrom: Int?
     if let whole = o["truncatedFrom"]?.numberValue?.intValue, whole >= 0 { truncatedFrom = whole }
     return RecordedExchange(
