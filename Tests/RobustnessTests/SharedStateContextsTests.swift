@@ -78,11 +78,13 @@ struct SharedStateContextsTests {
     let listed = try JSONValue.parse(SharedStateTests.content(names)).arrayValue?.compactMap(\.stringValue)
     #expect(listed == ["abc"], "\(names)")
 
-    // 60 writes to one context at once, spread over the three replicas: none is lost.
+    // 240 writes to one context at once, spread over the three replicas: none is lost (each replica's
+    // writers take turns; one overtaken by another replica's write applies its change to that one).
     let gate = DispatchSemaphore(value: 0)
     let done = DispatchGroup()
     let statuses = Mutex([Int]())
-    for k in 0..<60 {
+    let writes = 240
+    for k in 0..<writes {
       done.enter()
       let thread = Thread {
         gate.wait()
@@ -94,14 +96,15 @@ struct SharedStateContextsTests {
       thread.stackSize = 256 << 10
       thread.start()
     }
-    for _ in 0..<60 { gate.signal() }
+    for _ in 0..<writes { gate.signal() }
     done.wait()
-    #expect(statuses.withLock { $0 }.allSatisfy { $0 == 204 })
+    let refused = statuses.withLock { $0 }.filter { $0 != 204 }
+    #expect(refused.isEmpty, "answers other than 204: \(refused)")
     let items = Self.context(a, "items")
     let list = items?["list"]?.arrayValue ?? []
-    #expect(list.count == 60, "\(list.count) entries")
-    #expect(Set(list.compactMap { $0.objectValue?["n"]?.stringValue }) == Set((0..<60).map(String.init)))
-    #expect(items?["updateCount"]?.numberValue?.intValue == 60)
+    #expect(list.count == writes, "\(list.count) entries")
+    #expect(Set(list.compactMap { $0.objectValue?["n"]?.stringValue }) == Set((0..<writes).map(String.init)))
+    #expect(items?["updateCount"]?.numberValue?.intValue == writes)
 
     // Deleted through C: gone for B.
     let deleted = try SharedStateTests.call(c, "DELETE", "/__admin/state-extension/contexts/abc")

@@ -252,14 +252,21 @@ public final class StateStore: TemplateStateLookup, Sendable {
     try shared.delete(try shared.names())
   }
 
-  /// Most compare-and-set attempts of one write to one context (each failed one means another replica
-  /// wrote the context meanwhile).
-  static let sharedWriteAttempts = 16
+  /// How long one write to one context may keep being overtaken by other replicas' writes before the
+  /// request is answered 503 rather than as if written (ns).
+  static let sharedWriteDeadlineNanoseconds: UInt64 = 10_000_000_000
 
   /// Changes context `name` with `change` (creating it when missing and `creating`), counting the update
   /// once per `token`: ``write(_:token:_:)`` and ``changeExisting(_:token:_:)`` in one.
+  ///
+  /// With the shared store, a compare-and-set loop: this replica's writers to one context take turns
+  /// (``SharedStateContexts/withWriteTurn(_:_:)``), so they never overtake each other; a write overtaken
+  /// by another replica's applies its change to what that one wrote (the reply carries it) after a short
+  /// random back-off, for up to ``sharedWriteDeadlineNanoseconds``. `change` may run more than once, on
+  /// fresh copies.
   /// - Returns: whether it was written, and why not when `change` refused.
-  /// - Throws: ``RedisFailure`` when the shared store cannot answer (nothing written).
+  /// - Throws: ``RedisFailure`` when the shared store cannot answer, or (`.overtaken`) when every attempt
+  ///   until the deadline was overtaken (nothing written either way).
   func checkedChange(
     _ name: String, token: UInt64, creating: Bool, _ change: (inout Context) -> String?
   ) throws(RedisFailure) -> (done: Bool, refusal: String?) {
@@ -272,25 +279,35 @@ public final class StateStore: TemplateStateLookup, Sendable {
       let done = changeExisting(name, token: token) { c in refusal = change(&c) }
       return (done && refusal == nil, refusal)
     }
-    for _ in 0..<StateStore.sharedWriteAttempts {
-      let stored = try shared.value(of: name)
-      var context: Context
-      if let stored, let existing = StateStore.decode(stored) {
-        context = existing
-        if let refused = change(&context) { return (false, refused) }
-        if context.lastWrite != token { context.updateCount += 1 }
-        context.lastWrite = token
-      } else {
-        guard creating else { return (false, nil) }
-        context = Context(written: 0, lastWrite: token)
-        if let refused = change(&context) { return (false, refused) }
+    return try shared.withWriteTurn(name) { () throws(RedisFailure) -> (done: Bool, refusal: String?) in
+      let started = SocketOps.monotonicNanos()
+      var stored = try shared.value(of: name)
+      var backOff: UInt32 = 50  // µs; doubles to 5 ms
+      while true {
+        var context: Context
+        if let stored, let existing = StateStore.decode(stored) {
+          context = existing
+          if let refused = change(&context) { return (false, refused) }
+          if context.lastWrite != token { context.updateCount += 1 }
+          context.lastWrite = token
+        } else {
+          guard creating else { return (false, nil) }
+          context = Context(written: 0, lastWrite: token)
+          if let refused = change(&context) { return (false, refused) }
+        }
+        switch try shared.set(name, to: StateStore.encode(context), ifStill: stored) {
+        case .written: return (true, nil)
+        case .overtaken(let current): stored = current
+        }
+        guard SocketOps.monotonicNanos() &- started < StateStore.sharedWriteDeadlineNanoseconds else {
+          throw .overtaken(
+            "context \(name): every write for \(StateStore.sharedWriteDeadlineNanoseconds / 1_000_000_000) s "
+              + "was overtaken by other replicas' writes; nothing written")
+        }
+        SharedStateContexts.pause(microseconds: .random(in: 0...backOff))
+        backOff = min(backOff * 2, 5000)
       }
-      if try shared.set(name, to: StateStore.encode(context), ifStill: stored) { return (true, nil) }
     }
-    return (
-      false,
-      "context \(name) not written: \(StateStore.sharedWriteAttempts) writes in a row were overtaken by other replicas"
-    )
   }
 
   /// A context as the shared store holds it: compact JSON (`p` properties and `l` list entries as

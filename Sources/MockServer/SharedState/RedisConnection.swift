@@ -89,12 +89,16 @@ package enum RedisFailure: Error, Sendable, Equatable, CustomStringConvertible {
   case unavailable(String)
   /// The server answered with an error reply (`-ERR …`, a script error).
   case reply(String)
+  /// A write was overtaken by other replicas' writes for as long as it may wait (the store is up, but this
+  /// replica could not make its change).
+  case overtaken(String)
 
   package var description: String {
     switch self {
     case .badURL(let text): return text
     case .unavailable(let text): return "the shared state store is unavailable: \(text)"
     case .reply(let text): return "the shared state store refused a command: \(text)"
+    case .overtaken(let text): return "the shared state store did not take a write: \(text)"
     }
   }
 }

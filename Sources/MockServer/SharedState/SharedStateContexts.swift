@@ -1,3 +1,6 @@
+import Foundation
+import Synchronization
+
 /// The state extension's contexts kept in the shared store (`--state-store`, issue 47; docs/scaling.md,
 /// docs/stateful.md), so that a context written through one replica is read through every replica.
 ///
@@ -12,6 +15,14 @@ package final class SharedStateContexts: Sendable {
   /// The TTL of a written context, in seconds (the caller's range-checked `--state-expiration-seconds`).
   package let expirationSeconds: Int
 
+  /// Turns of this replica's writers: one lock per stripe of context names.
+  private let writeTurns: [Turn] = (0..<64).map { _ in Turn() }
+
+  /// One stripe's lock (a class: a `Mutex` cannot sit in an array).
+  private final class Turn: Sendable {
+    let lock = Mutex(())
+  }
+
   package init(_ shared: SharedRuntimeStubs, expirationSeconds: Int) {
     connection = shared.makeConnection()
     prefix = shared.keyPrefix + ":state:"
@@ -24,15 +35,46 @@ package final class SharedStateContexts: Sendable {
     try connection.command(["GET", prefix + name]).text
   }
 
+  /// Runs `body` (a read-change-write of context `name`) while no other writer of this replica to a
+  /// context of the same stripe runs: writers of one replica then never overtake each other, only
+  /// other replicas' writers can (a few, however many requests each replica serves at once).
+  package func withWriteTurn<T>(_ name: String, _ body: () throws(RedisFailure) -> T) throws(RedisFailure)
+    -> T
+  {
+    var hasher = Hasher()
+    hasher.combine(name)
+    let turn = writeTurns[Int(UInt(bitPattern: hasher.finalize()) % UInt(writeTurns.count))]
+    return try turn.lock.withLock { _ throws(RedisFailure) -> T in try body() }
+  }
+
+  /// Sleeps this thread (a writer's back-off after it was overtaken).
+  package static func pause(microseconds: UInt32) { usleep(microseconds) }
+
+  /// What a compare-and-set write did.
+  package enum Outcome: Equatable {
+    /// The value was set.
+    case written
+    /// Another write came first: nothing was written; what the context holds now (nil: none).
+    case overtaken(current: String?)
+  }
+
   /// Sets context `name` to `value` (with the TTL) when it still holds `expected` (nil: does not exist).
-  /// - Returns: false when another write came first (nothing was written).
+  /// One round trip: when another write came first, the reply carries what it wrote, so that the caller
+  /// applies its change to that without reading again.
   /// - Throws: ``RedisFailure`` when the store cannot answer.
-  package func set(_ name: String, to value: String, ifStill expected: String?) throws(RedisFailure) -> Bool {
-    try connection.command([
+  package func set(_ name: String, to value: String, ifStill expected: String?) throws(RedisFailure)
+    -> Outcome
+  {
+    let reply = try connection.command([
       "EVAL", Self.compareAndSetScript, "1", prefix + name, expected == nil ? "0" : "1", expected ?? "",
       value,
       String(expirationSeconds),
-    ]).integer == 1
+    ])
+    if reply.integer == 1 { return .written }
+    guard let items = reply.array, items.count == 2, items[0].integer == 0 else {
+      throw .reply("unexpected compare-and-set reply \(reply)")
+    }
+    return .overtaken(current: items[1].text)
   }
 
   /// Deletes the contexts named.
@@ -97,13 +139,14 @@ package final class SharedStateContexts: Sendable {
   }
 
   /// KEYS: the context. ARGV: 1 when a value is expected (0: the key must not exist), the expected
-  /// value, the new value, the TTL in seconds. 1 when set.
+  /// value, the new value, the TTL in seconds. 1 when set; otherwise {0, the current value} (`GET`'s
+  /// false for a missing key, which Redis replies as a nil element).
   static let compareAndSetScript = """
     local current = redis.call('GET', KEYS[1])
     if ARGV[1] == '1' then
-      if current ~= ARGV[2] then return 0 end
+      if current ~= ARGV[2] then return {0, current} end
     elseif current then
-      return 0
+      return {0, current}
     end
     redis.call('SET', KEYS[1], ARGV[3], 'EX', ARGV[4])
     return 1
