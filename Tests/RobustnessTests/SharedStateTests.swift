@@ -288,11 +288,11 @@ struct SharedStateTests {
     ),
   ]
 
-  /// The scenario's state as replica `port` reports it.
-  static func scenarioState(_ port: Int) throws -> String? {
+  /// Scenario `name`'s state as replica `port` reports it.
+  static func scenarioState(_ port: Int, _ name: String = "flow") throws -> String? {
     let listed = try call(port, "GET", "/__admin/scenarios")
     let list = try JSONValue.parse(content(listed)).objectValue?["scenarios"]?.arrayValue ?? []
-    return list.first { $0.objectValue?["name"]?.stringValue == "flow" }?.objectValue?["state"]?.stringValue
+    return list.first { $0.objectValue?["name"]?.stringValue == name }?.objectValue?["state"]?.stringValue
   }
 
   @Test(
@@ -358,6 +358,58 @@ struct SharedStateTests {
     #expect(all.filter { $0 == "first" }.count == 1, "exactly one answered by the step's stub")
     #expect(all.filter { $0 == "second" }.count == 199, "\(all.filter { $0 != "second" }.prefix(3))")
     for port in ports { #expect(try Self.scenarioState(port) == "second") }
+  }
+
+  /// A scenario that every request moves: `GET /toggle` answers `on` and moves `Started` to `on`, then
+  /// answers `off` and moves it back.
+  static let toggleFiles = [
+    (
+      "toggle-on.json",
+      #"{"scenarioName":"toggle","requiredScenarioState":"Started","newScenarioState":"on","#
+        + #""request":{"method":"GET","url":"/toggle"},"response":{"status":200,"body":"on"}}"#
+    ),
+    (
+      "toggle-off.json",
+      #"{"scenarioName":"toggle","requiredScenarioState":"on","newScenarioState":"Started","#
+        + #""request":{"method":"GET","url":"/toggle"},"response":{"status":200,"body":"off"}}"#
+    ),
+  ]
+
+  /// Every request to a scenario that every request moves, raced over three replicas, is answered by
+  /// the step of the state it found and moves it once: the answers alternate, so of 90 requests exactly 45
+  /// are `on` and 45 `off`, and the state is back at `Started`. Each commit overtakes the others of its
+  /// round, so a request may lose many rounds in a row; none may be answered 503 for it (it was, after a
+  /// fixed 8 rounds, before the retries had a deadline and a back-off).
+  @Test(
+    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  func aScenarioThatEveryRequestMovesRacedOverThreeReplicasMovesOncePerRequest() throws {
+    #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
+    let cluster = try Cluster(files: Self.toggleFiles)
+    defer { cluster.stop() }
+    let ports = cluster.ports
+    let requests = 90
+    let gate = DispatchSemaphore(value: 0)
+    let done = DispatchGroup()
+    let answers = Mutex([String]())
+    for k in 0..<requests {
+      done.enter()
+      let thread = Thread {
+        gate.wait()
+        let answer = get(ports[k % 3], "/toggle", timeout: 60)
+        answers.withLock { $0.append(status(answer) == 200 ? Self.content(answer) : answer) }
+        done.leave()
+      }
+      thread.stackSize = 256 << 10
+      thread.start()
+    }
+    for _ in 0..<requests { gate.signal() }
+    done.wait()
+    let all = answers.withLock { $0 }
+    let unexpected = all.filter { $0 != "on" && $0 != "off" }
+    #expect(unexpected.isEmpty, "\(unexpected.count) other answers, e.g. \(unexpected.prefix(2))")
+    #expect(all.filter { $0 == "on" }.count == requests / 2)
+    #expect(all.filter { $0 == "off" }.count == requests / 2)
+    for port in ports { #expect(try Self.scenarioState(port, "toggle") == "Started") }
   }
 
   @Test(

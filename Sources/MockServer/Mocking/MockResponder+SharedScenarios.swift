@@ -10,8 +10,9 @@ import Mappings
 /// store (``SharedScenarioStates/commit(basedOn:stubID:countsServes:transition:)``) takes the sequence
 /// position and applies the transition only if the states the match read are still the store's; when
 /// another replica moved them first, the request is matched again against the fresh states the commit
-/// returned, up to ``sharedCommitAttempts`` times. While the store cannot answer, such a request is
-/// answered 503 (the shared state is unavailable), never from one replica's view.
+/// returned, as ``OvertakenRetry`` says (a request overtaken until its deadline is answered 503). While the
+/// store cannot answer, such a request is answered 503 (the shared state is unavailable), never from one
+/// replica's view.
 extension MockResponder {
   /// A match made against the shared store's states, with what the commit gave it. A class: the
   /// parameter that carries it is one word, nil on the way without the store.
@@ -38,10 +39,6 @@ extension MockResponder {
       self.stateAccess = stateAccess
     }
   }
-
-  /// Matches against the store's states at most this many times for one request (8: each retry means
-  /// another replica moved a state meanwhile).
-  static let sharedCommitAttempts = 8
 
   /// Matches `request` against the newest snapshot; answers at once when nothing shared is involved,
   /// else off the event loop through a commit. With the state extension's contexts in the store, a table
@@ -107,8 +104,10 @@ extension MockResponder {
   ) -> ResponsePlan {
     var (table, snapshot, outcome, index, readState) = first
     var access = stateStore.shared == nil ? nil : StateAccess(stateStore)
-    for attempt in 0..<MockResponder.sharedCommitAttempts {
+    var retry = OvertakenRetry()
+    for attempt in 0... {
       if attempt > 0 {
+        guard retry.waitForNextAttempt() else { break }
         readState = false
         let states = snapshot
         access = stateStore.shared == nil ? nil : StateAccess(stateStore)
@@ -151,7 +150,8 @@ extension MockResponder {
     return sharedStateUnavailable(
       request, context: context,
       problem:
-        "the scenario states kept changing: \(MockResponder.sharedCommitAttempts) matches in a row were overtaken by other replicas"
+        "the scenario states kept changing: every match for \(OvertakenRetry.deadlineText) was overtaken by "
+        + "other replicas' commits"
     )
   }
 

@@ -252,18 +252,13 @@ public final class StateStore: TemplateStateLookup, Sendable {
     try shared.delete(try shared.names())
   }
 
-  /// How long one write to one context may keep being overtaken by other replicas' writes before the
-  /// request is answered 503 rather than as if written (ns).
-  static let sharedWriteDeadlineNanoseconds: UInt64 = 10_000_000_000
-
   /// Changes context `name` with `change` (creating it when missing and `creating`), counting the update
   /// once per `token`: ``write(_:token:_:)`` and ``changeExisting(_:token:_:)`` in one.
   ///
   /// With the shared store, a compare-and-set loop: this replica's writers to one context take turns
   /// (``SharedStateContexts/withWriteTurn(_:_:)``), so they never overtake each other; a write overtaken
-  /// by another replica's applies its change to what that one wrote (the reply carries it) after a short
-  /// random back-off, for up to ``sharedWriteDeadlineNanoseconds``. `change` may run more than once, on
-  /// fresh copies.
+  /// by another replica's applies its change to what that one wrote (the reply carries it), as
+  /// ``OvertakenRetry`` says. `change` may run more than once, on fresh copies.
   /// - Returns: whether it was written, and why not when `change` refused.
   /// - Throws: ``RedisFailure`` when the shared store cannot answer, or (`.overtaken`) when every attempt
   ///   until the deadline was overtaken (nothing written either way).
@@ -280,9 +275,8 @@ public final class StateStore: TemplateStateLookup, Sendable {
       return (done && refusal == nil, refusal)
     }
     return try shared.withWriteTurn(name) { () throws(RedisFailure) -> (done: Bool, refusal: String?) in
-      let started = SocketOps.monotonicNanos()
+      var retry = OvertakenRetry()
       var stored = try shared.value(of: name)
-      var backOff: UInt32 = 50  // µs; doubles to 5 ms
       while true {
         var context: Context
         if let stored, let existing = StateStore.decode(stored) {
@@ -299,13 +293,11 @@ public final class StateStore: TemplateStateLookup, Sendable {
         case .written: return (true, nil)
         case .overtaken(let current): stored = current
         }
-        guard SocketOps.monotonicNanos() &- started < StateStore.sharedWriteDeadlineNanoseconds else {
+        guard retry.waitForNextAttempt() else {
           throw .overtaken(
-            "context \(name): every write for \(StateStore.sharedWriteDeadlineNanoseconds / 1_000_000_000) s "
-              + "was overtaken by other replicas' writes; nothing written")
+            "context \(name): every write for \(OvertakenRetry.deadlineText) was overtaken by other "
+              + "replicas' writes; nothing written")
         }
-        SharedStateContexts.pause(microseconds: .random(in: 0...backOff))
-        backOff = min(backOff * 2, 5000)
       }
     }
   }

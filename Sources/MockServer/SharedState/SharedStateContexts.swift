@@ -1,4 +1,3 @@
-import Foundation
 import Synchronization
 
 /// The state extension's contexts kept in the shared store (`--state-store`, issue 47; docs/scaling.md,
@@ -46,9 +45,6 @@ package final class SharedStateContexts: Sendable {
     let turn = writeTurns[Int(UInt(bitPattern: hasher.finalize()) % UInt(writeTurns.count))]
     return try turn.lock.withLock { _ throws(RedisFailure) -> T in try body() }
   }
-
-  /// Sleeps this thread (a writer's back-off after it was overtaken).
-  package static func pause(microseconds: UInt32) { usleep(microseconds) }
 
   /// What a compare-and-set write did.
   package enum Outcome: Equatable {
