@@ -162,22 +162,37 @@ struct SharedStateTests {
     let cluster = try Cluster()
     defer { cluster.stop() }
     let ports = cluster.ports
-    // 30 creates at once, 10 through each replica: each write is checked against the generation the
-    // replica read, so none overwrites another's.
+    // 90 creates at once, 30 through each replica, each on a thread of its own: each write is checked
+    // against the generation the replica read, so none overwrites another's, and one overtaken by
+    // another replica's write is applied again rather than refused.
+    let creates = 90
+    let gate = DispatchSemaphore(value: 0)
+    let done = DispatchGroup()
     let answers = Mutex([Int]())
-    DispatchQueue.concurrentPerform(iterations: 30) { k in
-      let answer =
-        (try? Self.call(ports[k % 3], "POST", "/__admin/mappings", Self.stub("c\(k)", "/c\(k)", "\(k)")))
-      answers.withLock { $0.append(status(answer ?? "")) }
+    for k in 0..<creates {
+      done.enter()
+      let thread = Thread {
+        gate.wait()
+        let answer =
+          (try? Self.call(ports[k % 3], "POST", "/__admin/mappings", Self.stub("c\(k)", "/c\(k)", "\(k)")))
+        answers.withLock { $0.append(status(answer ?? "")) }
+        done.leave()
+      }
+      thread.stackSize = 256 << 10
+      thread.start()
     }
+    for _ in 0..<creates { gate.signal() }
+    done.wait()
     #expect(answers.withLock { $0 }.allSatisfy { $0 == 201 }, "\(answers.withLock { $0 })")
     #expect(
       eventually {
-        ports.allSatisfy { port in (0..<30).allSatisfy { Self.serves(port, "/c\($0)", "\($0)") } }
+        ports.allSatisfy { port in (0..<creates).allSatisfy { Self.serves(port, "/c\($0)", "\($0)") } }
       })
     let listed = try Self.call(ports[1], "GET", "/__admin/mappings")
     let total = try JSONValue.parse(Self.content(listed)).objectValue?["meta"]?.objectValue?["total"]
-    #expect(total?.numberValue?.intValue == 31, "30 runtime stubs and the file stub: \(listed.prefix(300))")
+    #expect(
+      total?.numberValue?.intValue == creates + 1,
+      "\(creates) runtime stubs and the file stub: \(listed.prefix(300))")
   }
 
   @Test(

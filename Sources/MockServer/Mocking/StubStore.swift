@@ -234,13 +234,15 @@ public final class StubStore: Sendable {
   ///
   /// With a shared store (`--state-store`), a change that changes the runtime stubs is written to the
   /// store first and applied here only once written (when another replica changed them meanwhile, it is
-  /// applied again to what the store holds); changes and refreshes from the store run one at a time.
+  /// applied again to what the store holds, as ``OvertakenRetry`` says); changes and refreshes from the
+  /// store run one at a time.
   /// - Throws: ``RedisFailure`` when the store cannot take the change: nothing changed, here or there.
   @discardableResult
   func change<T: Sendable>(_ change: (inout State) -> T) throws(RedisFailure) -> T {
     guard let shared else { return mutate(change) }
     return try shared.serialized { view throws(RedisFailure) -> T in
-      for _ in 0..<16 {
+      var retry = OvertakenRetry()
+      repeat {
         var next = state.withLock { $0 }
         let result = change(&next)
         let entries = StubStore.entries(next.runtimeStubs)
@@ -262,8 +264,10 @@ public final class StubStore: Sendable {
           s.fileEdits = next.fileEdits
         }
         return result
-      }
-      throw .unavailable("\(shared.endpoint): the runtime stubs kept changing under 16 attempts; try again")
+      } while retry.waitForNextAttempt()
+      throw .overtaken(
+        "the runtime stubs kept changing for \(OvertakenRetry.deadlineText) (other replicas' changes came "
+          + "first); nothing changed, try again")
     }
   }
 

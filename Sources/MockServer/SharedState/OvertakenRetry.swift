@@ -1,7 +1,8 @@
 import Foundation
 
-/// The retries of a change to the shared store that another replica's change overtook (a context write
-/// whose compare-and-set found a newer value, a scenario commit whose states were moved meanwhile).
+/// The retries of a change to the shared store that another replica's change overtook (a runtime stub
+/// change written over an older generation, a context write whose compare-and-set found a newer value, a
+/// scenario commit whose states were moved meanwhile).
 ///
 /// Each failed attempt means some replica's change went in, so the replicas as a whole make progress;
 /// one change may still lose several rounds in a row when many requests race for one context or one
