@@ -20,6 +20,7 @@
 #   BENCH_ONLY=sse       only the x-sse rows (events/s to one client and to 1,000 open streams, RSS per stream)
 #   BENCH_ONLY=websocket only the x-websocket rows (echo round trips/s, 1 and 32 clients; RSS per open WebSocket)
 #   BENCH_ONLY=sessions  only the session rows (a plain stub without a session, the same stub in one, a session's own stub)
+#   BENCH_ONLY=store     only the --state-store rows (plain, scenario and proxied stubs, journal, create-then-read cycles; needs redis-server)
 set -eu
 
 cd "$(dirname "$0")/.."
