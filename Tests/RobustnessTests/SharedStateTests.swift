@@ -283,6 +283,49 @@ struct SharedStateTests {
     }
   }
 
+  /// After the store comes back, the first request on every path that uses it is answered, on every
+  /// replica: each of a replica's connections (scenario commits, the journal's queries, contexts,
+  /// sessions) reconnects once one of them saw the store go away. Before, a connection idle through the
+  /// outage found out on its first command after the store was back, and that request got a 503
+  /// (`Server closed the connection`), seconds or minutes after health said the store was up.
+  @Test(
+    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  func afterTheStoreReturnsTheFirstRequestOnEveryPathIsAnswered() throws {
+    #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
+    let cluster = try Cluster(files: Self.scenarioFiles + SharedStateContextsTests.files)
+    defer { cluster.stop() }
+    let ports = cluster.ports
+    /// Every path that uses the store, on `port`: (what, status).
+    func useEveryPath(_ port: Int, session: String) throws -> [(String, Int)] {
+      [
+        ("scenario step", status(try Self.call(port, "GET", "/step"))),
+        ("sequence", status(try Self.call(port, "GET", "/seq"))),
+        ("context write", status(try Self.call(port, "POST", "/notes/n\(port)", #"{"text":"x"}"#))),
+        ("context read", status(try Self.call(port, "GET", "/notes/n\(port)"))),
+        ("count", status(try Self.call(port, "POST", "/__admin/requests/count", #"{"url":"/file"}"#))),
+        ("session", status(try Self.call(port, "GET", "/__session/\(session)/file"))),
+      ]
+    }
+    for port in ports {
+      let used = try useEveryPath(port, session: "before")
+      #expect(used.allSatisfy { $0.1 != 503 }, "\(port) before the outage: \(used)")
+    }
+    cluster.redis.stop()
+    #expect(
+      eventually {
+        ports.allSatisfy { (try? Self.call($0, "GET", "/__admin/health")).map(status) == 503 }
+      })
+    try cluster.redis.start()
+    #expect(
+      eventually {
+        ports.allSatisfy { (try? Self.call($0, "GET", "/__admin/health")).map(status) == 200 }
+      })
+    for port in ports {
+      let used = try useEveryPath(port, session: "after\(port)")
+      #expect(used.allSatisfy { $0.1 != 503 }, "\(port) after the store came back: \(used)")
+    }
+  }
+
   /// A scenario of two steps on `GET /step` (`first` moves it to `second`) and a response sequence of
   /// three on `GET /seq`, as file stubs of every replica.
   static let scenarioFiles = [

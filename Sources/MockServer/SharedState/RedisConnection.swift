@@ -168,6 +168,23 @@ package struct RedisArguments: Sendable {
   }
 }
 
+/// The breaks seen by one replica's connections to its store. When one connection's socket breaks (the
+/// store stopped or restarted, a command timed out), every other connection made with the same
+/// `RedisBreaks` drops its socket before its next command and connects afresh: a connection idle through
+/// an outage would otherwise find out only on a command after the store is back (`Server closed the
+/// connection`, and a 503 for the request that sent it).
+package final class RedisBreaks: Sendable {
+  private let count = Atomic<UInt64>(0)
+
+  package init() {}
+
+  /// How many breaks were seen so far.
+  var current: UInt64 { count.load(ordering: .acquiring) }
+
+  /// Counts a break.
+  func record() { count.add(1, ordering: .releasing) }
+}
+
 /// One connection to a Redis (or Valkey) server through hiredis, the Redis project's own C client:
 /// blocking commands with a timeout, so it is used off the event loop (a deferred plan's queue, the journal
 /// writer, the change listener's own connection: ``subscribe(_:onSubscribed:onMessage:)``), never on it.
@@ -176,7 +193,8 @@ package struct RedisArguments: Sendable {
 /// command drops the context; the next command reconnects, but not before the back-off has passed
 /// (100 ms, doubling to 5 s, reset by a success), so a store that is down costs a caller one failed
 /// connect per back-off period, not one per request. Each change between up and down is reported once
-/// through `onStateChange` (the log line the replica writes).
+/// through `onStateChange` (the log line the replica writes). Connections that share a ``RedisBreaks``
+/// reconnect before their next command once any of them saw its socket break.
 package final class RedisConnection: Sendable {
   private struct State {
     var context: UnsafeMutablePointer<redisContext>?
@@ -186,6 +204,8 @@ package final class RedisConnection: Sendable {
     var lastProblem = ""
     /// Whether the last command reached the store (for the state-change report).
     var up = true
+    /// ``RedisBreaks/current`` when the context was connected.
+    var connectedAtBreak: UInt64 = 0
   }
 
   package let endpoint: RedisEndpoint
@@ -193,6 +213,7 @@ package final class RedisConnection: Sendable {
   package let timeoutMilliseconds: Int
   private let state: Mutex<State>
   private let onStateChange: @Sendable (_ up: Bool, _ detail: String) -> Void
+  private let breaks: RedisBreaks?
 
   /// Backs off from 100 ms up to this after consecutive failures.
   package static let maxBackoffMilliseconds = 5000
@@ -201,13 +222,16 @@ package final class RedisConnection: Sendable {
   /// - Parameters:
   ///   - timeoutMilliseconds: connect and command timeout, clamped to 1...60,000.
   ///   - onStateChange: called (outside the lock) when the store goes down or comes back.
+  ///   - breaks: shared by the replica's connections (nil: this one reconnects only after its own break).
   package init(
     endpoint: RedisEndpoint, timeoutMilliseconds: Int = 1000,
-    onStateChange: @escaping @Sendable (_ up: Bool, _ detail: String) -> Void = { _, _ in }
+    onStateChange: @escaping @Sendable (_ up: Bool, _ detail: String) -> Void = { _, _ in },
+    breaks: RedisBreaks? = nil
   ) {
     self.endpoint = endpoint
     self.timeoutMilliseconds = min(max(timeoutMilliseconds, 1), 60_000)
     self.onStateChange = onStateChange
+    self.breaks = breaks
     state = Mutex(State())
   }
 
@@ -390,7 +414,13 @@ package final class RedisConnection: Sendable {
   /// The live context, or a new one (authenticated and on the configured database), unless the back-off
   /// has not passed.
   private func connected(_ s: inout State) -> Result<UnsafeMutablePointer<redisContext>, RedisFailure> {
-    if let context = s.context { return .success(context) }
+    let breaksNow = breaks?.current ?? 0
+    if let context = s.context {
+      if breaksNow == s.connectedAtBreak { return .success(context) }
+      // Another connection's socket broke since this one connected: this one may be as dead.
+      redisFree(context)
+      s.context = nil
+    }
     let now = SocketOps.monotonicNanos()
     guard now >= s.nextAttemptAt else { return .failure(.unavailable(s.lastProblem)) }
     let timeout = timeval(tv_sec: timeoutMilliseconds / 1000, tv_usec: (timeoutMilliseconds % 1000) * 1000)
@@ -403,6 +433,7 @@ package final class RedisConnection: Sendable {
       return .failure(backOff(&s, "\(endpoint): \(detail)"))
     }
     _ = redisSetTimeout(context, timeout)
+    s.connectedAtBreak = breaksNow
     var setup: [[String]] = []
     if let password = endpoint.password {
       setup.append(endpoint.user.map { ["AUTH", $0, password] } ?? ["AUTH", password])
@@ -434,6 +465,7 @@ package final class RedisConnection: Sendable {
     let detail = Self.errorText(context)
     redisFree(context)
     s.context = nil
+    breaks?.record()
     return backOff(&s, "\(endpoint): \(detail)")
   }
 

@@ -52,6 +52,8 @@ package final class SharedRuntimeStubs: Sendable {
   private let listening = Mutex(false)
   /// Reports a change between up and down, one log line per change for every connection of the replica.
   private let report: @Sendable (Bool, String) -> Void
+  /// The breaks seen by every connection of the replica (each reconnects after any one's).
+  private let breaks: RedisBreaks
   private let timeoutMilliseconds: Int
   /// The key prefix (a session's or a deployment's namespace).
   package let keyPrefix: String
@@ -83,10 +85,12 @@ package final class SharedRuntimeStubs: Sendable {
     self.report = report
     self.timeoutMilliseconds = timeoutMilliseconds
     self.keyPrefix = keyPrefix
+    let breaks = RedisBreaks()
+    self.breaks = breaks
     connection = RedisConnection(
-      endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds, onStateChange: report)
+      endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds, onStateChange: report, breaks: breaks)
     listener = RedisConnection(
-      endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds, onStateChange: report)
+      endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds, onStateChange: report, breaks: breaks)
     hashKey = keyPrefix + ":stubs"
     orderKey = keyPrefix + ":stubs:order"
     generationKey = keyPrefix + ":stubs:generation"
@@ -99,6 +103,7 @@ package final class SharedRuntimeStubs: Sendable {
   /// connections, and changes published on its channel as `session:<id>:<generation>`.
   private init(sessionOf parent: SharedRuntimeStubs, id: String) {
     report = parent.report
+    breaks = parent.breaks
     timeoutMilliseconds = parent.timeoutMilliseconds
     keyPrefix = SharedRuntimeStubs.sessionKeyPrefix(parent.keyPrefix, id)
     connection = parent.connection
@@ -129,7 +134,8 @@ package final class SharedRuntimeStubs: Sendable {
   /// Another connection to the store, reporting up and down in the same log lines (for the scenario
   /// states and the journal: each owns its connection, so none waits behind another's commands).
   package func makeConnection() -> RedisConnection {
-    RedisConnection(endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds, onStateChange: report)
+    RedisConnection(
+      endpoint: endpoint, timeoutMilliseconds: timeoutMilliseconds, onStateChange: report, breaks: breaks)
   }
 
   /// Writes one line to the log.
