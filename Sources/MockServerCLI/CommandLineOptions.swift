@@ -87,7 +87,7 @@ public struct CommandLineOptions: Sendable, Equatable {
   public var adminEnabled = true
   /// `--admin-token TOKEN`.
   public var adminToken: String?
-  /// `--state-store redis://[user:password@]host:port[/db]`: the shared state store (docs/scaling.md).
+  /// `--state-store redis://[user:password@]host[:port][/db]`: the shared state store (docs/scaling.md).
   package var stateStore: RedisEndpoint?
   /// `--session-header NAME`: the header naming a request's session (default `X-Mock-Session`).
   public var sessionHeader = SessionBook.defaultHeaderName
@@ -465,7 +465,7 @@ public struct CommandLineOptions: Sendable, Equatable {
                                0.0.0.0 or :: accepts any client); ADDR is also accepted as Host
       --admin-allow-origin O   let web pages of origin O (http://host:port) drive /__admin (repeatable;
                                default: no other origin, see docs/admin-api.md)
-      --state-store redis://[user:password@]host:port[/db]
+      --state-store redis://[user:password@]host[:port][/db]
                                share runtime stubs with the other replicas through this Redis (or
                                Valkey) server; /__admin/health answers 503 while it is down (docs/scaling.md)
       --session-header NAME    the request header naming a request's session (default X-Mock-Session;

@@ -2,7 +2,7 @@ import CHiredis
 import Foundation
 import Synchronization
 
-/// Where the shared state store is: `redis://[user:password@]host:port[/db]` (the scheme of Redis's own
+/// Where the shared state store is: `redis://[user:password@]host[:port][/db]` (the scheme of Redis's own
 /// clients; Valkey speaks the same protocol). Every part is checked where it enters.
 package struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
   package var host: String
@@ -18,7 +18,7 @@ package struct RedisEndpoint: Sendable, Equatable, CustomStringConvertible {
   /// - Throws: ``RedisFailure/badURL(_:)`` naming what is wrong.
   package init(url text: String) throws(RedisFailure) {
     guard text.hasPrefix("redis://") else {
-      throw .badURL("\(text): expected redis://[user:password@]host:port[/db]")
+      throw .badURL("\(text): expected redis://[user:password@]host[:port][/db]")
     }
     var rest = Substring(text.dropFirst("redis://".count))
     var database = 0
