@@ -82,4 +82,39 @@ struct SharedStateContextWritesTests {
     let written = Set(context?.list.compactMap { $0.first?.value } ?? [])
     #expect(written.count == writers * perWriter)
   }
+
+  /// Names that differ in their bytes are two keys and two contexts, listed and deleted as two (the
+  /// listing merged them by `String` equality, so deleting every context left one behind).
+  @Test func namesThatDifferInTheirBytesAreListedAndDeletedAsTwo() throws {
+    let redis = try RedisServer()
+    defer { redis.stop() }
+    let store = StateStore(expirationSeconds: 60, sharedIn: try Self.shared(redis))
+    for name in ["\u{E9}", "e\u{301}"] {
+      let outcome = try store.checkedChange(name, token: store.newWriteToken(), creating: true) { _ in nil }
+      #expect(outcome.done)
+    }
+    #expect(try store.checkedNames().count == 2)
+    try store.checkedDeleteAll()
+    #expect(try store.checkedNames().isEmpty)
+  }
+
+  /// A context another writer left in the store with the largest update count takes one more write
+  /// without overflowing (the replica stopped on an arithmetic overflow): the count stays at its largest.
+  @Test func aStoredUpdateCountAtItsLargestTakesAnotherWrite() throws {
+    let redis = try RedisServer()
+    defer { redis.stop() }
+    let shared = try Self.shared(redis)
+    _ = try shared.connection.command([
+      "SET", shared.keyPrefix + ":state:big", #"{"p":[["v","x"]],"l":[],"n":\#(Int.max),"w":"1"}"#,
+    ])
+    let store = StateStore(expirationSeconds: 60, sharedIn: shared)
+    let outcome = try store.checkedChange("big", token: store.newWriteToken(), creating: true) { c in
+      c.properties = [StateField("v", "y")]
+      return nil
+    }
+    #expect(outcome.done)
+    let context = try store.checkedContext(named: "big")
+    #expect(context?.updateCount == Int.max)
+    #expect(context?.properties == [StateField("v", "y")])
+  }
 }

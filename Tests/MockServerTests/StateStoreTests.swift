@@ -34,6 +34,23 @@ struct StateStoreTests {
     #expect(store.stateContext(named: "unknown") == nil)
   }
 
+  /// Context names are told apart by their bytes, as WireMock's Java strings and the shared store's keys
+  /// are: `é` (U+00E9) and `e` + U+0301, which Swift's `String` calls equal, are two contexts.
+  @Test func namesThatDifferInTheirBytesAreTwoContexts() {
+    let store = StateStore()
+    for name in ["\u{E9}", "e\u{301}"] {
+      _ = store.write(name, token: store.newWriteToken()) { c in
+        c.list.append([StateField("name", name)])
+        return nil
+      }
+    }
+    #expect(store.names().count == 2)
+    #expect(store.stateContext(named: "\u{E9}")?.list.count == 1)
+    #expect(store.stateContext(named: "e\u{301}")?.list.count == 1)
+    store.delete("e\u{301}")
+    #expect(store.names().map { Array($0.utf8) } == [Array("\u{E9}".utf8)])
+  }
+
   @Test func contextsExpireAfterTheLastWrite() {
     let clock = Clock()
     let store = StateStore(expirationSeconds: 10) { clock.now.load(ordering: .relaxed) }

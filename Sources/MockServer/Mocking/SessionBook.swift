@@ -113,7 +113,8 @@ package final class SessionBook: Sendable {
   /// matched, routed and journaled as the request's path) or the ``headerName`` header. Nil when it names
   /// none.
   /// - Throws: ``Refusal/invalid(_:)`` for an id that is not 1 to ``maximumIDBytes`` characters of
-  ///   `A-Z a-z 0-9 - . _ ~`, or a prefix and a header that name different sessions.
+  ///   `A-Z a-z 0-9 - . _ ~`, a header that appears more than once, or a prefix and a header that name
+  ///   different sessions.
   package func identify(_ head: inout HTTPRequestHead) throws(Refusal) -> String? {
     var fromPath: String?
     if SessionBook.hasPathPrefix(head.target) {
@@ -127,6 +128,10 @@ package final class SessionBook: Sendable {
       fromPath = id
     }
     guard let value = head.headers.first(headerName) else { return fromPath }
+    let fields = head.headers.values(headerName).count
+    if fields > 1 {
+      throw .invalid("the header \(headerName) appears \(fields) times: name one session, once")
+    }
     let id = value.trimmingOWS()
     try SessionBook.check(id, from: "the header \(headerName)")
     if let fromPath, fromPath != id {

@@ -29,13 +29,32 @@ public final class StateStore: TemplateStateLookup, Sendable {
     /// The write (request) that last changed it: further writes of that request do not count again.
     var lastWrite: UInt64
 
+    /// Adds one to ``updateCount``, staying at `Int.max` (a count read from the shared store may be any
+    /// number another writer put there).
+    mutating func countUpdate() {
+      updateCount = updateCount == .max ? .max : updateCount + 1
+    }
+
     func snapshot(_ name: String) -> StateContextSnapshot {
       StateContextSnapshot(name: name, properties: properties, list: list, updateCount: updateCount)
     }
   }
 
+  /// A context's name as a dictionary key: names are equal when their bytes are (as WireMock's Java
+  /// strings are), not when Swift's `String` would call them equal (`é` and `e` + U+0301 are two
+  /// contexts, as they are two keys in the shared store).
+  struct Name: Hashable {
+    let text: String
+    init(_ text: String) { self.text = text }
+    static func == (a: Name, b: Name) -> Bool { a.text.utf8.elementsEqual(b.text.utf8) }
+    func hash(into hasher: inout Hasher) {
+      hasher.combine(text.utf8.count)
+      for byte in text.utf8 { hasher.combine(byte) }
+    }
+  }
+
   struct Contents {
-    var contexts: [String: Context] = [:]
+    var contexts: [Name: Context] = [:]
     /// When expired contexts were last removed (monotonic ns).
     var swept: UInt64 = 0
   }
@@ -88,7 +107,7 @@ public final class StateStore: TemplateStateLookup, Sendable {
     if shared != nil { return try? checkedContext(named: name) }
     let now = clock()
     return contents.withLock { s in
-      guard let c = s.contexts[name], live(c, now: now) else { return nil }
+      guard let c = s.contexts[Name(name)], live(c, now: now) else { return nil }
       return c.snapshot(name)
     }
   }
@@ -97,7 +116,7 @@ public final class StateStore: TemplateStateLookup, Sendable {
   public func names() -> [String] {
     if shared != nil { return (try? checkedNames()) ?? [] }
     let now = clock()
-    return contents.withLock { s in s.contexts.filter { live($0.value, now: now) }.map(\.key) }.sorted()
+    return contents.withLock { s in s.contexts.filter { live($0.value, now: now) }.map(\.key.text) }.sorted()
   }
 
   /// Every live context, sorted by name.
@@ -105,7 +124,7 @@ public final class StateStore: TemplateStateLookup, Sendable {
     if shared != nil { return (try? checkedSnapshots()) ?? [] }
     let now = clock()
     return contents.withLock { s in
-      s.contexts.compactMap { live($0.value, now: now) ? $0.value.snapshot($0.key) : nil }
+      s.contexts.compactMap { live($0.value, now: now) ? $0.value.snapshot($0.key.text) : nil }
     }.sorted { $0.name < $1.name }
   }
 
@@ -126,19 +145,19 @@ public final class StateStore: TemplateStateLookup, Sendable {
     let now = clock()
     return contents.withLock { s -> String? in
       sweep(&s, now: now)
-      if let i = s.contexts.index(forKey: name), live(s.contexts.values[i], now: now) {
+      if let i = s.contexts.index(forKey: Name(name)), live(s.contexts.values[i], now: now) {
         if let refused = change(&s.contexts.values[i]) { return refused }
         StateStore.written(&s.contexts.values[i], token: token, now: now)
         return nil
       }
-      guard s.contexts.count < StateStore.maximumContexts || s.contexts[name] != nil else {
+      guard s.contexts.count < StateStore.maximumContexts || s.contexts[Name(name)] != nil else {
         return "context \(name) not created: the store holds \(StateStore.maximumContexts) contexts, "
           + "the most it keeps"
       }
       // New, or replacing an expired one.
       var context = Context(written: now, lastWrite: token)
       if let refused = change(&context) { return refused }
-      s.contexts[name] = context
+      s.contexts[Name(name)] = context
       return nil
     }
   }
@@ -158,7 +177,9 @@ public final class StateStore: TemplateStateLookup, Sendable {
     }
     let now = clock()
     return contents.withLock { s -> Bool in
-      guard let i = s.contexts.index(forKey: name), live(s.contexts.values[i], now: now) else { return false }
+      guard let i = s.contexts.index(forKey: Name(name)), live(s.contexts.values[i], now: now) else {
+        return false
+      }
       change(&s.contexts.values[i])
       StateStore.written(&s.contexts.values[i], token: token, now: now)
       return true
@@ -167,7 +188,7 @@ public final class StateStore: TemplateStateLookup, Sendable {
 
   /// Records a write of request `token` to `context` at `now`: its update count grows once per request.
   private static func written(_ context: inout Context, token: UInt64, now: UInt64) {
-    if context.lastWrite != token { context.updateCount += 1 }
+    if context.lastWrite != token { context.countUpdate() }
     context.written = now
     context.lastWrite = token
   }
@@ -178,7 +199,7 @@ public final class StateStore: TemplateStateLookup, Sendable {
       try? shared.delete([name])
       return
     }
-    _ = contents.withLock { $0.contexts.removeValue(forKey: name) }
+    _ = contents.withLock { $0.contexts.removeValue(forKey: Name(name)) }
   }
 
   /// Deletes every context whose whole name `regex` matches; returns how many.
@@ -186,7 +207,7 @@ public final class StateStore: TemplateStateLookup, Sendable {
   package func delete(matching regex: CompiledRegex) -> Int {
     if shared != nil { return (try? checkedDelete(matching: regex)) ?? 0 }
     return contents.withLock { s -> Int in
-      let names = s.contexts.keys.filter { regex.matches($0) }
+      let names = s.contexts.keys.filter { regex.matches($0.text) }
       for n in names { s.contexts.removeValue(forKey: n) }
       return names.count
     }
@@ -282,7 +303,7 @@ public final class StateStore: TemplateStateLookup, Sendable {
         if let stored, let existing = StateStore.decode(stored) {
           context = existing
           if let refused = change(&context) { return (false, refused) }
-          if context.lastWrite != token { context.updateCount += 1 }
+          if context.lastWrite != token { context.countUpdate() }
           context.lastWrite = token
         } else {
           guard creating else { return (false, nil) }

@@ -267,23 +267,30 @@ public final class MockService: HTTPResponder, Sendable {
         guard let sessions, let journal else { return }
         let (idle, active) = sessions.sweep()
         guard let shared = sessions.shared else {
-          for id in idle { _ = journal.removeAll { $0.session == id } }
+          // One pass over the journal for every session that ended (not one per session).
+          let ended = Set(idle)
+          if !ended.isEmpty { _ = journal.removeAll { $0.session.map(ended.contains) ?? false } }
           continue
         }
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         do {
           try shared.touch(active, atMilliseconds: now)
+          var ended: Set<String> = []
           for id in try shared.idle(before: now - idleMilliseconds)
           where try shared.end(id, idleBefore: now - idleMilliseconds) {
-            // The replica that ended it removes its entries from the shared journal.
-            if let sharedJournal {
-              let view = try sharedJournal.read()
-              try sharedJournal.remove(
-                streamIDs: view.entries.filter { $0.session == id }.compactMap { view.streamIDs[$0.id] })
-              try sharedJournal.forgetCleared(session: id)
-            }
+            ended.insert(id)
             logger.line(
               "mockserver: session \(id) ended: idle for \(idleMilliseconds / 1000) s on every replica")
+          }
+          // The replica that ended them removes their entries from the shared journal: one read of the
+          // stream for every session this sweep ended.
+          if let sharedJournal, !ended.isEmpty {
+            let view = try sharedJournal.read()
+            try sharedJournal.remove(
+              streamIDs: view.entries.filter { $0.session.map(ended.contains) ?? false }.compactMap {
+                view.streamIDs[$0.id]
+              })
+            try sharedJournal.forgetCleared(sessions: ended)
           }
         } catch {
           // The store is down: idle sessions end at a sweep once it is back.

@@ -255,9 +255,10 @@ package final class SharedJournal: Sendable {
     _ = try connection.command(["HSET", sessionsClearedKey, id, SharedJournal.nowMilliseconds()])
   }
 
-  /// Forgets session `id`'s clear mark (the session ended).
-  package func forgetCleared(session id: String) throws(RedisFailure) {
-    _ = try connection.command(["HDEL", sessionsClearedKey, id])
+  /// Forgets the clear marks of the sessions `ids` (they ended), in one command.
+  package func forgetCleared(sessions ids: some Collection<String>) throws(RedisFailure) {
+    guard !ids.isEmpty else { return }
+    _ = try connection.command(["HDEL", sessionsClearedKey] + ids)
   }
 
   /// Now, in ms since 1970, as text (the entries' `loggedAt` is this replica's wall clock too: replicas'

@@ -102,7 +102,10 @@ package final class SharedStateContexts: Sendable {
       }
       cursor = next
     } while cursor != "0"
-    return Array(Set(names))
+    // SCAN may return a key twice; names are told apart by their bytes (as the keys are), not by
+    // `String`'s equality, which would merge `é` and `e` + U+0301.
+    var seen: Set<[UInt8]> = []
+    return names.filter { seen.insert(Array($0.utf8)).inserted }
   }
 
   /// The stored JSON of each context named, in order (nil for one that is gone).
