@@ -178,10 +178,7 @@ struct SessionTests {
 
   // MARK: Across replicas
 
-  @Test(
-    .enabled(
-      if: RedisServer.installed || SharedStateTests.required,
-      "redis-server is not installed (make test installs it)"))
+  @Test(SharedStateTests.needsRedis)
   func sessionsIsolateStubsScenariosAndCountsAcrossReplicas() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let cluster = try SharedStateTests.Cluster(files: [Self.scenarioFixture])
@@ -225,10 +222,7 @@ struct SessionTests {
     #expect(Self.served(a, "/step", session: "s1") == "one")
   }
 
-  @Test(
-    .enabled(
-      if: RedisServer.installed || SharedStateTests.required,
-      "redis-server is not installed (make test installs it)"))
+  @Test(SharedStateTests.needsRedis)
   func oneSessionsVerificationIsExactUnderOtherSessionsConcurrentTraffic() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let cluster = try SharedStateTests.Cluster()
@@ -277,10 +271,7 @@ struct SessionTests {
     #expect((Self.count(ports[0]) ?? 0) > 60, "without a session the count is every session's")
   }
 
-  @Test(
-    .enabled(
-      if: RedisServer.installed || SharedStateTests.required,
-      "redis-server is not installed (make test installs it)"))
+  @Test(SharedStateTests.needsRedis)
   func aSessionIdleOnEveryReplicaEndsEverywhere() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let redis = try RedisServer()

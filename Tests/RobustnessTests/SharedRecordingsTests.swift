@@ -26,10 +26,7 @@ struct SharedRecordingsTests {
     return mappings.compactMap { $0.objectValue?["request"]?.objectValue?["url"]?.stringValue }.sorted()
   }
 
-  @Test(
-    .enabled(
-      if: RedisServer.installed || SharedStateTests.required,
-      "redis-server is not installed (make test installs it)"))
+  @Test(SharedStateTests.needsRedis)
   func aRecordingStartedOnOneReplicaRecordsWhatEveryReplicaProxies() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let upstreamFixtures = try TemporaryFixtures(
@@ -82,10 +79,7 @@ struct SharedRecordingsTests {
     #expect(status(get(b, "/up/d")) == 404, "no longer proxied: the recording ended on B too")
   }
 
-  @Test(
-    .enabled(
-      if: RedisServer.installed || SharedStateTests.required,
-      "redis-server is not installed (make test installs it)"))
+  @Test(SharedStateTests.needsRedis)
   func theRecordingAPIAnswers503WhileTheStoreIsDown() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let cluster = try SharedStateTests.Cluster()

@@ -19,10 +19,7 @@ struct SharedSettingsTests {
 
   static func fixedDelay(_ port: Int) -> Int? { settings(port)?["fixedDelay"]?.numberValue?.intValue }
 
-  @Test(
-    .enabled(
-      if: RedisServer.installed || SharedStateTests.required,
-      "redis-server is not installed (make test installs it)"))
+  @Test(SharedStateTests.needsRedis)
   func settingsChangedThroughOneReplicaAreServedByAll() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let cluster = try SharedStateTests.Cluster()

@@ -53,10 +53,7 @@ struct SharedStateContextsTests {
     return (try? JSONValue.parse(SharedStateTests.content(answer)))?.objectValue
   }
 
-  @Test(
-    .enabled(
-      if: RedisServer.installed || SharedStateTests.required,
-      "redis-server is not installed (make test installs it)"))
+  @Test(SharedStateTests.needsRedis)
   func aContextWrittenThroughOneReplicaIsReadThroughTheOthers() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let cluster = try SharedStateTests.Cluster(files: Self.files)
@@ -112,10 +109,7 @@ struct SharedStateContextsTests {
     #expect(status(get(b, "/notes/abc")) == 404)
   }
 
-  @Test(
-    .enabled(
-      if: RedisServer.installed || SharedStateTests.required,
-      "redis-server is not installed (make test installs it)"))
+  @Test(SharedStateTests.needsRedis)
   func stubsThatUseStateAndTheStateRoutesAnswer503WhileTheStoreIsDown() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let cluster = try SharedStateTests.Cluster(files: Self.files)

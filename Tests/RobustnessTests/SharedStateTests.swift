@@ -19,6 +19,11 @@ import Testing
 struct SharedStateTests {
   static var required: Bool { ProcessInfo.processInfo.environment["MOCKSERVER_REQUIRE_REDIS"] == "1" }
 
+  /// The trait of the tests that start `redis-server`: run when it is installed, and when
+  /// `MOCKSERVER_REQUIRE_REDIS=1` says it must be (then they fail without it instead of being skipped).
+  static let needsRedis = ConditionTrait.enabled(
+    if: RedisServer.installed || required, "redis-server is not installed (make test installs it)")
+
   /// One request; the response text.
   static func call(_ port: Int, _ method: String, _ path: String, _ body: String? = nil) throws -> String {
     try KnownDefectTests.send(
@@ -102,8 +107,7 @@ struct SharedStateTests {
     #expect(eventually { replica.standardErrorText.contains("not loaded from the shared state store") })
   }
 
-  @Test(
-    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  @Test(Self.needsRedis)
   func stubChangesThroughOneReplicaAreServedByTheOthers() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let cluster = try Cluster()
@@ -155,8 +159,7 @@ struct SharedStateTests {
     for port in cluster.ports + [late.port] { #expect(Self.serves(port, "/file", "file")) }
   }
 
-  @Test(
-    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  @Test(Self.needsRedis)
   func concurrentChangesThroughDifferentReplicasAreAllKept() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let cluster = try Cluster()
@@ -195,8 +198,7 @@ struct SharedStateTests {
       "\(creates) runtime stubs and the file stub: \(listed.prefix(300))")
   }
 
-  @Test(
-    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  @Test(Self.needsRedis)
   func aStoreOutageKeepsPlainStubsServingRefusesChangesAndHealsWhenTheStoreReturns() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let cluster = try Cluster()
@@ -288,8 +290,7 @@ struct SharedStateTests {
   /// sessions) reconnects once one of them saw the store go away. Before, a connection idle through the
   /// outage found out on its first command after the store was back, and that request got a 503
   /// (`Server closed the connection`), seconds or minutes after health said the store was up.
-  @Test(
-    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  @Test(Self.needsRedis)
   func afterTheStoreReturnsTheFirstRequestOnEveryPathIsAnswered() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let cluster = try Cluster(files: Self.scenarioFiles + SharedStateContextsTests.files)
@@ -353,8 +354,7 @@ struct SharedStateTests {
     return list.first { $0.objectValue?["name"]?.stringValue == name }?.objectValue?["state"]?.stringValue
   }
 
-  @Test(
-    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  @Test(Self.needsRedis)
   func scenarioStatesAndSequencePositionsAreSharedByTheReplicas() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let cluster = try Cluster(files: Self.scenarioFiles)
@@ -387,8 +387,7 @@ struct SharedStateTests {
     #expect(Self.serves(a, "/step", "first"))
   }
 
-  @Test(
-    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  @Test(Self.needsRedis)
   func concurrentRequestsToOneScenarioStepOverThreeReplicasAdvanceItExactlyOnce() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let cluster = try Cluster(files: Self.scenarioFiles)
@@ -438,8 +437,7 @@ struct SharedStateTests {
   /// are `on` and 45 `off`, and the state is back at `Started`. Each commit overtakes the others of its
   /// round, so a request may lose many rounds in a row; none may be answered 503 for it (it was, after a
   /// fixed 8 rounds, before the retries had a deadline and a back-off).
-  @Test(
-    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  @Test(Self.needsRedis)
   func aScenarioThatEveryRequestMovesRacedOverThreeReplicasMovesOncePerRequest() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let cluster = try Cluster(files: Self.toggleFiles)
@@ -470,8 +468,7 @@ struct SharedStateTests {
     for port in ports { #expect(try Self.scenarioState(port, "toggle") == "Started") }
   }
 
-  @Test(
-    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  @Test(Self.needsRedis)
   func aScenarioStubAnswers503WhileTheStoreIsDownAndPlainStubsServe() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let cluster = try Cluster(files: Self.scenarioFiles)
@@ -506,8 +503,7 @@ struct SharedStateTests {
   /// The shared count is never passed off as exact when the stream lost entries: with a journal of 10
   /// entries, the stream is trimmed (about 10 kept), and a count then says `"exact": false` with how many
   /// were lost, as the local journal does once it evicted entries; a clear makes counts exact again.
-  @Test(
-    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  @Test(Self.needsRedis)
   func aCountOverATrimmedStreamSaysItIsNotExact() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let redis = try RedisServer()
@@ -556,8 +552,7 @@ struct SharedStateTests {
     #expect(countAnswer(b)?["exact"] == nil)
   }
 
-  @Test(
-    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  @Test(Self.needsRedis)
   func theJournalIsSharedAnyReplicaCountsForAllAndAKilledReplicaLosesNoEntry() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let cluster = try Cluster()
@@ -617,8 +612,7 @@ struct SharedStateTests {
     #expect(eventually { Self.count(ports[1], "/file") != nil })
   }
 
-  @Test(
-    .enabled(if: RedisServer.installed || required, "redis-server is not installed (make test installs it)"))
+  @Test(Self.needsRedis)
   func aStoreWhoseRepliesStallDoesNotHoldPlainStubs() throws {
     #expect(RedisServer.installed, "MOCKSERVER_REQUIRE_REDIS=1 needs redis-server")
     let redis = try RedisServer()

@@ -195,8 +195,8 @@ public final class StateStore: TemplateStateLookup, Sendable {
 
   /// Deletes context `name` (an unknown one is no error).
   public func delete(_ name: String) {
-    if let shared {
-      try? shared.delete([name])
+    if shared != nil {
+      try? checkedDelete([name])
       return
     }
     _ = contents.withLock { $0.contexts.removeValue(forKey: Name(name)) }
@@ -215,8 +215,8 @@ public final class StateStore: TemplateStateLookup, Sendable {
 
   /// Deletes every context.
   public func deleteAll() {
-    if let shared {
-      try? shared.delete((try? shared.names()) ?? [])
+    if shared != nil {
+      try? checkedDeleteAll()
       return
     }
     contents.withLock { $0.contexts.removeAll() }
@@ -303,8 +303,8 @@ public final class StateStore: TemplateStateLookup, Sendable {
         if let stored, let existing = StateStore.decode(stored) {
           context = existing
           if let refused = change(&context) { return (false, refused) }
-          if context.lastWrite != token { context.countUpdate() }
-          context.lastWrite = token
+          // The store's TTL, not `written`, says when it expires.
+          StateStore.written(&context, token: token, now: 0)
         } else {
           guard creating else { return (false, nil) }
           context = Context(written: 0, lastWrite: token)
